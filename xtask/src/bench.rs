@@ -1,0 +1,140 @@
+//! `cargo xtask bench`: runs every crate's criterion benchmarks and prints
+//! one table of medians, also written to `target/kcr-bench.md`.
+
+use crate::cmd::run;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Runs the benchmarks (extra arguments go to `cargo bench`) and summarises.
+pub fn bench(args: &[String]) -> Result<(), String> {
+    let mut cargo_args = vec!["bench", "--workspace"];
+    cargo_args.extend(args.iter().map(String::as_str));
+    run(None, "cargo", &cargo_args, &[])?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    let mut rows = Vec::new();
+    collect(&target.join("criterion"), &mut rows);
+    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    let table = render(&rows);
+    print!("{table}");
+    let out = target.join("kcr-bench.md");
+    std::fs::write(&out, &table).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    eprintln!("written to {}", out.display());
+    Ok(())
+}
+
+/// One benchmark's summary: id, median time per iteration in ns, and the
+/// elements or bytes per iteration when the benchmark declares a throughput.
+#[derive(Debug, Clone, PartialEq, PartialOrd)]
+pub struct Row {
+    pub id: String,
+    pub median_ns: f64,
+    pub throughput: Option<(String, f64)>,
+}
+
+fn collect(dir: &Path, rows: &mut Vec<Row>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.file_name().is_some_and(|n| n == "new") {
+            if let Some(row) = read_row(&path) {
+                rows.push(row);
+            }
+        } else if path.is_dir() && path.file_name().is_some_and(|n| n != "report") {
+            collect(&path, rows);
+        }
+    }
+}
+
+fn read_row(new_dir: &Path) -> Option<Row> {
+    let estimates: Value =
+        serde_json::from_str(&std::fs::read_to_string(new_dir.join("estimates.json")).ok()?)
+            .ok()?;
+    let benchmark: Value =
+        serde_json::from_str(&std::fs::read_to_string(new_dir.join("benchmark.json")).ok()?)
+            .ok()?;
+    parse_row(&estimates, &benchmark)
+}
+
+/// Builds a row from criterion's `estimates.json` and `benchmark.json`.
+pub fn parse_row(estimates: &Value, benchmark: &Value) -> Option<Row> {
+    let id = benchmark["full_id"].as_str()?.to_string();
+    let median_ns = estimates["median"]["point_estimate"].as_f64()?;
+    let throughput = benchmark["throughput"].as_object().and_then(|t| {
+        let (unit, n) = t.iter().next()?;
+        Some((unit.clone(), n.as_f64()?))
+    });
+    Some(Row {
+        id,
+        median_ns,
+        throughput,
+    })
+}
+
+/// Renders rows as a Markdown table.
+pub fn render(rows: &[Row]) -> String {
+    let mut s =
+        String::from("| benchmark | median | throughput (median) |\n| --- | ---: | ---: |\n");
+    for r in rows {
+        let rate = r.throughput.as_ref().map_or(String::new(), |(unit, n)| {
+            let per_sec = n / (r.median_ns / 1e9);
+            format!("{} {}/s", human(per_sec), unit.to_lowercase())
+        });
+        s.push_str(&format!(
+            "| {} | {} | {} |\n",
+            r.id,
+            duration(r.median_ns),
+            rate
+        ));
+    }
+    s
+}
+
+fn duration(ns: f64) -> String {
+    match ns {
+        n if n < 1e3 => format!("{n:.1} ns"),
+        n if n < 1e6 => format!("{:.2} µs", n / 1e3),
+        n if n < 1e9 => format!("{:.2} ms", n / 1e6),
+        n => format!("{:.3} s", n / 1e9),
+    }
+}
+
+fn human(x: f64) -> String {
+    match x {
+        x if x >= 1e9 => format!("{:.2} G", x / 1e9),
+        x if x >= 1e6 => format!("{:.2} M", x / 1e6),
+        x if x >= 1e3 => format!("{:.2} K", x / 1e3),
+        x => format!("{x:.1}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_row_takes_the_median_and_the_declared_throughput() {
+        let est =
+            json!({"median": {"point_estimate": 2_000_000.0}, "mean": {"point_estimate": 9.0}});
+        let bench = json!({"full_id": "queue/add_get_done", "throughput": {"Elements": 10000}});
+        let row = parse_row(&est, &bench).unwrap();
+        assert_eq!(row.id, "queue/add_get_done");
+        assert_eq!(row.median_ns, 2_000_000.0);
+        let table = render(&[row]);
+        assert!(
+            table.contains("| queue/add_get_done | 2.00 ms | 5.00 M elements/s |"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_row_without_throughput_shows_only_the_time() {
+        let est = json!({"median": {"point_estimate": 512.0}});
+        let bench = json!({"full_id": "x", "throughput": null});
+        let table = render(&[parse_row(&est, &bench).unwrap()]);
+        assert!(table.contains("| x | 512.0 ns |  |"), "{table}");
+    }
+}

@@ -1,0 +1,305 @@
+//! `cargo xtask release <major|minor|patch|X.Y.Z> [--execute]`.
+//!
+//! Refuses a dirty tree or a failing `cargo xtask ci`; computes the new
+//! version and the publish order from the manifests; rewrites the versions
+//! and `CHANGELOG.md`; packages every publishable crate in dependency order;
+//! commits `release vX.Y.Z` and tags `vX.Y.Z`; then publishes crate by crate.
+//! Without `--execute` it is a dry run: it prints the plan and changes
+//! nothing in the tree.
+//!
+//! Packaging and publishing use `--no-verify`: a library crate alone cannot
+//! be built, because only binaries choose k8s-openapi's Kubernetes version
+//! (the kube ecosystem's rule); the workspace build in `cargo xtask ci` is the
+//! verification. `cargo publish` waits until each crate is visible in the
+//! index before returning, so the next crate in order finds it.
+
+use crate::cmd::{output, run};
+use crate::{changelog, order, version};
+use std::path::{Path, PathBuf};
+
+/// What a release run is asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `major`, `minor`, `patch` or an explicit `X.Y.Z`.
+    pub level: String,
+    /// Really release (write, commit, tag, publish) instead of a dry run.
+    pub execute: bool,
+    /// The shell command that must pass first (`cargo xtask ci`).
+    pub ci_command: String,
+    /// The release date written to the changelog.
+    pub date: String,
+}
+
+/// Parses the command line and releases the workspace it runs in.
+pub fn release_from_args(args: &[String]) -> Result<(), String> {
+    let mut level = None;
+    let mut execute = false;
+    for a in args {
+        match a.as_str() {
+            "--execute" => execute = true,
+            flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
+            l if level.is_none() => level = Some(l.to_string()),
+            extra => return Err(format!("unexpected argument {extra}")),
+        }
+    }
+    let level = level.ok_or("usage: cargo xtask release <major|minor|patch|X.Y.Z> [--execute]")?;
+    let root = workspace_root()?;
+    let options = Options {
+        level,
+        execute,
+        ci_command: "cargo xtask ci".to_string(),
+        date: changelog::today(),
+    };
+    release(&root, &options).map(|_| ())
+}
+
+fn workspace_root() -> Result<PathBuf, String> {
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let manifest = output(
+        &cwd,
+        "cargo",
+        &["locate-project", "--workspace", "--message-format", "plain"],
+    )?;
+    Path::new(manifest.trim())
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| "cannot find the workspace root".to_string())
+}
+
+/// The release worked out before anything is written.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub old: version::Version,
+    pub new: version::Version,
+    pub order: Vec<String>,
+    /// Manifests (relative paths) whose versions change.
+    pub manifests: Vec<String>,
+    pub changelog: String,
+}
+
+/// Runs a release (or its dry run) of the workspace at `root`.
+pub fn release(root: &Path, options: &Options) -> Result<Plan, String> {
+    let dirty = output(root, "git", &["status", "--porcelain"])?;
+    if !dirty.trim().is_empty() {
+        return Err(format!(
+            "refusing to release: the working tree is not clean:\n{dirty}"
+        ));
+    }
+    run(Some(root), "sh", &["-c", &options.ci_command], &[])
+        .map_err(|e| format!("refusing to release: `{}` fails: {e}", options.ci_command))?;
+
+    let root_manifest = read(root, "Cargo.toml")?;
+    let old = version::workspace_version(&root_manifest)?;
+    let new = old.bumped(&options.level)?;
+    let metadata = output(
+        root,
+        "cargo",
+        &["metadata", "--no-deps", "--format-version", "1"],
+    )?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&metadata).map_err(|e| format!("cargo metadata: {e}"))?;
+    let packages = order::packages(&metadata)?;
+    let order = order::publish_order(&packages, &order::members(&root_manifest))?;
+    let names: Vec<String> = packages.iter().map(|p| p.name.clone()).collect();
+
+    let mut manifests = vec!["Cargo.toml".to_string()];
+    manifests.extend(packages.iter().map(|p| format!("{}/Cargo.toml", p.dir)));
+    let mut rewritten = Vec::new();
+    for m in &manifests {
+        let text = read(root, m)?;
+        let bumped = version::bump_manifest(&text, &names, old, new);
+        if bumped != text {
+            rewritten.push((m.clone(), bumped));
+        }
+    }
+    let subjects = commit_subjects_since_last_tag(root)?;
+    let log = changelog::release(
+        &read(root, "CHANGELOG.md")?,
+        &new.to_string(),
+        &options.date,
+        &subjects,
+    )?;
+    let plan = Plan {
+        old,
+        new,
+        order: order.clone(),
+        manifests: rewritten.iter().map(|(m, _)| m.clone()).collect(),
+        changelog: log.clone(),
+    };
+    print_plan(&plan, options.execute);
+    if !options.execute {
+        eprintln!("dry run: nothing was changed (pass --execute to release)");
+        return Ok(plan);
+    }
+
+    for (m, text) in &rewritten {
+        write(root, m, text)?;
+    }
+    write(root, "CHANGELOG.md", &log)?;
+    run(Some(root), "cargo", &["update", "--workspace"], &[])?;
+    let mut selected: Vec<&str> = vec!["--no-verify"];
+    for name in &order {
+        selected.extend(["-p", name.as_str()]);
+    }
+    run(
+        Some(root),
+        "cargo",
+        &[&["package"], selected.as_slice()].concat(),
+        &[],
+    )?;
+    run(
+        Some(root),
+        "cargo",
+        &[&["publish", "--dry-run"], selected.as_slice()].concat(),
+        &[],
+    )?;
+    let tag = format!("v{new}");
+    run(
+        Some(root),
+        "git",
+        &[
+            "commit",
+            "--all",
+            "--quiet",
+            "--message",
+            &format!("release {tag}"),
+        ],
+        &[],
+    )?;
+    run(Some(root), "git", &["tag", &tag], &[])?;
+    for name in &order {
+        run(
+            Some(root),
+            "cargo",
+            &["publish", "--no-verify", "-p", name],
+            &[],
+        )?;
+    }
+    eprintln!("released {tag}: {}", order.join(", "));
+    Ok(plan)
+}
+
+fn print_plan(plan: &Plan, execute: bool) {
+    let mode = if execute {
+        "release"
+    } else {
+        "dry run of the release"
+    };
+    println!("{mode} v{} (from v{})", plan.new, plan.old);
+    println!("versions rewritten in: {}", plan.manifests.join(", "));
+    println!("publish order: {}", plan.order.join(" -> "));
+    println!(
+        "steps: package and publish --dry-run in that order, commit `release v{0}`, tag `v{0}`, publish each crate",
+        plan.new
+    );
+    println!("CHANGELOG.md becomes:\n{}", plan.changelog);
+}
+
+fn commit_subjects_since_last_tag(root: &Path) -> Result<Vec<String>, String> {
+    let range = match output(root, "git", &["describe", "--tags", "--abbrev=0"]) {
+        Ok(tag) => format!("{}..HEAD", tag.trim()),
+        Err(_) => "HEAD".to_string(),
+    };
+    let log = output(root, "git", &["log", "--format=%s", &range])?;
+    Ok(log
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+fn read(root: &Path, rel: &str) -> Result<String, String> {
+    std::fs::read_to_string(root.join(rel)).map_err(|e| format!("cannot read {rel}: {e}"))
+}
+
+fn write(root: &Path, rel: &str, text: &str) -> Result<(), String> {
+    std::fs::write(root.join(rel), text).map_err(|e| format!("cannot write {rel}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A temporary clone of this repository's committed state.
+    struct Clone(PathBuf);
+
+    impl Clone {
+        fn new(tag: &str) -> Clone {
+            let src = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos();
+            let dir = std::env::temp_dir()
+                .join(format!("kcr-release-{tag}-{}-{nanos}", std::process::id()));
+            let status = std::process::Command::new("git")
+                .args(["clone", "--quiet", "--no-hardlinks"])
+                .arg(src)
+                .arg(&dir)
+                .status()
+                .unwrap();
+            assert!(status.success());
+            Clone(dir)
+        }
+    }
+
+    impl Drop for Clone {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn options(ci: &str) -> Options {
+        Options {
+            level: "minor".into(),
+            execute: false,
+            ci_command: ci.into(),
+            date: "2026-11-22".into(),
+        }
+    }
+
+    #[test]
+    fn a_dry_run_in_a_clone_prints_the_plan_and_changes_nothing() {
+        let clone = Clone::new("dry");
+        let before = read(&clone.0, "Cargo.toml").unwrap();
+        let plan = release(&clone.0, &options("true")).unwrap();
+        assert_eq!(plan.new, plan.old.bumped("minor").unwrap());
+        assert!(plan.manifests.contains(&"Cargo.toml".to_string()));
+        assert_eq!(plan.order.first().map(String::as_str), Some("kcr-metrics"));
+        assert!(
+            !plan
+                .order
+                .iter()
+                .any(|n| n == "xtask" || n == "kcr-examples"),
+            "unpublished crates stay out"
+        );
+        let pos = |n: &str| plan.order.iter().position(|o| o == n);
+        if let (Some(w), Some(m)) = (pos("kcr-workqueue"), pos("kcr-metrics")) {
+            assert!(m < w, "metrics is published before workqueue");
+        }
+        assert!(
+            plan.changelog
+                .contains(&format!("## [{}] - 2026-11-22", plan.new))
+        );
+        assert_eq!(read(&clone.0, "Cargo.toml").unwrap(), before);
+        assert_eq!(
+            output(&clone.0, "git", &["status", "--porcelain"]).unwrap(),
+            ""
+        );
+    }
+
+    #[test]
+    fn a_dirty_tree_is_refused() {
+        let clone = Clone::new("dirty");
+        write(&clone.0, "CHANGELOG.md", "edited\n").unwrap();
+        let err = release(&clone.0, &options("true")).unwrap_err();
+        assert!(err.contains("not clean"), "{err}");
+    }
+
+    #[test]
+    fn a_failing_ci_is_refused() {
+        let clone = Clone::new("ci");
+        let err = release(&clone.0, &options("false")).unwrap_err();
+        assert!(err.contains("fails"), "{err}");
+    }
+}
