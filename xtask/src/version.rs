@@ -70,10 +70,10 @@ pub fn workspace_version(manifest: &str) -> Result<Version, String> {
         let t = line.trim();
         if t.starts_with('[') {
             section = t;
-        } else if section == "[workspace.package]" {
-            if let Some(v) = assignment(t, "version") {
-                return Version::parse(v);
-            }
+        } else if section == "[workspace.package]"
+            && let Some(v) = assignment(t, "version")
+        {
+            return Version::parse(v);
         }
     }
     Err("no `version` in [workspace.package]".to_string())
