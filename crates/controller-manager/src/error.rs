@@ -1,0 +1,97 @@
+//! The errors of kcr-controller-manager.
+
+use std::time::Duration;
+
+/// A boxed error from user code (a runnable, a health check).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The errors of kcr-controller-manager.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A leader-election setting breaks one of client-go's rules.
+    #[error("invalid leader election config: {0}")]
+    InvalidLeaderElectionConfig(&'static str),
+
+    /// A call to the Kubernetes API failed.
+    #[error("kubernetes API: {0}")]
+    Kube(#[source] kube::Error),
+
+    /// [`LeaseLock::update`](crate::leaderelection::LeaseLock) was called
+    /// before the lease was read or created.
+    #[error("lease {0} not initialized: get or create it before updating")]
+    LockNotInitialized(String),
+
+    /// A bind address could not be parsed.
+    #[error("invalid bind address {0:?}")]
+    InvalidBindAddress(String),
+
+    /// A listener could not be bound.
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        /// The address asked for.
+        address: String,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A runnable returned an error.
+    #[error("runnable failed: {0}")]
+    Runnable(#[source] BoxError),
+
+    /// A runnable panicked.
+    #[error("runnable panicked: {0}")]
+    RunnablePanicked(String),
+
+    /// This replica lost the leader-election lease.
+    #[error("leader election lost")]
+    LeaderElectionLost,
+
+    /// Runnables were still running when the graceful shutdown timeout ran out.
+    #[error("runnables did not stop within the graceful shutdown timeout of {0:?}")]
+    GracefulShutdownTimeout(Duration),
+
+    /// [`Manager::start`](crate::Manager::start) was called twice.
+    #[error("manager already started")]
+    AlreadyStarted,
+
+    /// A runnable was added after the manager began to stop.
+    #[error("cannot add a runnable: the manager is stopping")]
+    Stopping,
+
+    /// A metric family could not be registered or encoded.
+    #[error("metrics: {0}")]
+    Metrics(#[source] kcr_metrics::Error),
+
+    /// The event recorder was created outside a tokio runtime.
+    #[error("the event recorder needs a tokio runtime: {0}")]
+    NoRuntime(#[source] tokio::runtime::TryCurrentError),
+}
+
+impl Error {
+    /// Whether this is a Kubernetes `404 Not Found`.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Error::Kube(kube::Error::Api(status)) if status.code == 404)
+    }
+
+    /// Whether this is a Kubernetes `409 Conflict` (someone else wrote first).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Error::Kube(kube::Error::Api(status)) if status.code == 409)
+    }
+}
+
+impl From<kube::Error> for Error {
+    fn from(e: kube::Error) -> Self {
+        Error::Kube(e)
+    }
+}
+
+impl From<kcr_metrics::Error> for Error {
+    fn from(e: kcr_metrics::Error) -> Self {
+        Error::Metrics(e)
+    }
+}
+
+/// The result type of kcr-controller-manager.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

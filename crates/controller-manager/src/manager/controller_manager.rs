@@ -1,0 +1,603 @@
+//! The manager (controller-runtime `pkg/manager/internal.go`).
+
+use std::any::Any;
+use std::fmt;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use futures::FutureExt;
+use kcr_metrics::leader_election::{LeaderElectionMetrics, MetricsProvider, PrometheusProvider};
+use kube::Client;
+use parking_lot::Mutex;
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, watch};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::options::{Options, default_identity};
+use super::runnable::Runnable;
+use crate::healthz::{Checker, Checks, probes_handler};
+use crate::leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock};
+use crate::metrics_server::metrics_handler;
+use crate::record::{EventRecorder, Reporter};
+use crate::{Error, Result, server};
+
+/// The name of the built-in ready check that fails until the caches synced.
+pub const CACHE_SYNC_CHECK: &str = "informer-sync";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    New,
+    Running,
+    Stopping,
+}
+
+/// One group of runnables (controller-runtime `runnableGroup`): they share a
+/// stop token and a task tracker.
+struct Group {
+    token: CancellationToken,
+    tracker: TaskTracker,
+    // Pushed to under the state lock; drained once, on a shutdown timeout.
+    aborts: Mutex<Vec<AbortHandle>>,
+}
+
+impl Group {
+    fn new() -> Self {
+        Self {
+            token: CancellationToken::new(),
+            tracker: TaskTracker::new(),
+            aborts: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Cancels the group, refuses new tasks and waits for the running ones,
+    /// at most until `deadline`. Returns false if it timed out.
+    async fn stop_and_wait(&self, deadline: Option<Instant>) -> bool {
+        self.token.cancel();
+        self.tracker.close();
+        match deadline {
+            None => {
+                self.tracker.wait().await;
+                true
+            }
+            Some(deadline) => tokio::time::timeout_at(deadline, self.tracker.wait())
+                .await
+                .is_ok(),
+        }
+    }
+
+    fn abort_all(&self) {
+        for handle in self.aborts.lock().drain(..) {
+            handle.abort();
+        }
+    }
+}
+
+struct State {
+    phase: Phase,
+    runtime: Option<Handle>,
+    pending_others: Vec<Arc<dyn Runnable>>,
+    pending_leader: Vec<Arc<dyn Runnable>>,
+    others_started: bool,
+    leader_started: bool,
+}
+
+/// The addresses the HTTP servers listen on, once bound.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bound {
+    metrics: Option<SocketAddr>,
+    probes: Option<SocketAddr>,
+}
+
+struct Inner {
+    client: Client,
+    options: Options,
+    identity: String,
+    healthz: Checks,
+    readyz: Checks,
+    elector: Option<LeaderElector>,
+    /// The elector's lock, to give it an event recorder once a runtime runs.
+    lease_lock: Option<Arc<LeaseLock>>,
+    // Held for short bookkeeping and synchronous spawns, never across an `.await`.
+    state: Mutex<State>,
+    errors_tx: mpsc::UnboundedSender<Error>,
+    errors_rx: Mutex<Option<mpsc::UnboundedReceiver<Error>>>,
+    elected: watch::Sender<bool>,
+    bound: watch::Sender<Option<Bound>>,
+    caches_synced: AtomicBool,
+    others: Group,
+    leader: Group,
+}
+
+/// Runs runnables, leader election, the health probes and the metrics
+/// server, as controller-runtime's manager does.
+///
+/// Cheap to clone; clones share the manager, so runnables can be added from
+/// anywhere, before or after [`start`](Manager::start).
+///
+/// Start order: HTTP servers (metrics, probes) → caches (see
+/// [`start`](Manager::start)) → runnables that need no leader election →
+/// once the lease is won (at once without leader election) the
+/// leader-election runnables. A runnable added after start starts at once
+/// if its group has started.
+///
+/// Stop: on the shutdown signal, the first runnable error, or lost
+/// leadership. The manager cancels the leader-election runnables and then
+/// the others, waits for them up to the graceful shutdown timeout, releases
+/// the lease if configured, stops the HTTP servers and returns the first
+/// error. Losing the lease cancels the leader-election runnables at the
+/// renew deadline, before the lease can expire for another replica; the
+/// process is expected to exit then.
+#[derive(Clone)]
+pub struct Manager {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Manager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Manager")
+            .field("identity", &self.inner.identity)
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}
+
+impl Manager {
+    /// A manager using `client` (for the lease) with `options`.
+    ///
+    /// Fails if leader election is on with an empty lease name or with
+    /// durations that break client-go's rules.
+    pub fn new(client: Client, options: Options) -> Result<Self> {
+        if options.leader_election && options.leader_election_id.is_empty() {
+            return Err(Error::InvalidLeaderElectionConfig(
+                "LeaderElectionID must be set",
+            ));
+        }
+        let identity = options
+            .leader_election_identity
+            .clone()
+            .unwrap_or_else(default_identity);
+        let (errors_tx, errors_rx) = mpsc::unbounded_channel();
+        let mut elector_error = None;
+        let lease_lock = options.leader_election.then(|| {
+            let namespace = options
+                .leader_election_namespace
+                .clone()
+                .unwrap_or_else(|| client.default_namespace().to_owned());
+            Arc::new(LeaseLock::new(
+                client.clone(),
+                namespace,
+                options.leader_election_id.clone(),
+                identity.clone(),
+            ))
+        });
+        let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
+            let elector = if let Some(lock) = &lease_lock {
+                match LeaderElector::new(leader_election_config(weak, lock.clone(), &options)) {
+                    Ok(elector) => Some(elector),
+                    Err(e) => {
+                        elector_error = Some(e);
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            Inner {
+                client: client.clone(),
+                options: options.clone(),
+                identity: identity.clone(),
+                healthz: Checks::new("healthz"),
+                readyz: Checks::new("readyz"),
+                elector,
+                lease_lock,
+                state: Mutex::new(State {
+                    phase: Phase::New,
+                    runtime: None,
+                    pending_others: Vec::new(),
+                    pending_leader: Vec::new(),
+                    others_started: false,
+                    leader_started: false,
+                }),
+                errors_tx,
+                errors_rx: Mutex::new(Some(errors_rx)),
+                elected: watch::Sender::new(!options.leader_election),
+                bound: watch::Sender::new(None),
+                caches_synced: AtomicBool::new(false),
+                others: Group::new(),
+                leader: Group::new(),
+            }
+        });
+        if let Some(e) = elector_error {
+            return Err(e);
+        }
+        let weak = Arc::downgrade(&inner);
+        inner
+            .readyz
+            .add(CACHE_SYNC_CHECK, move || match weak.upgrade() {
+                Some(inner) if inner.caches_synced.load(Ordering::SeqCst) => Ok(()),
+                _ => Err("caches not synced"),
+            });
+        Ok(Self { inner })
+    }
+
+    /// The client the manager was built with.
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    /// This replica's identity in the lease.
+    pub fn identity(&self) -> &str {
+        &self.inner.identity
+    }
+
+    /// An event recorder reporting as `controller` from this replica
+    /// (controller-runtime `GetEventRecorderFor`; the reporting instance is
+    /// [`identity`](Manager::identity)). Each call starts a writer task:
+    /// keep one recorder per controller. Needs a tokio runtime.
+    pub fn event_recorder(&self, controller: &str) -> Result<EventRecorder> {
+        EventRecorder::new(
+            self.inner.client.clone(),
+            Reporter {
+                controller: controller.to_owned(),
+                instance: Some(self.inner.identity.clone()),
+            },
+        )
+    }
+
+    /// The leader elector, when leader election is on.
+    pub fn leader_elector(&self) -> Option<&LeaderElector> {
+        self.inner.elector.as_ref()
+    }
+
+    /// Adds a runnable. Before start it waits for its group; after start it
+    /// starts at once if its group runs (leader-election runnables wait for
+    /// the lease). Fails once the manager is stopping.
+    pub fn add(&self, runnable: impl Runnable) -> Result<()> {
+        let runnable: Arc<dyn Runnable> = Arc::new(runnable);
+        let mut state = self.inner.state.lock();
+        if state.phase == Phase::Stopping {
+            return Err(Error::Stopping);
+        }
+        let leader = runnable.need_leader_election();
+        let (started, group) = if leader {
+            (state.leader_started, &self.inner.leader)
+        } else {
+            (state.others_started, &self.inner.others)
+        };
+        match (&state.runtime, started) {
+            (Some(runtime), true) => self.inner.spawn(group, runtime, runnable),
+            _ if leader => state.pending_leader.push(runnable),
+            _ => state.pending_others.push(runnable),
+        }
+        Ok(())
+    }
+
+    /// Adds (or replaces) a liveness check served at `/healthz`.
+    pub fn add_healthz_check(&self, name: impl Into<String>, check: impl Checker) {
+        self.inner.healthz.add(name, check);
+    }
+
+    /// Adds (or replaces) a readiness check served at `/readyz`.
+    pub fn add_readyz_check(&self, name: impl Into<String>, check: impl Checker) {
+        self.inner.readyz.add(name, check);
+    }
+
+    /// Resolves when this replica leads (at once when leader election is off).
+    pub async fn elected(&self) {
+        let mut rx = self.inner.elected.subscribe();
+        // The sender lives in `inner`, which `self` keeps alive.
+        let _ = rx.wait_for(|elected| *elected).await;
+    }
+
+    /// The address `/metrics` is served on, once [`start`](Manager::start)
+    /// has bound it (`None` when disabled or if binding failed). Waits for
+    /// `start` to bind.
+    pub async fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.bound().await.metrics
+    }
+
+    /// The address the probes are served on, once bound (see
+    /// [`metrics_addr`](Manager::metrics_addr)).
+    pub async fn health_probe_addr(&self) -> Option<SocketAddr> {
+        self.bound().await.probes
+    }
+
+    async fn bound(&self) -> Bound {
+        let mut rx = self.inner.bound.subscribe();
+        match rx.wait_for(Option::is_some).await {
+            Ok(bound) => bound.unwrap_or_default(),
+            Err(_) => Bound::default(),
+        }
+    }
+
+    /// Runs everything until `shutdown` resolves, a runnable fails, or
+    /// leadership is lost; then stops (see [`Manager`]) and returns the first
+    /// error.
+    ///
+    /// Caches: the informer layer (kcr-informer's `SharedInformerFactory`)
+    /// starts between the HTTP servers and the runnables, and the runnables
+    /// start only after every informer has synced; the built-in
+    /// `informer-sync` ready check passes from then on. Until that layer is
+    /// wired in, the step completes at once.
+    pub async fn start(&self, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
+        let mut errors = {
+            let mut state = self.inner.state.lock();
+            if state.phase != Phase::New {
+                return Err(Error::AlreadyStarted);
+            }
+            let Some(errors) = self.inner.errors_rx.lock().take() else {
+                return Err(Error::AlreadyStarted);
+            };
+            state.phase = Phase::Running;
+            state.runtime = Some(Handle::current());
+            errors
+        };
+
+        // 1. HTTP servers.
+        let http_stop = CancellationToken::new();
+        let http = TaskTracker::new();
+        if let Err(e) = self.start_http_servers(&http, &http_stop).await {
+            self.inner.bound.send_replace(Some(Bound::default()));
+            self.inner.state.lock().phase = Phase::Stopping;
+            http_stop.cancel();
+            http.close();
+            http.wait().await;
+            return Err(e);
+        }
+
+        // 2. Caches.
+        self.start_caches().await;
+
+        // 3. Runnables that need no leader election.
+        self.inner.start_group(false);
+
+        // 4. Leader election, then the leader-election runnables.
+        if let Some(lock) = &self.inner.lease_lock {
+            // `<identity> became leader` events on the lease, as
+            // controller-runtime records them.
+            match self.event_recorder(&self.inner.identity) {
+                Ok(recorder) => lock.set_event_recorder(recorder),
+                Err(e) => tracing::warn!(error = %e, "no leader election events"),
+            }
+        }
+        let elector_stop = CancellationToken::new();
+        let elector_task = match &self.inner.elector {
+            Some(elector) => {
+                let elector = elector.clone();
+                let stop = elector_stop.clone();
+                Some(tokio::spawn(async move { elector.run(stop).await }))
+            }
+            None => {
+                self.inner.start_group(true);
+                None
+            }
+        };
+        tracing::info!(identity = %self.inner.identity, "manager started");
+
+        // 5. Wait for a reason to stop.
+        let trigger = tokio::select! {
+            () = shutdown => None,
+            e = errors.recv() => e,
+        };
+        match &trigger {
+            None => tracing::info!("shutdown signal received, stopping the manager"),
+            Some(e) => tracing::error!(error = %e, "stopping the manager"),
+        }
+        self.stop(trigger, errors, http, http_stop, elector_stop, elector_task)
+            .await
+    }
+
+    async fn start_http_servers(&self, http: &TaskTracker, stop: &CancellationToken) -> Result<()> {
+        let options = &self.inner.options;
+        let metrics = server::bind(&options.metrics_bind_address).await?;
+        let probes = server::bind(&options.health_probe_bind_address).await?;
+        let bound = Bound {
+            metrics: metrics.as_ref().and_then(|l| l.local_addr().ok()),
+            probes: probes.as_ref().and_then(|l| l.local_addr().ok()),
+        };
+        if let Some(listener) = metrics {
+            tracing::info!(address = ?bound.metrics, "serving metrics");
+            http.spawn(server::serve(
+                listener,
+                metrics_handler(options.metrics_registry()),
+                stop.clone(),
+            ));
+        }
+        if let Some(listener) = probes {
+            tracing::info!(address = ?bound.probes, "serving health probes");
+            let handler = probes_handler(self.inner.healthz.clone(), self.inner.readyz.clone());
+            http.spawn(server::serve(listener, handler, stop.clone()));
+        }
+        self.inner.bound.send_replace(Some(bound));
+        Ok(())
+    }
+
+    /// The caches step (controller-runtime's `Caches` runnable group).
+    ///
+    /// This is where kcr-informer's `SharedInformerFactory` is started and
+    /// waited on (`wait_for_cache_sync`) once that layer lands; runnables must
+    /// not start before it returns. Nothing to start yet: the caches count as
+    /// synced at once.
+    async fn start_caches(&self) {
+        self.inner.caches_synced.store(true, Ordering::SeqCst);
+    }
+
+    async fn stop(
+        &self,
+        trigger: Option<Error>,
+        mut errors: mpsc::UnboundedReceiver<Error>,
+        http: TaskTracker,
+        http_stop: CancellationToken,
+        elector_stop: CancellationToken,
+        elector_task: Option<tokio::task::JoinHandle<()>>,
+    ) -> Result<()> {
+        self.inner.state.lock().phase = Phase::Stopping;
+        let timeout = self.inner.options.graceful_shutdown_timeout;
+        let deadline = timeout.map(|t| Instant::now() + t);
+
+        // Leader-election runnables first, then the others.
+        let mut in_time = self.inner.leader.stop_and_wait(deadline).await;
+        in_time &= self.inner.others.stop_and_wait(deadline).await;
+        if !in_time {
+            tracing::error!(
+                ?timeout,
+                "runnables did not stop within the graceful shutdown timeout; aborting them"
+            );
+            self.inner.leader.abort_all();
+            self.inner.others.abort_all();
+        }
+
+        // The elector waits for the leader's work (stopped above), then
+        // releases the lease if configured. Its release is bounded by the
+        // renew deadline; the margin covers aborted tasks winding down.
+        elector_stop.cancel();
+        if let Some(task) = elector_task {
+            let bound = self.inner.options.renew_deadline + Duration::from_secs(1);
+            if tokio::time::timeout(bound, task).await.is_err() {
+                tracing::error!("leader elector did not stop in time");
+            }
+        }
+
+        // HTTP servers last.
+        http_stop.cancel();
+        http.close();
+        if tokio::time::timeout(Duration::from_secs(5), http.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("HTTP servers did not stop in time");
+        }
+
+        let mut first = trigger;
+        while let Ok(e) = errors.try_recv() {
+            match first {
+                None => first = Some(e),
+                Some(_) => tracing::warn!(error = %e, "error while stopping"),
+            }
+        }
+        tracing::info!("manager stopped");
+        match (first, in_time, timeout) {
+            (Some(e), _, _) => Err(e),
+            (None, false, Some(t)) => Err(Error::GracefulShutdownTimeout(t)),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Inner {
+    /// Starts a group's pending runnables and marks it started.
+    fn start_group(&self, leader: bool) {
+        let mut state = self.state.lock();
+        if state.phase != Phase::Running {
+            return;
+        }
+        let Some(runtime) = state.runtime.clone() else {
+            return;
+        };
+        let (pending, group) = if leader {
+            state.leader_started = true;
+            (std::mem::take(&mut state.pending_leader), &self.leader)
+        } else {
+            state.others_started = true;
+            (std::mem::take(&mut state.pending_others), &self.others)
+        };
+        for runnable in pending {
+            self.spawn(group, &runtime, runnable);
+        }
+    }
+
+    /// Spawns one runnable in `group`; its failure or panic is reported on
+    /// the error channel. Called under the state lock (spawning never polls
+    /// the task inline).
+    fn spawn(&self, group: &Group, runtime: &Handle, runnable: Arc<dyn Runnable>) {
+        let token = group.token.clone();
+        let errors = self.errors_tx.clone();
+        let task = async move {
+            match AssertUnwindSafe(runnable.start(token)).catch_unwind().await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    let _ = errors.send(Error::Runnable(e));
+                }
+                Err(panic) => {
+                    let _ = errors.send(Error::RunnablePanicked(panic_message(panic.as_ref())));
+                }
+            }
+        };
+        let handle = group.tracker.spawn_on(task, runtime);
+        group.aborts.lock().push(handle.abort_handle());
+    }
+}
+
+/// The elector config of a manager; the callbacks reach the manager through
+/// a weak reference (the manager owns the elector).
+fn leader_election_config(
+    weak: &Weak<Inner>,
+    lock: Arc<LeaseLock>,
+    options: &Options,
+) -> LeaderElectionConfig {
+    let started = weak.clone();
+    let stopped = weak.clone();
+    // The lease metric goes where `/metrics` reads: a registry of the
+    // caller's own gets the families (unless already there, then the
+    // default registry keeps them).
+    let metrics: Arc<dyn MetricsProvider> = match &options.registry {
+        Some(registry) => match LeaderElectionMetrics::register(registry) {
+            Ok(families) => Arc::new(PrometheusProvider::new(families)),
+            Err(e) => {
+                tracing::warn!(error = %e, "leader election metrics not registered on the manager's registry");
+                Arc::new(PrometheusProvider::global())
+            }
+        },
+        None => Arc::new(PrometheusProvider::global()),
+    };
+    LeaderElectionConfig::from_arc(lock)
+        .with_metrics(metrics)
+        .with_name(options.leader_election_id.clone())
+        .with_lease_duration(options.lease_duration)
+        .with_renew_deadline(options.renew_deadline)
+        .with_retry_period(options.retry_period)
+        .with_release_on_cancel(options.release_on_cancel)
+        .on_started_leading(move |ctx| {
+            let inner = started.upgrade();
+            async move {
+                let Some(inner) = inner else { return };
+                tracing::info!(identity = %inner.identity, "elected leader: starting leader-election runnables");
+                inner.start_group(true);
+                inner.elected.send_replace(true);
+                tokio::select! {
+                    () = ctx.cancelled() => {}
+                    () = inner.leader.token.cancelled() => {}
+                }
+                // Lost or stopping: cancel the leader's work now and return
+                // only once it has stopped, so that a release never lets
+                // another replica lead while this one still works.
+                inner.elected.send_replace(false);
+                inner.leader.token.cancel();
+                inner.leader.tracker.close();
+                inner.leader.tracker.wait().await;
+            }
+        })
+        .on_stopped_leading(move || {
+            if let Some(inner) = stopped.upgrade()
+                && inner.state.lock().phase != Phase::Stopping
+            {
+                let _ = inner.errors_tx.send(Error::LeaderElectionLost);
+            }
+        })
+}

@@ -1,0 +1,9 @@
+//! The manager and its runnables (controller-runtime `pkg/manager`).
+
+mod controller_manager;
+mod options;
+mod runnable;
+
+pub use controller_manager::{CACHE_SYNC_CHECK, Manager};
+pub use options::{DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT, Options};
+pub use runnable::{Runnable, RunnableFn, runnable_fn};

@@ -1,0 +1,202 @@
+//! The manager's options (controller-runtime `manager.Options`).
+
+use std::time::Duration;
+
+use kcr_metrics::Registry;
+
+use crate::leaderelection::{DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD};
+
+/// The default graceful shutdown timeout (controller-runtime's).
+pub const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How a [`Manager`](super::Manager) runs.
+///
+/// ```
+/// use std::time::Duration;
+/// use kcr_controller_manager::Options;
+///
+/// let options = Options::default()
+///     .with_leader_election("my-operator-lock")
+///     .with_leader_election_namespace("operators")
+///     .with_leader_election_release_on_cancel(true)
+///     .with_metrics_bind_address("0") // disabled
+///     .with_health_probe_bind_address(":8081")
+///     .with_graceful_shutdown_timeout(Some(Duration::from_secs(10)));
+/// # let _ = options;
+/// ```
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct Options {
+    pub(crate) leader_election: bool,
+    pub(crate) leader_election_id: String,
+    pub(crate) leader_election_namespace: Option<String>,
+    pub(crate) leader_election_identity: Option<String>,
+    pub(crate) lease_duration: Duration,
+    pub(crate) renew_deadline: Duration,
+    pub(crate) retry_period: Duration,
+    pub(crate) release_on_cancel: bool,
+    pub(crate) metrics_bind_address: String,
+    pub(crate) health_probe_bind_address: String,
+    pub(crate) graceful_shutdown_timeout: Option<Duration>,
+    /// `None`: the kcr-metrics default registry.
+    pub(crate) registry: Option<Registry>,
+}
+
+impl Default for Options {
+    /// Leader election off; when turned on: lease 15 s, renew deadline 10 s,
+    /// retry period 2 s, the client's default namespace, identity
+    /// `hostname_<random>`, no release on cancel. Metrics on `:8080`, probes
+    /// off, graceful shutdown timeout 30 s, the kcr-metrics default registry.
+    fn default() -> Self {
+        Self {
+            leader_election: false,
+            leader_election_id: String::new(),
+            leader_election_namespace: None,
+            leader_election_identity: None,
+            lease_duration: DEFAULT_LEASE_DURATION,
+            renew_deadline: DEFAULT_RENEW_DEADLINE,
+            retry_period: DEFAULT_RETRY_PERIOD,
+            release_on_cancel: false,
+            metrics_bind_address: ":8080".into(),
+            health_probe_bind_address: "0".into(),
+            graceful_shutdown_timeout: Some(DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT),
+            registry: None,
+        }
+    }
+}
+
+impl Options {
+    /// The registry `/metrics` serves.
+    pub(crate) fn metrics_registry(&self) -> Registry {
+        self.registry
+            .clone()
+            .unwrap_or_else(|| kcr_metrics::registry().clone())
+    }
+
+    /// Turns leader election on, on the `Lease` named `lease_name`
+    /// (controller-runtime `LeaderElectionID`).
+    pub fn with_leader_election(mut self, lease_name: impl Into<String>) -> Self {
+        self.leader_election = true;
+        self.leader_election_id = lease_name.into();
+        self
+    }
+
+    /// The namespace of the lease (default: the client's default namespace).
+    pub fn with_leader_election_namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.leader_election_namespace = Some(namespace.into());
+        self
+    }
+
+    /// This replica's identity in the lease (default: `hostname_<random>`).
+    pub fn with_leader_election_identity(mut self, identity: impl Into<String>) -> Self {
+        self.leader_election_identity = Some(identity.into());
+        self
+    }
+
+    /// See [`LeaderElectionConfig::with_lease_duration`](crate::leaderelection::LeaderElectionConfig::with_lease_duration).
+    pub fn with_lease_duration(mut self, d: Duration) -> Self {
+        self.lease_duration = d;
+        self
+    }
+
+    /// See [`LeaderElectionConfig::with_renew_deadline`](crate::leaderelection::LeaderElectionConfig::with_renew_deadline).
+    pub fn with_renew_deadline(mut self, d: Duration) -> Self {
+        self.renew_deadline = d;
+        self
+    }
+
+    /// See [`LeaderElectionConfig::with_retry_period`](crate::leaderelection::LeaderElectionConfig::with_retry_period).
+    pub fn with_retry_period(mut self, d: Duration) -> Self {
+        self.retry_period = d;
+        self
+    }
+
+    /// Release the lease when the manager stops, after every leader
+    /// runnable has returned (controller-runtime
+    /// `LeaderElectionReleaseOnCancel`).
+    pub fn with_leader_election_release_on_cancel(mut self, release: bool) -> Self {
+        self.release_on_cancel = release;
+        self
+    }
+
+    /// Where `/metrics` is served (`"0"` disables; `":8080"` by default).
+    pub fn with_metrics_bind_address(mut self, address: impl Into<String>) -> Self {
+        self.metrics_bind_address = address.into();
+        self
+    }
+
+    /// Where `/healthz` and `/readyz` are served (`"0"`, the default,
+    /// disables).
+    pub fn with_health_probe_bind_address(mut self, address: impl Into<String>) -> Self {
+        self.health_probe_bind_address = address.into();
+        self
+    }
+
+    /// How long runnables get to stop (`None` waits for ever; `Some(ZERO)`
+    /// does not wait). Default 30 s.
+    pub fn with_graceful_shutdown_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.graceful_shutdown_timeout = timeout;
+        self
+    }
+
+    /// The registry `/metrics` serves (default: the kcr-metrics default
+    /// registry, where every kcr crate registers). The manager registers its
+    /// leader-election families there.
+    pub fn with_metrics_registry(mut self, registry: Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+}
+
+/// `hostname_<random uuid-like suffix>`, as controller-runtime builds it.
+pub(crate) fn default_identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()))
+        .or_else(|| std::env::var("COMPUTERNAME").ok().filter(|h| !h.is_empty()))
+        .unwrap_or_else(|| "localhost".to_owned());
+    let r: u128 = rand::random();
+    let hex = format!("{r:032x}");
+    format!(
+        "{host}_{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_identity_should_be_hostname_and_a_random_suffix() {
+        let a = default_identity();
+        let b = default_identity();
+        assert_ne!(a, b);
+        let (host, suffix) = a.rsplit_once('_').unwrap_or_default();
+        assert!(!host.is_empty());
+        assert_eq!(suffix.len(), 36);
+    }
+
+    #[test]
+    fn defaults_should_match_controller_runtime() {
+        let o = Options::default();
+        assert!(!o.leader_election);
+        assert_eq!(o.graceful_shutdown_timeout, Some(Duration::from_secs(30)));
+        assert_eq!(o.metrics_bind_address, ":8080");
+        assert_eq!(o.health_probe_bind_address, "0");
+        assert_eq!(
+            (o.lease_duration, o.renew_deadline, o.retry_period),
+            (
+                Duration::from_secs(15),
+                Duration::from_secs(10),
+                Duration::from_secs(2)
+            )
+        );
+    }
+}

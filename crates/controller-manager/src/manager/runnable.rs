@@ -1,0 +1,111 @@
+//! Runnables (controller-runtime `manager.Runnable` and
+//! `LeaderElectionRunnable`).
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::BoxError;
+
+/// A piece of work the [`Manager`](super::Manager) starts and stops.
+///
+/// `start` runs until `ctx` is cancelled (then returns `Ok(())` promptly) or
+/// it fails (then returns the error, which stops the manager).
+#[async_trait]
+pub trait Runnable: Send + Sync + 'static {
+    /// Runs until `ctx` is cancelled or the work fails.
+    async fn start(&self, ctx: CancellationToken) -> Result<(), BoxError>;
+
+    /// Whether this runnable may only run on the elected leader (default
+    /// `true`, as in controller-runtime).
+    fn need_leader_election(&self) -> bool {
+        true
+    }
+}
+
+#[async_trait]
+impl<R: Runnable + ?Sized> Runnable for Arc<R> {
+    async fn start(&self, ctx: CancellationToken) -> Result<(), BoxError> {
+        (**self).start(ctx).await
+    }
+
+    fn need_leader_election(&self) -> bool {
+        (**self).need_leader_election()
+    }
+}
+
+#[async_trait]
+impl<R: Runnable + ?Sized> Runnable for Box<R> {
+    async fn start(&self, ctx: CancellationToken) -> Result<(), BoxError> {
+        (**self).start(ctx).await
+    }
+
+    fn need_leader_election(&self) -> bool {
+        (**self).need_leader_election()
+    }
+}
+
+/// A closure adapted to [`Runnable`] (controller-runtime `RunnableFunc`);
+/// built by [`runnable_fn`].
+#[must_use]
+pub struct RunnableFn<F> {
+    f: F,
+    need_leader_election: bool,
+}
+
+impl<F> fmt::Debug for RunnableFn<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunnableFn")
+            .field("need_leader_election", &self.need_leader_election)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Adapts `f` to a [`Runnable`] that needs leader election; chain
+/// [`RunnableFn::without_leader_election`] for one that runs on every replica.
+///
+/// ```
+/// use kcr_controller_manager::{BoxError, runnable_fn};
+///
+/// let heartbeat = runnable_fn(|ctx| async move {
+///     ctx.cancelled().await;
+///     Ok::<(), BoxError>(())
+/// })
+/// .without_leader_election();
+/// # let _ = heartbeat;
+/// ```
+pub fn runnable_fn<F, Fut>(f: F) -> RunnableFn<F>
+where
+    F: Fn(CancellationToken) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+{
+    RunnableFn {
+        f,
+        need_leader_election: true,
+    }
+}
+
+impl<F> RunnableFn<F> {
+    /// Runs on every replica, leader or not.
+    pub fn without_leader_election(mut self) -> Self {
+        self.need_leader_election = false;
+        self
+    }
+}
+
+#[async_trait]
+impl<F, Fut> Runnable for RunnableFn<F>
+where
+    F: Fn(CancellationToken) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+{
+    async fn start(&self, ctx: CancellationToken) -> Result<(), BoxError> {
+        (self.f)(ctx).await
+    }
+
+    fn need_leader_election(&self) -> bool {
+        self.need_leader_election
+    }
+}

@@ -1,0 +1,390 @@
+//! Leader election over real HTTP against kcr-testenv, under a paused clock
+//! (the server runs in the test's runtime, so time only moves when every
+//! task waits on a timer).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kcr_controller_manager::leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock};
+use kcr_testenv::TestEnv;
+use kube::Api;
+use parking_lot::Mutex;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const LEASE: &str = "kcr-test-lock";
+const RETRY: Duration = Duration::from_secs(2);
+const LEASE_DURATION: Duration = Duration::from_secs(15);
+
+/// Tracks the leaders' work across replicas: how many work at once (must
+/// never exceed one) and when each started and stopped.
+#[derive(Default)]
+struct Work {
+    working: AtomicUsize,
+    overlap: AtomicBool,
+    log: Mutex<Vec<(String, &'static str, Instant)>>,
+}
+
+impl Work {
+    fn begin(&self, who: &str) {
+        if self.working.fetch_add(1, Ordering::SeqCst) != 0 {
+            self.overlap.store(true, Ordering::SeqCst);
+        }
+        self.log
+            .lock()
+            .push((who.to_owned(), "start", Instant::now()));
+    }
+
+    fn end(&self, who: &str) {
+        self.log
+            .lock()
+            .push((who.to_owned(), "stop", Instant::now()));
+        self.working.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn at(&self, who: &str, what: &str) -> Option<Instant> {
+        self.log
+            .lock()
+            .iter()
+            .find(|(w, e, _)| w == who && *e == what)
+            .map(|(_, _, t)| *t)
+    }
+}
+
+struct Replica {
+    elector: LeaderElector,
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+    stopped_leading: Arc<AtomicBool>,
+}
+
+/// Starts a replica named `who` on its own client (user agent `who`). Its
+/// leader work records itself in `work` and, once cancelled, takes
+/// `wind_down` to stop.
+fn replica(
+    env: &TestEnv,
+    who: &str,
+    release: bool,
+    wind_down: Duration,
+    work: &Arc<Work>,
+) -> Result<Replica, Box<dyn std::error::Error>> {
+    let client = env.client_with_user_agent(who)?;
+    let lock = LeaseLock::new(client, "default", LEASE, who);
+    let stopped_leading = Arc::new(AtomicBool::new(false));
+    let stopped = stopped_leading.clone();
+    let work = work.clone();
+    let name = who.to_owned();
+    let elector = LeaderElector::new(
+        LeaderElectionConfig::new(lock)
+            .with_name(format!("test-{who}"))
+            .with_release_on_cancel(release)
+            .on_started_leading(move |ctx| {
+                let work = work.clone();
+                let name = name.clone();
+                async move {
+                    work.begin(&name);
+                    ctx.cancelled().await;
+                    tokio::time::sleep(wind_down).await;
+                    work.end(&name);
+                }
+            })
+            .on_stopped_leading(move || stopped.store(true, Ordering::SeqCst)),
+    )?;
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let elector = elector.clone();
+        let stop = stop.clone();
+        async move { elector.run(stop).await }
+    });
+    Ok(Replica {
+        elector,
+        stop,
+        task,
+        stopped_leading,
+    })
+}
+
+/// Samples both replicas every 100 ms for the whole test: never two leaders.
+fn checker(
+    a: &LeaderElector,
+    b: &LeaderElector,
+    work: &Arc<Work>,
+) -> (CancellationToken, JoinHandle<(usize, usize)>) {
+    let stop = CancellationToken::new();
+    let (a, b, work, token) = (a.clone(), b.clone(), work.clone(), stop.clone());
+    let task = tokio::spawn(async move {
+        let (mut samples, mut with_leader) = (0, 0);
+        while !token.is_cancelled() {
+            let leaders = usize::from(a.is_leader()) + usize::from(b.is_leader());
+            assert!(leaders <= 1, "two electors lead at once");
+            assert!(
+                work.working.load(Ordering::SeqCst) <= 1,
+                "two leaders work at once"
+            );
+            samples += 1;
+            with_leader += usize::from(leaders == 1);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        (samples, with_leader)
+    });
+    (stop, task)
+}
+
+async fn wait_until(what: &str, limit: Duration, f: impl Fn() -> bool) -> Result<Instant, String> {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        if Instant::now() > deadline {
+            return Err(format!("timed out waiting for {what}"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(Instant::now())
+}
+
+async fn lease(env: &TestEnv) -> Result<Lease, kube::Error> {
+    Api::<Lease>::namespaced(env.client(), "default")
+        .get(LEASE)
+        .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_electors_should_never_lead_together_and_a_killed_leader_should_be_replaced_after_expiry()
+-> TestResult {
+    let env = TestEnv::start().await?;
+    let work = Arc::new(Work::default());
+    let a = replica(&env, "replica-a", false, Duration::ZERO, &work)?;
+    wait_until("a leads", Duration::from_secs(5), || a.elector.is_leader()).await?;
+    let b = replica(&env, "replica-b", false, Duration::ZERO, &work)?;
+    let (check_stop, check) = checker(&a.elector, &b.elector, &work);
+
+    // While a renews, b never takes over.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(a.elector.is_leader() && !b.elector.is_leader());
+    assert_eq!(b.elector.get_leader(), "replica-a");
+    let spec = lease(&env).await?.spec.unwrap_or_default();
+    assert_eq!(spec.holder_identity.as_deref(), Some("replica-a"));
+    assert_eq!(spec.lease_duration_seconds, Some(15));
+    assert_eq!(spec.lease_transitions, Some(0));
+
+    // Kill a without releasing: b waits for the lease to expire by its own clock.
+    let killed = Instant::now();
+    a.stop.cancel();
+    a.task.await?;
+    assert!(a.stopped_leading.load(Ordering::SeqCst));
+    let took_over =
+        wait_until("b leads", Duration::from_secs(30), || b.elector.is_leader()).await?;
+    let waited = took_over - killed;
+    // a renewed at most one retry period before it was killed; b saw that
+    // renewal at most one retry period after it, and tries every period.
+    assert!(
+        waited >= LEASE_DURATION - RETRY,
+        "b took over {waited:?} after a was killed"
+    );
+    assert!(
+        waited <= LEASE_DURATION + 2 * RETRY,
+        "b took over {waited:?} after a was killed"
+    );
+    let spec = lease(&env).await?.spec.unwrap_or_default();
+    assert_eq!(spec.holder_identity.as_deref(), Some("replica-b"));
+    assert_eq!(spec.lease_transitions, Some(1));
+
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    check_stop.cancel();
+    let (samples, with_leader) = check.await?;
+    assert!(
+        samples > 500 && with_leader > samples * 3 / 4,
+        "{with_leader} of {samples} samples had a leader"
+    );
+    assert!(!work.overlap.load(Ordering::SeqCst));
+    b.stop.cancel();
+    b.task.await?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_release_on_cancel_the_other_should_lead_within_one_retry_period_once_the_work_stopped()
+-> TestResult {
+    let env = TestEnv::start().await?;
+    let work = Arc::new(Work::default());
+    // a's work takes 3 s to stop once cancelled; the lease must stay held until then.
+    let a = replica(&env, "replica-a", true, Duration::from_secs(3), &work)?;
+    wait_until("a leads", Duration::from_secs(5), || a.elector.is_leader()).await?;
+    let b = replica(&env, "replica-b", false, Duration::ZERO, &work)?;
+    let (check_stop, check) = checker(&a.elector, &b.elector, &work);
+    tokio::time::sleep(Duration::from_secs(20)).await;
+
+    a.stop.cancel();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Still winding down: the lease is still a's.
+    assert_eq!(
+        lease(&env)
+            .await?
+            .spec
+            .unwrap_or_default()
+            .holder_identity
+            .as_deref(),
+        Some("replica-a")
+    );
+    assert!(!b.elector.is_leader());
+    a.task.await?;
+    let released = Instant::now();
+    let spec = lease(&env).await?.spec.unwrap_or_default();
+    match spec.holder_identity.as_deref() {
+        None | Some("") => assert_eq!(spec.lease_duration_seconds, Some(1)),
+        Some(holder) => assert_eq!(holder, "replica-b"),
+    }
+    let took_over =
+        wait_until("b leads", Duration::from_secs(30), || b.elector.is_leader()).await?;
+    assert!(
+        took_over - released <= RETRY,
+        "b took over {:?} after the release",
+        took_over - released
+    );
+    let a_stopped = work
+        .at("replica-a", "stop")
+        .ok_or("a's work never stopped")?;
+    let b_started = work
+        .at("replica-b", "start")
+        .ok_or("b's work never started")?;
+    assert!(a_stopped <= b_started);
+
+    check_stop.cancel();
+    check.await?;
+    assert!(!work.overlap.load(Ordering::SeqCst));
+    b.stop.cancel();
+    b.task.await?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_leader_whose_renewals_are_refused_should_stop_its_work_before_its_lease_expires()
+-> TestResult {
+    let env = TestEnv::start().await?;
+    let work = Arc::new(Work::default());
+    let a = replica(&env, "replica-a", false, Duration::ZERO, &work)?;
+    wait_until("a leads", Duration::from_secs(5), || a.elector.is_leader()).await?;
+    let b = replica(&env, "replica-b", false, Duration::ZERO, &work)?;
+    let (check_stop, check) = checker(&a.elector, &b.elector, &work);
+    tokio::time::sleep(Duration::from_secs(20)).await;
+
+    let refused = Instant::now();
+    env.faults().refuse_updates_from_user_agent("replica-a");
+    // a stops by itself (run returns), within the renew deadline.
+    a.task.await?;
+    let a_stopped = work
+        .at("replica-a", "stop")
+        .ok_or("a's work never stopped")?;
+    assert!(
+        a_stopped - refused <= Duration::from_secs(10),
+        "a stopped {:?} after the refusal",
+        a_stopped - refused
+    );
+    assert!(a.stopped_leading.load(Ordering::SeqCst));
+
+    let took_over =
+        wait_until("b leads", Duration::from_secs(30), || b.elector.is_leader()).await?;
+    let b_started = work
+        .at("replica-b", "start")
+        .ok_or("b's work never started")?;
+    assert!(b_started >= took_over - Duration::from_millis(100));
+    // a's last successful renewal was at most one retry period before the
+    // refusal; b cannot take over before that renewal plus the lease duration.
+    assert!(
+        b_started - refused >= LEASE_DURATION - RETRY,
+        "b took over {:?} after the refusal",
+        b_started - refused
+    );
+    assert!(b_started > a_stopped);
+
+    check_stop.cancel();
+    check.await?;
+    assert!(!work.overlap.load(Ordering::SeqCst));
+    b.stop.cancel();
+    b.task.await?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn electors_should_report_each_new_leader() -> TestResult {
+    let env = TestEnv::start().await?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    let lock = LeaseLock::new(env.client(), "default", LEASE, "solo");
+    let elector = LeaderElector::new(
+        LeaderElectionConfig::new(lock)
+            .with_release_on_cancel(true)
+            .on_new_leader(move |id| seen2.lock().push(id)),
+    )?;
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let (elector, stop) = (elector.clone(), stop.clone());
+        async move { elector.run(stop).await }
+    });
+    wait_until("solo leads", Duration::from_secs(5), || elector.is_leader()).await?;
+    stop.cancel();
+    task.await?;
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(*seen.lock(), vec!["solo".to_owned(), String::new()]);
+    assert_eq!(elector.get_leader(), "");
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_leader_whose_renewals_hang_should_stop_at_the_renew_deadline() -> TestResult {
+    let env = TestEnv::start().await?;
+    let work = Arc::new(Work::default());
+    let a = replica(&env, "replica-a", false, Duration::ZERO, &work)?;
+    wait_until("a leads", Duration::from_secs(5), || a.elector.is_leader()).await?;
+    tokio::time::sleep(Duration::from_secs(7)).await;
+
+    // Every request now takes a minute: the renewal in flight must be cut
+    // off at the deadline instead of keeping a leading.
+    let hung = Instant::now();
+    env.faults().set_latency(Duration::from_secs(60));
+    a.task.await?;
+    let stopped = work
+        .at("replica-a", "stop")
+        .ok_or("a's work never stopped")?;
+    assert!(
+        stopped - hung <= Duration::from_secs(10),
+        "a stopped {:?} after the server hung",
+        stopped - hung
+    );
+    assert!(!a.elector.is_leader());
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_leader_that_sees_another_holder_should_stop_at_once() -> TestResult {
+    let env = TestEnv::start().await?;
+    let work = Arc::new(Work::default());
+    let a = replica(&env, "replica-a", false, Duration::ZERO, &work)?;
+    wait_until("a leads", Duration::from_secs(5), || a.elector.is_leader()).await?;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+
+    // Someone else writes itself in (a forced takeover).
+    let api = Api::<Lease>::namespaced(env.client(), "default");
+    let mut taken = api.get(LEASE).await?;
+    if let Some(spec) = taken.spec.as_mut() {
+        spec.holder_identity = Some("intruder".into());
+    }
+    api.replace(LEASE, &Default::default(), &taken).await?;
+    let written = Instant::now();
+    a.task.await?;
+    let stopped = work
+        .at("replica-a", "stop")
+        .ok_or("a's work never stopped")?;
+    // Its next renewal (within one retry period) sees the other holder.
+    assert!(
+        stopped - written <= RETRY,
+        "a stopped {:?} after the takeover",
+        stopped - written
+    );
+    assert_eq!(a.elector.get_leader(), "intruder");
+    Ok(())
+}
