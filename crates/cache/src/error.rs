@@ -1,0 +1,106 @@
+//! The crate's error type.
+
+/// A boxed error from user code (an index function, a transform, a process
+/// callback or a known-objects store).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Everything that can go wrong in kcr-cache.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The object has no `metadata.name` (or an empty one), so it has no key.
+    #[error("object has no name, so it has no key")]
+    ObjectHasNoName,
+
+    /// A key that is not `name` or `namespace/name` with non-empty parts.
+    #[error("invalid key {key:?}: {reason}")]
+    InvalidKey {
+        /// The key as given.
+        key: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+
+    /// A `Deltas` with no delta in it has no key.
+    #[error("a Deltas with no delta has no key")]
+    ZeroLengthDeltas,
+
+    /// No indexer is registered under this name.
+    #[error("index {name:?} does not exist")]
+    IndexNotFound {
+        /// The index name asked for.
+        name: String,
+    },
+
+    /// `add_indexers` was given a name that is already registered.
+    #[error("indexer conflict: index {name:?} already exists")]
+    IndexerConflict {
+        /// The conflicting index name.
+        name: String,
+    },
+
+    /// An index function failed for an object.
+    #[error("index function {name:?} failed for key {key:?}")]
+    IndexFunc {
+        /// The index name.
+        name: String,
+        /// The object's key.
+        key: String,
+        /// The index function's error.
+        #[source]
+        source: BoxError,
+    },
+
+    /// The key function failed (custom key functions may fail in their own way).
+    #[error("key function failed")]
+    KeyFunc {
+        /// The key function's error.
+        #[source]
+        source: BoxError,
+    },
+
+    /// The FIFO is closed and empty.
+    #[error("FIFO is closed")]
+    Closed,
+
+    /// The `process` callback given to `pop` returned an error.
+    #[error("processing popped deltas for key {key:?} failed")]
+    Process {
+        /// The key of the popped entry.
+        key: String,
+        /// The callback's error.
+        #[source]
+        source: BoxError,
+    },
+
+    /// The `process` callback given to `pop` panicked; the panic was caught.
+    #[error("processing popped deltas for key {key:?} panicked: {message}")]
+    ProcessPanicked {
+        /// The key of the popped entry.
+        key: String,
+        /// The panic payload, when it is a string.
+        message: String,
+    },
+
+    /// The transform function failed for an object.
+    #[error("transform failed")]
+    Transform {
+        /// The transform's error.
+        #[source]
+        source: BoxError,
+    },
+
+    /// A label selector that does not parse.
+    #[error("invalid label selector {selector:?} at byte {position}: {reason}")]
+    InvalidSelector {
+        /// The selector as given.
+        selector: String,
+        /// Byte offset where the problem was found.
+        position: usize,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,595 @@
+//! Key functions, the [`Store`] trait, the key lister/getter traits and
+//! [`Cache`], the indexed store an informer keeps its objects in
+//! (client-go's `store.go`).
+
+use std::sync::Arc;
+
+use kube_core::Resource;
+
+use crate::delta_fifo::DeltaObject;
+use crate::error::{Error, Result};
+use crate::index::{Indexer, Indexers, NAMESPACE_INDEX, meta_namespace_index_func};
+use crate::thread_safe_store::ThreadSafeStore;
+
+/// The key of a cached object: `namespace/name`, or `name` for a
+/// cluster-scoped object. Shared, so the same key allocation serves the item
+/// map and every index.
+pub type ObjectKey = Arc<str>;
+
+/// A shared, immutable list of objects: what `list`, `by_index` and listers
+/// return. Cloning it is one reference-count increment; an unchanged store
+/// (or index value) hands out the same snapshot again without copying.
+pub type Objects<K> = Arc<[Arc<K>]>;
+
+/// A function that computes an object's key (client-go's `KeyFunc`).
+pub type KeyFunc<K> = Arc<dyn Fn(&K) -> Result<ObjectKey> + Send + Sync>;
+
+/// The default key function: `namespace/name`, or `name` when the object has
+/// no namespace (client-go's `MetaNamespaceKeyFunc`).
+///
+/// Fails with [`Error::ObjectHasNoName`] when `metadata.name` is missing or
+/// empty.
+pub fn meta_namespace_key_func<K: Resource>(obj: &K) -> Result<ObjectKey> {
+    let meta = obj.meta();
+    let name = match meta.name.as_deref() {
+        Some(name) if !name.is_empty() => name,
+        _ => return Err(Error::ObjectHasNoName),
+    };
+    match meta.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => {
+            // Joined in a reused per-thread buffer, so the key costs one
+            // allocation (the `Arc<str>`) instead of two.
+            thread_local! {
+                static BUFFER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+            }
+            Ok(BUFFER.with_borrow_mut(|key| {
+                key.clear();
+                key.push_str(ns);
+                key.push('/');
+                key.push_str(name);
+                Arc::from(key.as_str())
+            }))
+        }
+        _ => Ok(Arc::from(name)),
+    }
+}
+
+/// The key of a delta's object: a [`DeletedFinalStateUnknown`]
+/// tombstone's own key, otherwise [`meta_namespace_key_func`]
+/// (client-go's `DeletionHandlingMetaNamespaceKeyFunc`).
+///
+/// [`DeletedFinalStateUnknown`]: crate::DeletedFinalStateUnknown
+pub fn deletion_handling_meta_namespace_key_func<K: Resource>(
+    obj: &DeltaObject<K>,
+) -> Result<ObjectKey> {
+    match obj {
+        DeltaObject::Object(obj) => meta_namespace_key_func(obj.as_ref()),
+        DeltaObject::DeletedFinalStateUnknown(tombstone) => Ok(tombstone.key.clone()),
+    }
+}
+
+/// Splits a key made by [`meta_namespace_key_func`] into
+/// `(namespace, name)`; the namespace is `None` for a cluster-scoped key
+/// (client-go's `SplitMetaNamespaceKey`).
+///
+/// Fails with [`Error::InvalidKey`] for an empty key, an empty part
+/// (`/a`, `a/`) or more than one `/` (`a/b/c`).
+pub fn split_meta_namespace_key(key: &str) -> Result<(Option<&str>, &str)> {
+    let invalid = |reason| Error::InvalidKey {
+        key: key.to_owned(),
+        reason,
+    };
+    if key.is_empty() {
+        return Err(invalid("the key is empty"));
+    }
+    let mut parts = key.split('/');
+    let first = parts.next().unwrap_or_default();
+    match (parts.next(), parts.next()) {
+        (None, _) => Ok((None, first)),
+        (Some(name), None) => {
+            if first.is_empty() {
+                Err(invalid("the namespace part is empty"))
+            } else if name.is_empty() {
+                Err(invalid("the name part is empty"))
+            } else {
+                Ok((Some(first), name))
+            }
+        }
+        (Some(_), Some(_)) => Err(invalid("a key has at most one '/'")),
+    }
+}
+
+/// Lists the keys of a store (client-go's `KeyLister`). Implemented by every
+/// [`Store`] of `Arc<K>` (such as [`Cache`]).
+pub trait KeyLister<K>: Send + Sync {
+    /// Every key the store holds, in no particular order.
+    fn list_keys(&self) -> Vec<ObjectKey>;
+}
+
+/// Looks objects up by key (client-go's `KeyGetter`). Implemented by every
+/// [`Store`] of `Arc<K>` (such as [`Cache`]).
+pub trait KeyGetter<K>: Send + Sync {
+    /// The object stored under `key`, if any.
+    fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
+}
+
+impl<K, T: Store<K, Item = Arc<K>> + ?Sized> KeyLister<K> for T {
+    fn list_keys(&self) -> Vec<ObjectKey> {
+        Store::list_keys(self)
+    }
+}
+
+impl<K, T: Store<K, Item = Arc<K>> + ?Sized> KeyGetter<K> for T {
+    fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        Store::get_by_key(self, key)
+    }
+}
+
+/// [`KeyLister`] and [`KeyGetter`] together (client-go's `KeyListerGetter`):
+/// what a [`DeltaFifo`](crate::DeltaFifo) needs of its *known objects*, the
+/// informer's indexer. An `Arc<Cache<K>>` coerces to
+/// `Arc<dyn KeyListerGetter<K>>`; so does an `Arc<Arc<dyn Indexer<K>>>`.
+///
+/// [`Indexer`]: crate::Indexer
+pub trait KeyListerGetter<K>: KeyLister<K> + KeyGetter<K> {}
+
+impl<K, T: KeyLister<K> + KeyGetter<K> + ?Sized> KeyListerGetter<K> for T {}
+
+/// A generic object store (client-go's `Store`).
+///
+/// [`Cache`] implements it with `Item = Arc<K>`; the FIFOs implement it with
+/// `Item = Deltas<K>` (their `get`/`list` hand out the queued deltas).
+pub trait Store<K>: Send + Sync {
+    /// What `get`, `get_by_key` and `list` return.
+    type Item;
+
+    /// Adds an object.
+    fn add(&self, obj: Arc<K>) -> Result<()>;
+    /// Updates an object.
+    fn update(&self, obj: Arc<K>) -> Result<()>;
+    /// Deletes an object; a [`DeletedFinalStateUnknown`] tombstone is deleted
+    /// by its key.
+    ///
+    /// [`DeletedFinalStateUnknown`]: crate::DeletedFinalStateUnknown
+    fn delete(&self, obj: DeltaObject<K>) -> Result<()>;
+    /// Every item, in no particular order.
+    fn list(&self) -> Arc<[Self::Item]>;
+    /// Every key, in no particular order.
+    fn list_keys(&self) -> Vec<ObjectKey>;
+    /// The item stored under `obj`'s key.
+    fn get(&self, obj: &K) -> Result<Option<Self::Item>>;
+    /// The item stored under `key`.
+    fn get_by_key(&self, key: &str) -> Option<Self::Item>;
+    /// Replaces the whole content with `list`, listed at `resource_version`.
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()>;
+    /// Resynchronises (meaningful for the FIFOs; a no-op for [`Cache`]).
+    fn resync(&self) -> Result<()>;
+}
+
+impl<K, T: Store<K> + ?Sized> Store<K> for Arc<T> {
+    type Item = T::Item;
+
+    fn add(&self, obj: Arc<K>) -> Result<()> {
+        (**self).add(obj)
+    }
+    fn update(&self, obj: Arc<K>) -> Result<()> {
+        (**self).update(obj)
+    }
+    fn delete(&self, obj: DeltaObject<K>) -> Result<()> {
+        (**self).delete(obj)
+    }
+    fn list(&self) -> Arc<[T::Item]> {
+        (**self).list()
+    }
+    fn list_keys(&self) -> Vec<ObjectKey> {
+        (**self).list_keys()
+    }
+    fn get(&self, obj: &K) -> Result<Option<T::Item>> {
+        (**self).get(obj)
+    }
+    fn get_by_key(&self, key: &str) -> Option<T::Item> {
+        (**self).get_by_key(key)
+    }
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()> {
+        (**self).replace(list, resource_version)
+    }
+    fn resync(&self) -> Result<()> {
+        (**self).resync()
+    }
+}
+
+/// A [`ThreadSafeStore`] plus a key function: client-go's `cache`, returned
+/// there by `NewStore` / `NewIndexer`. The informer's local cache.
+///
+/// Objects are held as `Arc<K>`: adding, indexing and listing never clone a
+/// `K`.
+pub struct Cache<K> {
+    store: ThreadSafeStore<K>,
+    key_func: KeyFunc<K>,
+    size_gauge: crate::metrics::Gauge,
+}
+
+impl<K> std::fmt::Debug for Cache<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> Default for Cache<K> {
+    fn default() -> Self {
+        Self::new(meta_namespace_key_func::<K>, Indexers::default())
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> Cache<K> {
+    /// A cache keyed by `key_func` with the given indexers (client-go's
+    /// `NewIndexer`; `NewStore` is `Cache::new(key_func, Indexers::default())`).
+    pub fn new<F>(key_func: F, indexers: Indexers<K>) -> Self
+    where
+        F: Fn(&K) -> Result<ObjectKey> + Send + Sync + 'static,
+    {
+        Self {
+            store: ThreadSafeStore::new(indexers),
+            key_func: Arc::new(key_func),
+            size_gauge: crate::metrics::Gauge::default(),
+        }
+    }
+
+    /// Names the cache: with the `metrics` feature its size is recorded as
+    /// `cache_store_objects{name}` (unnamed caches record nothing).
+    #[must_use]
+    pub fn named(mut self, name: &str) -> Self {
+        self.size_gauge = crate::metrics::Gauge::store_objects(Some(name));
+        self.record_size();
+        self
+    }
+
+    fn record_size(&self) {
+        if self.size_gauge.is_active() {
+            self.size_gauge.set(self.store.len());
+        }
+    }
+
+    /// A cache keyed by [`meta_namespace_key_func`] with the `"namespace"`
+    /// index ([`meta_namespace_index_func`]), what informers use by default.
+    pub fn with_namespace_index() -> Self {
+        let mut indexers = Indexers::default();
+        indexers.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
+        Self::new(meta_namespace_key_func::<K>, indexers)
+    }
+
+    /// The key of `obj` under this cache's key function.
+    pub fn key_of(&self, obj: &K) -> Result<ObjectKey> {
+        (self.key_func)(obj)
+    }
+
+    fn key_of_delta_object(&self, obj: &DeltaObject<K>) -> Result<ObjectKey> {
+        match obj {
+            DeltaObject::Object(obj) => (self.key_func)(obj),
+            DeltaObject::DeletedFinalStateUnknown(tombstone) => Ok(tombstone.key.clone()),
+        }
+    }
+
+    /// The underlying thread-safe store.
+    pub fn thread_safe_store(&self) -> &ThreadSafeStore<K> {
+        &self.store
+    }
+
+    /// Adds (or replaces) an object under its key.
+    pub fn add(&self, obj: Arc<K>) -> Result<()> {
+        let key = (self.key_func)(&obj)?;
+        self.store.add(key, obj)?;
+        self.record_size();
+        Ok(())
+    }
+
+    /// Updates an object under its key (the same as [`Cache::add`]).
+    pub fn update(&self, obj: Arc<K>) -> Result<()> {
+        let key = (self.key_func)(&obj)?;
+        self.store.update(key, obj)
+    }
+
+    /// Deletes the object (or tombstone) under its key; deleting an absent
+    /// key is not an error.
+    pub fn delete(&self, obj: DeltaObject<K>) -> Result<()> {
+        let key = self.key_of_delta_object(&obj)?;
+        self.store.delete(&key)?;
+        self.record_size();
+        Ok(())
+    }
+
+    /// Deletes the object under `key`, if any.
+    pub fn delete_by_key(&self, key: &str) -> Result<()> {
+        self.store.delete(key)?;
+        self.record_size();
+        Ok(())
+    }
+
+    /// The object stored under `obj`'s key.
+    pub fn get(&self, obj: &K) -> Result<Option<Arc<K>>> {
+        let key = (self.key_func)(obj)?;
+        Ok(self.store.get(&key))
+    }
+
+    /// The object stored under `key`.
+    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        self.store.get(key)
+    }
+
+    /// Every object, as a shared snapshot (see [`Objects`]).
+    pub fn list(&self) -> Objects<K> {
+        self.store.list()
+    }
+
+    /// Every key.
+    pub fn list_keys(&self) -> Vec<ObjectKey> {
+        self.store.list_keys()
+    }
+
+    /// The number of objects.
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.store.len() == 0
+    }
+
+    /// Replaces the whole content with `list` (indices are rebuilt). On
+    /// error (a key or index function failing) the cache is unchanged.
+    pub fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()> {
+        let items = list
+            .into_iter()
+            .map(|obj| Ok(((self.key_func)(&obj)?, obj)))
+            .collect::<Result<Vec<_>>>()?;
+        self.store.replace(items, resource_version)?;
+        self.record_size();
+        Ok(())
+    }
+
+    /// See [`Indexer::index`].
+    pub fn index(&self, index_name: &str, obj: &K) -> Result<Objects<K>> {
+        self.store.index(index_name, obj)
+    }
+
+    /// See [`Indexer::index_keys`].
+    pub fn index_keys(&self, index_name: &str, indexed_value: &str) -> Result<Vec<ObjectKey>> {
+        self.store.index_keys(index_name, indexed_value)
+    }
+
+    /// See [`Indexer::list_index_func_values`].
+    pub fn list_index_func_values(&self, index_name: &str) -> Vec<Arc<str>> {
+        self.store.list_index_func_values(index_name)
+    }
+
+    /// See [`Indexer::by_index`].
+    pub fn by_index(&self, index_name: &str, indexed_value: &str) -> Result<Objects<K>> {
+        self.store.by_index(index_name, indexed_value)
+    }
+
+    /// See [`Indexer::get_indexers`].
+    pub fn get_indexers(&self) -> Indexers<K> {
+        self.store.get_indexers()
+    }
+
+    /// See [`Indexer::add_indexers`].
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<()> {
+        self.store.add_indexers(indexers)
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> Store<K> for Cache<K> {
+    type Item = Arc<K>;
+
+    fn add(&self, obj: Arc<K>) -> Result<()> {
+        Cache::add(self, obj)
+    }
+    fn update(&self, obj: Arc<K>) -> Result<()> {
+        Cache::update(self, obj)
+    }
+    fn delete(&self, obj: DeltaObject<K>) -> Result<()> {
+        Cache::delete(self, obj)
+    }
+    fn list(&self) -> Objects<K> {
+        Cache::list(self)
+    }
+    fn list_keys(&self) -> Vec<ObjectKey> {
+        Cache::list_keys(self)
+    }
+    fn get(&self, obj: &K) -> Result<Option<Arc<K>>> {
+        Cache::get(self, obj)
+    }
+    fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        Cache::get_by_key(self, key)
+    }
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()> {
+        Cache::replace(self, list, resource_version)
+    }
+    fn resync(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> Indexer<K> for Cache<K> {
+    fn index(&self, index_name: &str, obj: &K) -> Result<Objects<K>> {
+        Cache::index(self, index_name, obj)
+    }
+    fn index_keys(&self, index_name: &str, indexed_value: &str) -> Result<Vec<ObjectKey>> {
+        Cache::index_keys(self, index_name, indexed_value)
+    }
+    fn list_index_func_values(&self, index_name: &str) -> Vec<Arc<str>> {
+        Cache::list_index_func_values(self, index_name)
+    }
+    fn by_index(&self, index_name: &str, indexed_value: &str) -> Result<Objects<K>> {
+        Cache::by_index(self, index_name, indexed_value)
+    }
+    fn get_indexers(&self) -> Indexers<K> {
+        Cache::get_indexers(self)
+    }
+    fn add_indexers(&self, indexers: Indexers<K>) -> Result<()> {
+        Cache::add_indexers(self, indexers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delta_fifo::DeletedFinalStateUnknown;
+    use crate::test_util::{cm, version};
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    #[test]
+    fn meta_namespace_key_func_should_join_namespace_and_name() {
+        assert_eq!(
+            &*meta_namespace_key_func(&*cm("ns", "a", 0)).unwrap(),
+            "ns/a"
+        );
+    }
+
+    #[test]
+    fn meta_namespace_key_func_should_use_the_name_alone_for_a_cluster_scoped_object() {
+        assert_eq!(
+            &*meta_namespace_key_func(&*cm("", "node-1", 0)).unwrap(),
+            "node-1"
+        );
+    }
+
+    #[test]
+    fn meta_namespace_key_func_should_refuse_an_object_without_a_name() {
+        let nameless = ConfigMap::default();
+        assert!(matches!(
+            meta_namespace_key_func(&nameless),
+            Err(Error::ObjectHasNoName)
+        ));
+        let mut empty = ConfigMap::default();
+        empty.metadata.name = Some(String::new());
+        assert!(matches!(
+            meta_namespace_key_func(&empty),
+            Err(Error::ObjectHasNoName)
+        ));
+    }
+
+    #[test]
+    fn split_meta_namespace_key_should_split_namespaced_and_cluster_keys() {
+        assert_eq!(split_meta_namespace_key("ns/a").unwrap(), (Some("ns"), "a"));
+        assert_eq!(split_meta_namespace_key("a").unwrap(), (None, "a"));
+    }
+
+    #[test]
+    fn split_meta_namespace_key_should_reject_malformed_keys() {
+        for key in ["a/b/c", "", "/a", "a/"] {
+            let err = split_meta_namespace_key(key).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidKey { .. }),
+                "{key:?} gave {err:?}"
+            );
+            assert!(err.to_string().contains(&format!("{key:?}")));
+        }
+    }
+
+    #[test]
+    fn deletion_handling_key_func_should_use_the_tombstone_key() {
+        let tombstone: DeltaObject<ConfigMap> = DeletedFinalStateUnknown {
+            key: Arc::from("ns/gone"),
+            obj: None,
+        }
+        .into();
+        assert_eq!(
+            &*deletion_handling_meta_namespace_key_func(&tombstone).unwrap(),
+            "ns/gone"
+        );
+        let obj: DeltaObject<ConfigMap> = cm("ns", "a", 0).into();
+        assert_eq!(
+            &*deletion_handling_meta_namespace_key_func(&obj).unwrap(),
+            "ns/a"
+        );
+    }
+
+    #[test]
+    fn cache_should_delete_a_tombstone_by_its_key() {
+        let cache = Cache::<ConfigMap>::with_namespace_index();
+        cache.add(cm("ns", "a", 1)).unwrap();
+        cache
+            .delete(
+                DeletedFinalStateUnknown {
+                    key: Arc::from("ns/a"),
+                    obj: None,
+                }
+                .into(),
+            )
+            .unwrap();
+        assert!(cache.is_empty());
+        assert!(cache.list_index_func_values(NAMESPACE_INDEX).is_empty());
+    }
+
+    #[test]
+    fn cache_should_add_update_get_and_list_by_key() {
+        let cache = Cache::<ConfigMap>::default();
+        cache.add(cm("ns", "a", 1)).unwrap();
+        cache.update(cm("ns", "a", 2)).unwrap();
+        cache.add(cm("", "b", 1)).unwrap();
+        assert_eq!(version(&cache.get_by_key("ns/a").unwrap()), 2);
+        assert_eq!(version(&cache.get(&cm("ns", "a", 0)).unwrap().unwrap()), 2);
+        let mut keys: Vec<String> = cache.list_keys().iter().map(|k| k.to_string()).collect();
+        keys.sort();
+        assert_eq!(keys, ["b", "ns/a"]);
+        assert_eq!(cache.list().len(), 2);
+        cache.delete(cm("ns", "a", 0).into()).unwrap();
+        assert!(cache.get_by_key("ns/a").is_none());
+    }
+
+    #[test]
+    fn cache_replace_should_rebuild_items_and_indices() {
+        let cache = Cache::<ConfigMap>::with_namespace_index();
+        cache.add(cm("old", "a", 1)).unwrap();
+        cache
+            .replace(vec![cm("new", "b", 1), cm("new", "c", 1)], "7")
+            .unwrap();
+        assert!(cache.get_by_key("old/a").is_none());
+        assert_eq!(cache.by_index(NAMESPACE_INDEX, "new").unwrap().len(), 2);
+        assert!(cache.by_index(NAMESPACE_INDEX, "old").unwrap().is_empty());
+        assert_eq!(
+            cache.list_index_func_values(NAMESPACE_INDEX),
+            vec![Arc::<str>::from("new")]
+        );
+    }
+
+    #[test]
+    fn cache_should_refuse_an_object_without_a_name_and_stay_unchanged() {
+        let cache = Cache::<ConfigMap>::default();
+        assert!(matches!(
+            cache.add(Arc::new(ConfigMap::default())),
+            Err(Error::ObjectHasNoName)
+        ));
+        cache.add(cm("ns", "a", 1)).unwrap();
+        let err = cache.replace(vec![cm("ns", "b", 1), Arc::new(ConfigMap::default())], "1");
+        assert!(err.is_err());
+        assert!(cache.get_by_key("ns/a").is_some());
+    }
+
+    #[cfg(feature = "metrics")]
+    #[test]
+    fn a_named_cache_should_record_its_size() {
+        let cache = Cache::<ConfigMap>::default().named("kcr-cache-test-size");
+        cache.add(cm("ns", "a", 1)).unwrap();
+        cache.add(cm("ns", "b", 1)).unwrap();
+        cache.delete(cm("ns", "a", 1).into()).unwrap();
+        let text = kcr_metrics::encode_text(kcr_metrics::registry()).unwrap();
+        assert!(
+            text.contains(r#"cache_store_objects{name="kcr-cache-test-size"} 1"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_arc_of_a_dyn_indexer_should_serve_as_known_objects() {
+        let cache: Arc<dyn Indexer<ConfigMap>> = Arc::new(Cache::with_namespace_index());
+        cache.add(cm("ns", "a", 1)).unwrap();
+        let known: Arc<dyn KeyListerGetter<ConfigMap>> = Arc::new(cache.clone());
+        assert_eq!(known.list_keys(), vec![Arc::<str>::from("ns/a")]);
+        assert!(known.get_by_key("ns/a").is_some());
+    }
+}
