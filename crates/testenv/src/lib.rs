@@ -1,1 +1,125 @@
-//! kcr-testenv.
+//! An embedded Kubernetes API server for tests, examples and demos.
+//!
+//! [`TestEnv::start`] runs a real HTTP API server on a free loopback port, in-process;
+//! [`TestEnv::client`] is a `kube::Client` for it and [`TestEnv::kubeconfig_path`] a kubeconfig
+//! that `kubectl` accepts. The `kcr-apiserver` binary runs the same server standalone.
+//! Nothing is mocked: resource versions, watch streams, bookmarks, `410 Gone` and conflicts
+//! behave as they do on kube-apiserver, so controllers tested here behave the same on a cluster.
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::{Api, PostParams};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let env = kcr_testenv::TestEnv::start().await?;
+//! let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("settings".into());
+//! let created = api.create(&PostParams::default(), &cm).await?;
+//! assert!(created.metadata.resource_version.is_some());
+//!
+//! // Two writers start from the same version: the second one gets 409 Conflict.
+//! let mut first = created.clone();
+//! first.data = Some([("writer".to_string(), "first".to_string())].into());
+//! api.replace("settings", &PostParams::default(), &first).await?;
+//! let mut second = created.clone();
+//! second.data = Some([("writer".to_string(), "second".to_string())].into());
+//! let err = api.replace("settings", &PostParams::default(), &second).await.unwrap_err();
+//! assert!(matches!(err, kube::Error::Api(s) if s.code == 409));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What it serves
+//!
+//! - **Discovery**: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<group>`,
+//!   `/apis/<group>/<version>`, aggregated discovery (`apidiscovery.k8s.io/v2`) when asked for,
+//!   minimal `/openapi/v2` and `/openapi/v3`, `/healthz`, `/livez`, `/readyz`.
+//! - **Built-in resources**: core/v1 `namespaces` (`default`, `kube-system`, `kube-public`,
+//!   `kube-node-lease` exist from the start), `configmaps`, `secrets`, `pods`, `services`,
+//!   `events`, `serviceaccounts`; apps/v1 `deployments` (with `status` and `scale`);
+//!   coordination.k8s.io/v1 `leases`; events.k8s.io/v1 `events`; apiextensions.k8s.io/v1
+//!   `customresourcedefinitions` (core/v1 and events.k8s.io/v1 events are stored apart).
+//!   Creating a CRD serves its resource (namespaced or
+//!   cluster-scoped, every served version, `status` when declared); deleting it stops serving
+//!   it and deletes its objects. Objects are not validated against schemas.
+//! - **Verbs**, following the API conventions: `create` (`generateName`, `uid`,
+//!   `creationTimestamp`, `resourceVersion`, `generation` = 1, `409 AlreadyExists`, `404` for a
+//!   missing namespace), `get`, `list`, `watch`, `update` (a stale `resourceVersion` gets
+//!   `409 Conflict`; custom resources require one; `generation` increments when anything but
+//!   metadata and status changes; a no-op update keeps the version; with a `status`
+//!   subresource the main resource ignores `status` and `/status` ignores everything else),
+//!   `patch` (JSON merge patch, JSON patch, strategic merge patch treated as a merge patch;
+//!   server-side apply with a JSON body as create-or-merge without field management, other apply
+//!   bodies get `415`), `delete` (finalizers set `deletionTimestamp` and keep the object until
+//!   the last one is removed; `preconditions`), `deletecollection`; `dryRun` is honoured.
+//!   Deleting a namespace deletes its objects at once. Errors are `metav1.Status` bodies.
+//! - **List**: `labelSelector` (full syntax), `fieldSelector` (`metadata.name`,
+//!   `metadata.namespace`, and a few per-type fields), `limit` + `continue` (a token older than
+//!   the history gets `410 Expired`), `resourceVersion` + `resourceVersionMatch`, validated as
+//!   kube-apiserver does (`422` on `ListOptions`).
+//! - **Watch**: from a `resourceVersion` (`""`/`"0"` start with `ADDED` for the current state;
+//!   older than the history: an `ERROR` event with `410 Expired`), `allowWatchBookmarks`
+//!   (a `BOOKMARK` every [`TestEnvBuilder::bookmark_interval`]), `timeoutSeconds`,
+//!   `sendInitialEvents=true` (the state as `ADDED`, then a `BOOKMARK` annotated
+//!   `k8s.io/initial-events-end: "true"`), selectors (an object that stops matching is sent as
+//!   `DELETED`, one that starts matching as `ADDED`). Events are chunked JSON lines. Each watch
+//!   has its own task and buffer, so a slow client never holds up the others.
+//! - **Auth**: with [`TestEnvBuilder::token`], requests without `Authorization: Bearer <token>`
+//!   get `401`. Plain HTTP on loopback (no TLS); note that kubectl (client-go) sends
+//!   credentials only over TLS, so use kubectl against a server without a token.
+//! - **Encodings**: JSON; `PartialObjectMetadata` when asked for (metadata informers);
+//!   protobuf request bodies for `ConfigMap`, `Secret`, `Namespace`, `ServiceAccount` and `Lease`
+//!   (typed `kubectl create` commands), other protobuf bodies get `415`. Answers are JSON.
+//! - **Faults**: see [`Faults`] (in-process) and the admin endpoint (`/kcr/faults/...`, enabled
+//!   with [`TestEnvBuilder::admin_endpoint`], on in `kcr-apiserver`): close every watch, close
+//!   watches after N events, compact the history, fail the next N requests, add latency,
+//!   refuse writes from a user agent or to an object, stop and restart serving on the same port.
+//! - **Robustness**: malformed JSON, wrong `kind`/`apiVersion`, missing names, unknown
+//!   resources and oversized bodies get `400`/`404`/`413`/`422` Status errors; no input panics
+//!   the server.
+//!
+//! # Admin endpoint
+//!
+//! Every call is a `POST` (with the bearer token when one is configured):
+//!
+//! | path | query | effect |
+//! | --- | --- | --- |
+//! | `/kcr/faults/close-watches` | | [`Faults::close_all_watches`] |
+//! | `/kcr/faults/close-watches-after` | `events=N` (absent: off) | [`Faults::close_watches_after_events`] |
+//! | `/kcr/faults/compact` | | [`Faults::compact_history`] |
+//! | `/kcr/faults/fail` | `count=N&status=S[&verb=V][&resource=R][&retryAfter=SECS]` | [`Faults::fail_next`] |
+//! | `/kcr/faults/latency` | `ms=N` | [`Faults::set_latency`] |
+//! | `/kcr/faults/refuse-user-agent` | `userAgent=UA` | [`Faults::refuse_updates_from_user_agent`] |
+//! | `/kcr/faults/refuse-object` | `resource=R[&namespace=NS]&name=N` | [`Faults::refuse_updates_to`] |
+//! | `/kcr/faults/clear` | | [`Faults::clear`] |
+//! | `/kcr/faults/restart` | `downMs=N` (default 500) | stop serving, wait, serve again on the same port |
+//!
+//! # The binary
+//!
+//! `kcr-apiserver --port N --kubeconfig-out PATH [--token T] [--history-size N]
+//! [--bookmark-interval-ms N]` serves until interrupted and prints where it listens. Build it on
+//! its own with `cargo build -p kcr-testenv --features latest --bin kcr-apiserver` (the `latest`
+//! feature selects k8s-openapi's newest Kubernetes version, which a library must not do).
+
+mod admin;
+mod api;
+mod body;
+mod discovery;
+mod error;
+mod faults;
+mod meta;
+mod patch;
+mod protobuf;
+mod registry;
+mod selector;
+mod server;
+mod status;
+mod store;
+mod test_env;
+mod watch;
+
+pub use error::{Error, Result};
+pub use faults::{Failure, Faults};
+pub use test_env::{TestEnv, TestEnvBuilder};

@@ -1,0 +1,1422 @@
+//! Resource requests: routing to a resource and a verb, then get, list, create, update, patch,
+//! delete and deletecollection. Watches are in [`crate::watch`].
+
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http::{Method, Response};
+use serde_json::{Map, Value, json};
+
+use crate::body::Body;
+use crate::meta::{self, meta_str, metadata_mut};
+use crate::patch::{self, JsonPatchError};
+use crate::registry::{self, ResourceDef};
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::server::{Request, Shared, error_response, json_response};
+use crate::status::{ApiError, ApiResult};
+use crate::store::{EventType, ListQuery, Store, Stored, VersionError, object_key};
+use crate::watch;
+
+/// A resource request's target.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub(crate) def: Arc<ResourceDef>,
+    pub(crate) namespace: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) sub: Option<String>,
+    /// The client asked for `PartialObjectMetadata` (`Accept: ...;as=PartialObjectMetadata...`).
+    pub(crate) metadata_only: bool,
+}
+
+impl Target {
+    fn key(&self) -> String {
+        object_key(
+            self.namespace.as_deref(),
+            self.name.as_deref().unwrap_or_default(),
+        )
+    }
+
+    fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or_default()
+    }
+}
+
+/// Splits `/api/v1/...` or `/apis/<group>/<version>/...` into group, version and the rest.
+pub(crate) fn split_api_path(path: &str) -> Option<(&str, &str, Vec<&str>)> {
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    match segs.as_slice() {
+        ["api", version, rest @ ..] => Some(("", *version, rest.to_vec())),
+        ["apis", group, version, rest @ ..] => Some((*group, *version, rest.to_vec())),
+        _ => None,
+    }
+}
+
+/// Resolves a resource path; `Ok(None)` when the path is not a resource path at all.
+fn route(store: &Store, path: &str) -> ApiResult<Option<Target>> {
+    let Some((group, version, rest)) = split_api_path(path) else {
+        return Ok(None);
+    };
+    if rest.is_empty() {
+        return Ok(None);
+    }
+    let (namespace, plural, name, sub, extra) = if rest[0] == "namespaces" && rest.len() >= 3 {
+        (
+            Some(rest[1]),
+            rest[2],
+            rest.get(3).copied(),
+            rest.get(4).copied(),
+            rest.len() > 5,
+        )
+    } else {
+        (
+            None,
+            rest[0],
+            rest.get(1).copied(),
+            rest.get(2).copied(),
+            rest.len() > 3,
+        )
+    };
+    let (namespace, plural, name, sub) = match store.def(group, version, plural) {
+        // `/api/v1/namespaces/<name>/status` is a subresource of a namespace.
+        None if namespace.is_some() && rest.len() == 3 => {
+            (None, rest[0], Some(rest[1]), Some(rest[2]))
+        }
+        _ => (namespace, plural, name, sub),
+    };
+    let def = store
+        .def(group, version, plural)
+        .ok_or_else(ApiError::path_not_found)?;
+    if extra || (namespace.is_some() && !def.namespaced) {
+        return Err(ApiError::path_not_found());
+    }
+    if namespace.is_none() && def.namespaced && name.is_some() {
+        return Err(ApiError::path_not_found());
+    }
+    if let Some(s) = sub {
+        let known = (s == "status" && def.status) || (s == "scale" && def.scale);
+        if !known {
+            return Err(ApiError::path_not_found());
+        }
+    }
+    Ok(Some(Target {
+        def: def.clone(),
+        namespace: namespace.map(str::to_owned),
+        name: name.map(str::to_owned),
+        sub: sub.map(str::to_owned),
+        metadata_only: false,
+    }))
+}
+
+fn verb(req: &Request, t: &Target) -> ApiResult<&'static str> {
+    let watching = matches!(req.param("watch"), Some("true" | "1"));
+    Ok(match (&req.method, t.name.is_some()) {
+        (&Method::GET, false) if watching => "watch",
+        (&Method::GET, false) => "list",
+        (&Method::GET, true) => "get",
+        (&Method::POST, false) if t.namespace.is_some() || !t.def.namespaced => "create",
+        (&Method::PUT, true) => "update",
+        (&Method::PATCH, true) => "patch",
+        (&Method::DELETE, true) => "delete",
+        (&Method::DELETE, false) => "deletecollection",
+        _ => return Err(ApiError::method_not_allowed()),
+    })
+}
+
+/// Serves a resource request.
+pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<Body> {
+    let routed = route(&shared.store.lock(), &req.path);
+    let mut target = match routed {
+        Ok(Some(t)) => t,
+        Ok(None) => return error_response(&ApiError::path_not_found()),
+        Err(e) => return error_response(&e),
+    };
+    target.metadata_only = req.header("accept").contains("as=PartialObjectMetadata");
+    let verb = match verb(&req, &target) {
+        Ok(v) => v,
+        Err(e) => return error_response(&e),
+    };
+    if matches!(verb, "create" | "update") {
+        let ct = req.header("content-type");
+        let media = ct.split(';').next().unwrap_or_default().trim().to_owned();
+        if media == "application/vnd.kubernetes.protobuf" {
+            match crate::protobuf::decode(&req.body) {
+                Ok(v) => req.body = to_bytes(&v),
+                Err(e) => {
+                    return error_response(&ApiError::new(415, "UnsupportedMediaType", e.0));
+                }
+            }
+        } else if !media.is_empty() && media != "application/json" && media != "*/*" {
+            return error_response(&ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json (got {media:?})"
+                ),
+            ));
+        }
+    }
+    if let Some(f) = shared.faults.lock().take_failure(verb, &target.def.plural) {
+        let mut e = ApiError::for_status(f.code(), "kcr-testenv: injected failure");
+        e.retry_after = f.retry_after_seconds();
+        return error_response(&e);
+    }
+    if matches!(
+        verb,
+        "create" | "update" | "patch" | "delete" | "deletecollection"
+    ) {
+        let name = match verb {
+            "create" => serde_json::from_slice::<Value>(&req.body)
+                .ok()
+                .and_then(|v| meta_str(&v, "name").map(str::to_owned)),
+            _ => target.name.clone(),
+        };
+        let refused = shared.faults.lock().refuses(
+            req.user_agent(),
+            &target.def.plural,
+            target.namespace.as_deref(),
+            name.as_deref(),
+        );
+        if refused {
+            return error_response(&ApiError::internal(
+                "kcr-testenv: update refused (fault injection)",
+            ));
+        }
+    }
+    let result = match verb {
+        "watch" => return watch::handle(shared, &req, &target),
+        "list" => list(shared, &req, &target),
+        "get" => get(shared, &target),
+        "create" => create(shared, &req, &target),
+        "update" => update(shared, &req, &target),
+        "patch" => patch(shared, &req, &target),
+        "delete" => delete(shared, &req, &target),
+        _ => delete_collection(shared, &req, &target),
+    };
+    match result {
+        Ok((code, body)) => json_response(code, body),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// The object's JSON as served to this target: custom resources read through another served
+/// version get that version's `apiVersion`; metadata-only requests get `PartialObjectMetadata`.
+pub(crate) fn served_json(t: &Target, stored: &Stored) -> Bytes {
+    let def = &t.def;
+    if t.metadata_only {
+        let v = json!({
+            "kind": "PartialObjectMetadata",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": stored.value.get("metadata").cloned().unwrap_or(json!({})),
+        });
+        return to_bytes(&v);
+    }
+    if def.custom {
+        let want = def.api_version();
+        if stored.value.get("apiVersion").and_then(Value::as_str) != Some(want.as_str()) {
+            let mut v = (*stored.value).clone();
+            if let Some(m) = v.as_object_mut() {
+                m.insert("apiVersion".into(), Value::String(want));
+            }
+            return Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
+        }
+    }
+    stored.json.clone()
+}
+
+fn to_bytes(v: &Value) -> Bytes {
+    Bytes::from(serde_json::to_vec(v).unwrap_or_default())
+}
+
+fn get(shared: &Shared, t: &Target) -> ApiResult<(u16, Bytes)> {
+    let store = shared.store.lock();
+    let stored = store
+        .get(&t.def.storage, &t.key())
+        .ok_or_else(|| ApiError::not_found(&t.def.group, &t.def.plural, t.name()))?;
+    if t.sub.as_deref() == Some("scale") {
+        return Ok((200, to_bytes(&scale_of(&stored.value))));
+    }
+    Ok((200, served_json(t, stored)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// list
+
+/// Parsed list / watch options.
+#[derive(Debug, Default)]
+pub(crate) struct ListOptions {
+    pub(crate) labels: LabelSelector,
+    pub(crate) fields: FieldSelector,
+    pub(crate) limit: usize,
+    pub(crate) continue_token: Option<(u64, String)>,
+    pub(crate) resource_version: Option<String>,
+    pub(crate) rv_match: Option<String>,
+    pub(crate) allow_bookmarks: bool,
+    pub(crate) send_initial_events: Option<bool>,
+    pub(crate) timeout_seconds: Option<u64>,
+}
+
+impl ListOptions {
+    pub(crate) fn matches(&self, v: &Value) -> bool {
+        self.labels.matches(v) && self.fields.matches(v)
+    }
+
+    /// The requested version as a number (`None` for `""`).
+    pub(crate) fn rv_number(&self) -> ApiResult<Option<u64>> {
+        match self.resource_version.as_deref() {
+            None | Some("") => Ok(None),
+            Some(s) => s
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {s:?}"))),
+        }
+    }
+}
+
+fn invalid_list_options(causes: &[(&str, &str, String)]) -> ApiError {
+    ApiError::invalid("meta.k8s.io", "ListOptions", "", causes)
+}
+
+fn bool_param(req: &Request, name: &str) -> ApiResult<Option<bool>> {
+    match req.param(name) {
+        None => Ok(None),
+        Some("true" | "1") => Ok(Some(true)),
+        Some("false" | "0" | "") => Ok(Some(false)),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "invalid value for {name}: {other:?}"
+        ))),
+    }
+}
+
+/// Encodes a continue token (opaque to clients): the list's version and the last key returned.
+fn encode_continue(rv: u64, key: &str) -> String {
+    let mut s = format!("{rv:x}.");
+    for b in key.bytes() {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+fn decode_continue(token: &str) -> Option<(u64, String)> {
+    let (rv, key) = token.split_once('.')?;
+    let rv = u64::from_str_radix(rv, 16).ok()?;
+    if key.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..key.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(key.get(i..i + 2)?, 16).ok())
+        .collect();
+    Some((rv, String::from_utf8(bytes?).ok()?))
+}
+
+/// Parses and validates the list options of a list (`watch == false`) or watch request.
+pub(crate) fn list_options(
+    req: &Request,
+    def: &ResourceDef,
+    watch: bool,
+) -> ApiResult<ListOptions> {
+    let mut o = ListOptions {
+        labels: LabelSelector::parse(req.param("labelSelector").unwrap_or_default())?,
+        fields: FieldSelector::parse(
+            req.param("fieldSelector").unwrap_or_default(),
+            def.extra_fields,
+        )?,
+        resource_version: req.param("resourceVersion").map(str::to_owned),
+        rv_match: req
+            .param("resourceVersionMatch")
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
+        allow_bookmarks: bool_param(req, "allowWatchBookmarks")?.unwrap_or(false),
+        send_initial_events: bool_param(req, "sendInitialEvents")?,
+        ..ListOptions::default()
+    };
+    if let Some(l) = req.param("limit").filter(|s| !s.is_empty()) {
+        let n: i64 = l
+            .parse()
+            .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?;
+        o.limit = usize::try_from(n.max(0)).unwrap_or(0);
+    }
+    if let Some(t) = req.param("timeoutSeconds").filter(|s| !s.is_empty()) {
+        o.timeout_seconds = Some(
+            t.parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {t:?}")))?,
+        );
+    }
+    let cont = req.param("continue").filter(|s| !s.is_empty());
+    let rv = o.resource_version.as_deref().unwrap_or_default();
+    let mut causes: Vec<(&str, &str, String)> = Vec::new();
+    let forbidden = "FieldValueForbidden";
+    if watch {
+        if o.send_initial_events.is_some() {
+            if o.rv_match.as_deref() != Some("NotOlderThan") {
+                causes.push(("resourceVersionMatch", forbidden, "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan".into()));
+            }
+            if o.send_initial_events == Some(true) && !o.allow_bookmarks {
+                causes.push((
+                    "allowWatchBookmarks",
+                    forbidden,
+                    "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true"
+                        .into(),
+                ));
+            }
+        }
+        if let Some(m) = o.rv_match.as_deref() {
+            if o.send_initial_events.is_none() {
+                causes.push(("resourceVersionMatch", forbidden, "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided".into()));
+            }
+            if m != "NotOlderThan" {
+                causes.push((
+                    "resourceVersionMatch",
+                    "FieldValueNotSupported",
+                    format!("Unsupported value: {m:?}: supported values: \"NotOlderThan\""),
+                ));
+            }
+        }
+    } else {
+        if let Some(m) = o.rv_match.as_deref() {
+            if rv.is_empty() {
+                causes.push(("resourceVersionMatch", forbidden, "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided".into()));
+            }
+            if cont.is_some() {
+                causes.push((
+                    "resourceVersionMatch",
+                    forbidden,
+                    "Forbidden: resourceVersionMatch is forbidden when continue is provided".into(),
+                ));
+            }
+            if m != "Exact" && m != "NotOlderThan" {
+                causes.push(("resourceVersionMatch", "FieldValueNotSupported", format!("Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\", \"\"")));
+            }
+            if m == "Exact" && rv == "0" {
+                causes.push(("resourceVersionMatch", forbidden, "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"".into()));
+            }
+        }
+        if o.send_initial_events.is_some() {
+            causes.push((
+                "sendInitialEvents",
+                forbidden,
+                "Forbidden: sendInitialEvents is forbidden for list".into(),
+            ));
+        }
+    }
+    if !causes.is_empty() {
+        return Err(invalid_list_options(&causes));
+    }
+    o.rv_number()?;
+    if let Some(c) = cont {
+        if !rv.is_empty() && rv != "0" {
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
+        }
+        let decoded = decode_continue(c)
+            .ok_or_else(|| ApiError::bad_request(format!("continue key is not valid: {c:?}")))?;
+        o.continue_token = Some(decoded);
+    }
+    Ok(o)
+}
+
+fn version_error(e: VersionError, requested: u64) -> ApiError {
+    match e {
+        VersionError::TooOld { compacted } => ApiError::gone(format!(
+            "too old resource version: {requested} ({compacted})"
+        )),
+        VersionError::TooNew { current } => {
+            ApiError::too_large_resource_version(requested, current)
+        }
+    }
+}
+
+fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    let o = list_options(req, &t.def, false)?;
+    let keep = |v: &Value| o.matches(v);
+    let count_remaining = o.labels.is_empty() && o.fields.is_empty();
+    let (at, after) = match &o.continue_token {
+        Some((rv, key)) => (Some(*rv), Some(key.as_str())),
+        None => match (o.rv_number()?, o.rv_match.as_deref()) {
+            (Some(rv), Some("Exact")) => (Some(rv), None),
+            _ => (None, None),
+        },
+    };
+    let page = {
+        let store = shared.store.lock();
+        if let (Some(rv), None | Some("NotOlderThan"), None) =
+            (o.rv_number()?, o.rv_match.as_deref(), &o.continue_token)
+            && rv > store.rv()
+        {
+            return Err(ApiError::too_large_resource_version(rv, store.rv()));
+        }
+        let q = ListQuery {
+            namespace: t.namespace.as_deref(),
+            at,
+            after,
+            limit: o.limit,
+            keep: &keep,
+            count_remaining,
+        };
+        store.list(&t.def.storage, &q)
+    };
+    let page = match page {
+        Ok(p) => p,
+        Err(VersionError::TooOld { .. }) if o.continue_token.is_some() => {
+            return Err(ApiError::gone(
+                "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+            ));
+        }
+        Err(e) => return Err(version_error(e, at.unwrap_or_default())),
+    };
+    let mut list_meta = Map::new();
+    list_meta.insert("resourceVersion".into(), Value::String(page.rv.to_string()));
+    if let Some(key) = &page.last_key {
+        list_meta.insert(
+            "continue".into(),
+            Value::String(encode_continue(page.rv, key)),
+        );
+        if let Some(n) = page.remaining {
+            list_meta.insert("remainingItemCount".into(), json!(n));
+        }
+    }
+    let (kind, api_version) = list_type(t);
+    let head = json!({"kind": kind, "apiVersion": api_version, "metadata": list_meta});
+    Ok((
+        200,
+        list_body(&head, page.items.iter().map(|s| served_json(t, s))),
+    ))
+}
+
+/// The kind and apiVersion of a list served to this target.
+fn list_type(t: &Target) -> (String, String) {
+    if t.metadata_only {
+        ("PartialObjectMetadataList".into(), "meta.k8s.io/v1".into())
+    } else {
+        (t.def.list_kind.clone(), t.def.api_version())
+    }
+}
+
+/// `{"kind":..,"apiVersion":..,"metadata":..,"items":[...]}` from pre-serialized items.
+fn list_body(head: &Value, items: impl Iterator<Item = Bytes>) -> Bytes {
+    let head = serde_json::to_vec(head).unwrap_or_default();
+    let mut out = BytesMut::with_capacity(head.len() + 64);
+    // `head` is a JSON object: drop its closing brace and append the items.
+    out.put_slice(&head[..head.len().saturating_sub(1)]);
+    out.put_slice(b",\"items\":[");
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.put_u8(b',');
+        }
+        out.put_slice(&item);
+    }
+    out.put_slice(b"]}");
+    out.freeze()
+}
+
+// ---------------------------------------------------------------------------------------------
+// writes
+
+fn dry_run(req: &Request) -> bool {
+    req.param("dryRun").is_some_and(|v| !v.is_empty())
+}
+
+/// Parses a request body as an object of the target's kind.
+fn parse_object(req: &Request, def: &ResourceDef) -> ApiResult<Map<String, Value>> {
+    let value: Value = serde_json::from_slice(&req.body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the body of the request could not be decoded as JSON: {e}"
+        ))
+    })?;
+    let Value::Object(map) = value else {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
+    };
+    check_type(&map, def)?;
+    Ok(map)
+}
+
+fn check_type(map: &Map<String, Value>, def: &ResourceDef) -> ApiResult<()> {
+    let want_version = def.api_version();
+    if let Some(v) = map.get("apiVersion") {
+        let Some(v) = v.as_str() else {
+            return Err(ApiError::bad_request("apiVersion must be a string"));
+        };
+        let same_group = match v.split_once('/') {
+            Some((g, _)) => g == def.group,
+            None => def.group.is_empty(),
+        };
+        if v != want_version && !(def.custom && same_group) {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({want_version})"
+            )));
+        }
+    }
+    if let Some(k) = map.get("kind") {
+        let Some(k) = k.as_str() else {
+            return Err(ApiError::bad_request("kind must be a string"));
+        };
+        if !k.is_empty() && k != def.kind {
+            return Err(ApiError::bad_request(format!(
+                "{k} in version \"{}\" cannot be handled as a {}: the kind in the data does not match the kind of the resource",
+                def.version, def.kind
+            )));
+        }
+    }
+    if map.get("metadata").is_some_and(|m| !m.is_object()) {
+        return Err(ApiError::bad_request("metadata must be an object"));
+    }
+    Ok(())
+}
+
+fn invalid_name(def: &ResourceDef, name: &str) -> Option<ApiError> {
+    let ok = if def.plural == "namespaces" {
+        meta::is_dns_label(name)
+    } else {
+        meta::is_dns_subdomain(name)
+    };
+    (!ok).then(|| {
+        ApiError::invalid(
+            &def.group,
+            &def.kind,
+            name,
+            &[(
+                "metadata.name",
+                "FieldValueInvalid",
+                format!("Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"),
+            )],
+        )
+    })
+}
+
+/// Commits a change and wakes the watches.
+fn commit(
+    shared: &Shared,
+    store: &mut Store,
+    def: &ResourceDef,
+    namespace: Option<&str>,
+    key: &str,
+    kind: EventType,
+    value: Value,
+) -> Stored {
+    let stored = store.commit(&def.storage, namespace, key, kind, value);
+    shared.notify(store.rv());
+    stored
+}
+
+fn set_rv(obj: &mut Map<String, Value>, rv: u64) {
+    metadata_mut(obj).insert("resourceVersion".into(), Value::String(rv.to_string()));
+}
+
+fn crd_status(crd: &Value) -> Value {
+    let now = meta::now_rfc3339();
+    let storage = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .and_then(|vs| {
+            vs.iter()
+                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        })
+        .and_then(|v| v.get("name"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    json!({
+        "acceptedNames": crd.pointer("/spec/names").cloned().unwrap_or(json!({})),
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": now},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": now}
+        ],
+        "storedVersions": [storage]
+    })
+}
+
+fn create(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    let def = &t.def;
+    let mut obj = parse_object(req, def)?;
+    obj.insert("kind".into(), Value::String(def.kind.clone()));
+    obj.insert("apiVersion".into(), Value::String(def.api_version()));
+    let meta = metadata_mut(&mut obj);
+    let name = match meta
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    {
+        Some(n) => n.to_owned(),
+        None => match meta
+            .get("generateName")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        {
+            Some(prefix) => format!("{prefix}{}", meta::random_suffix()),
+            None => {
+                return Err(ApiError::invalid(
+                    &def.group,
+                    &def.kind,
+                    "",
+                    &[(
+                        "metadata.name",
+                        "FieldValueRequired",
+                        "Required value: name or generateName is required".into(),
+                    )],
+                ));
+            }
+        },
+    };
+    if let Some(e) = invalid_name(def, &name) {
+        return Err(e);
+    }
+    meta.insert("name".into(), Value::String(name.clone()));
+    if def.namespaced {
+        let ns = t.namespace.clone().unwrap_or_default();
+        match meta.get("namespace").and_then(Value::as_str) {
+            Some(body_ns) if !body_ns.is_empty() && body_ns != ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => {}
+        }
+        meta.insert("namespace".into(), Value::String(ns));
+    } else {
+        meta.remove("namespace");
+    }
+    meta.insert("uid".into(), Value::String(meta::new_uid()));
+    meta.insert(
+        "creationTimestamp".into(),
+        Value::String(meta::now_rfc3339()),
+    );
+    meta.insert("generation".into(), json!(1));
+    meta.remove("deletionTimestamp");
+    meta.remove("deletionGracePeriodSeconds");
+    meta.remove("selfLink");
+    if def.status {
+        obj.remove("status");
+    }
+    if def.plural == "namespaces" && def.group.is_empty() {
+        obj.insert("status".into(), json!({"phase": "Active"}));
+    }
+    let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
+    let mut new_defs = None;
+    if is_crd {
+        let v = Value::Object(obj);
+        new_defs = Some(registry::from_crd(&v)?);
+        let status = crd_status(&v);
+        let Value::Object(mut m) = v else {
+            return Err(ApiError::internal("unreachable"));
+        };
+        m.insert("status".into(), status);
+        obj = m;
+    }
+    let key = object_key(t.namespace.as_deref().filter(|_| def.namespaced), &name);
+    let mut store = shared.store.lock();
+    if def.namespaced {
+        let ns = t.namespace.as_deref().unwrap_or_default();
+        if store.get("/namespaces", ns).is_none() {
+            return Err(ApiError::not_found("", "namespaces", ns));
+        }
+    }
+    if store.get(&def.storage, &key).is_some() {
+        return Err(ApiError::already_exists(&def.group, &def.plural, &name));
+    }
+    if let Some(defs) = &new_defs
+        && let Some(first) = defs.first()
+    {
+        let taken = store.defs().iter().any(|d| {
+            d.group == first.group && d.plural == first.plural && d.storage != first.storage
+        });
+        if taken {
+            return Err(ApiError::already_exists(&def.group, &def.plural, &name));
+        }
+    }
+    set_rv(&mut obj, store.next_rv());
+    if dry_run(req) {
+        return Ok((201, to_bytes(&Value::Object(obj))));
+    }
+    let ns = t.namespace.as_deref().filter(|_| def.namespaced);
+    let stored = commit(
+        shared,
+        &mut store,
+        def,
+        ns,
+        &key,
+        EventType::Added,
+        Value::Object(obj),
+    );
+    if let (Some(defs), Some(first)) = (new_defs.clone(), new_defs.as_ref().and_then(|d| d.first()))
+    {
+        let storage = first.storage.clone();
+        store.register(&storage, defs);
+    }
+    Ok((201, stored.json))
+}
+
+/// The parts of an object that `generation` tracks: everything but metadata and status.
+fn spec_changed(old: &Value, new: &Value) -> bool {
+    let strip = |v: &Value| -> Map<String, Value> {
+        let mut m = v.as_object().cloned().unwrap_or_default();
+        for k in ["metadata", "status", "kind", "apiVersion"] {
+            m.remove(k);
+        }
+        m
+    };
+    strip(old) != strip(new)
+}
+
+fn finalizers(v: &Value) -> Vec<String> {
+    v.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+enum Part {
+    Main,
+    Status,
+}
+
+/// Builds the object an update stores: `Ok(None)` for a no-op.
+fn prepare_update(
+    def: &ResourceDef,
+    old: &Value,
+    new: Map<String, Value>,
+    part: Part,
+    rv_required: bool,
+    next_rv: u64,
+) -> ApiResult<Option<Value>> {
+    let name = meta_str(old, "name").unwrap_or_default();
+    let old_rv = meta_str(old, "resourceVersion").unwrap_or_default();
+    let new_value = Value::Object(new);
+    match meta_str(&new_value, "resourceVersion").filter(|s| !s.is_empty()) {
+        None if rv_required => {
+            return Err(ApiError::invalid(
+                &def.group,
+                &def.kind,
+                name,
+                &[(
+                    "metadata.resourceVersion",
+                    "FieldValueInvalid",
+                    "Invalid value: 0x0: must be specified for an update".into(),
+                )],
+            ));
+        }
+        Some(rv) if rv != old_rv => return Err(ApiError::modified(&def.group, &def.plural, name)),
+        _ => {}
+    }
+    let Value::Object(mut result) = (match part {
+        Part::Status => {
+            let mut r = old.clone();
+            if let Some(m) = r.as_object_mut() {
+                match new_value.get("status") {
+                    Some(s) => m.insert("status".into(), s.clone()),
+                    None => m.remove("status"),
+                };
+            }
+            r
+        }
+        Part::Main => new_value,
+    }) else {
+        return Err(ApiError::internal("object is not a map"));
+    };
+    result.insert("kind".into(), Value::String(def.kind.clone()));
+    result.insert("apiVersion".into(), Value::String(def.api_version()));
+    if let Part::Main = part {
+        if def.status {
+            match old.get("status") {
+                Some(s) => result.insert("status".into(), s.clone()),
+                None => result.remove("status"),
+            };
+        }
+        let old_meta = old
+            .get("metadata")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let meta = metadata_mut(&mut result);
+        for k in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "namespace",
+            "name",
+            "generation",
+        ] {
+            match old_meta.get(k) {
+                Some(v) => meta.insert(k.into(), v.clone()),
+                None => meta.remove(k),
+            };
+        }
+        meta.remove("selfLink");
+    }
+    let terminating = old.pointer("/metadata/deletionTimestamp").is_some();
+    if terminating {
+        let before = finalizers(old);
+        let added: Vec<String> = finalizers(&Value::Object(result.clone()))
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
+        if !added.is_empty() {
+            return Err(ApiError::invalid(
+                &def.group,
+                &def.kind,
+                name,
+                &[(
+                    "metadata.finalizers",
+                    "FieldValueForbidden",
+                    format!(
+                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {added:?}"
+                    ),
+                )],
+            ));
+        }
+    }
+    set_rv(&mut result, old_rv.parse().unwrap_or_default());
+    let mut result = Value::Object(result);
+    if spec_changed(old, &result) {
+        let generation = old
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            + 1;
+        if let Some(m) = result.as_object_mut() {
+            metadata_mut(m).insert("generation".into(), json!(generation));
+        }
+    }
+    if result == *old {
+        return Ok(None);
+    }
+    if let Some(m) = result.as_object_mut() {
+        set_rv(m, next_rv);
+    }
+    Ok(Some(result))
+}
+
+/// Stores an updated object; removes it when it is terminating and has no finalizers left.
+fn store_update(
+    shared: &Shared,
+    store: &mut Store,
+    t: &Target,
+    old: &Stored,
+    new: Option<Value>,
+    dry: bool,
+) -> ApiResult<(u16, Bytes)> {
+    let Some(new) = new else {
+        return Ok((200, served_json(t, old)));
+    };
+    if dry {
+        return Ok((200, to_bytes(&new)));
+    }
+    let is_crd =
+        t.def.group == "apiextensions.k8s.io" && t.def.plural == "customresourcedefinitions";
+    let ns = t.namespace.as_deref().filter(|_| t.def.namespaced);
+    let key = t.key();
+    if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new).is_empty() {
+        let stored = commit(shared, store, &t.def, ns, &key, EventType::Deleted, new);
+        if is_crd {
+            remove_crd(shared, store, &stored.value);
+        }
+        return Ok((200, stored.json));
+    }
+    let defs = if is_crd {
+        Some(registry::from_crd(&new)?)
+    } else {
+        None
+    };
+    let stored = commit(shared, store, &t.def, ns, &key, EventType::Modified, new);
+    if let Some(defs) = defs {
+        store.register(
+            &format!(
+                "{}/{}",
+                str_of(&stored.value, "/spec/group"),
+                str_of(&stored.value, "/spec/names/plural")
+            ),
+            defs,
+        );
+    }
+    Ok((200, served_json(t, &stored)))
+}
+
+fn str_of<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    let def = &t.def;
+    if t.sub.as_deref() == Some("scale") {
+        let body: Value = serde_json::from_slice(&req.body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the body of the request could not be decoded as JSON: {e}"
+            ))
+        })?;
+        return write_scale(shared, req, t, |_| Ok(body.clone()));
+    }
+    let obj = parse_object(req, def)?;
+    if let Some(n) = obj
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        && n != t.name()
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({})",
+            t.name()
+        )));
+    }
+    if let Some(ns) = obj
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+        && def.namespaced
+        && !ns.is_empty()
+        && Some(ns) != t.namespace.as_deref()
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    let mut store = shared.store.lock();
+    let old = store
+        .get(&def.storage, &t.key())
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
+    let part = if t.sub.as_deref() == Some("status") {
+        Part::Status
+    } else {
+        Part::Main
+    };
+    let new = prepare_update(def, &old.value, obj, part, def.custom, store.next_rv())?;
+    store_update(shared, &mut store, t, &old, new, dry_run(req))
+}
+
+fn scale_of(obj: &Value) -> Value {
+    let selector = obj
+        .pointer("/spec/selector/matchLabels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    let m = obj.get("metadata").cloned().unwrap_or(json!({}));
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": m.get("name"),
+            "namespace": m.get("namespace"),
+            "uid": m.get("uid"),
+            "resourceVersion": m.get("resourceVersion"),
+            "creationTimestamp": m.get("creationTimestamp"),
+        },
+        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(1))},
+        "status": {
+            "replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
+            "selector": selector,
+        }
+    })
+}
+
+/// Updates `spec.replicas` through the `scale` subresource; `f` turns the current Scale into the
+/// requested one.
+fn write_scale(
+    shared: &Shared,
+    req: &Request,
+    t: &Target,
+    f: impl FnOnce(&Value) -> ApiResult<Value>,
+) -> ApiResult<(u16, Bytes)> {
+    let def = &t.def;
+    let mut store = shared.store.lock();
+    let old = store
+        .get(&def.storage, &t.key())
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
+    let scale = f(&scale_of(&old.value))?;
+    let replicas = scale
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "autoscaling",
+                "Scale",
+                t.name(),
+                &[(
+                    "spec.replicas",
+                    "FieldValueRequired",
+                    "Required value".into(),
+                )],
+            )
+        })?;
+    if replicas < 0 {
+        return Err(ApiError::invalid(
+            "autoscaling",
+            "Scale",
+            t.name(),
+            &[(
+                "spec.replicas",
+                "FieldValueInvalid",
+                format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+            )],
+        ));
+    }
+    let mut new = (*old.value).clone();
+    if let Some(rv) = scale
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        && let Some(m) = new.as_object_mut()
+    {
+        set_rv(m, rv.parse().unwrap_or(u64::MAX));
+    }
+    if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.insert("replicas".into(), json!(replicas));
+    }
+    let Value::Object(new) = new else {
+        return Err(ApiError::internal("object is not a map"));
+    };
+    let target = Target {
+        sub: None,
+        ..t.clone()
+    };
+    let prepared = prepare_update(def, &old.value, new, Part::Main, false, store.next_rv())?;
+    let (code, _) = store_update(shared, &mut store, &target, &old, prepared, dry_run(req))?;
+    let current = store
+        .get(&def.storage, &t.key())
+        .map_or(json!({}), |s| scale_of(&s.value));
+    Ok((code, to_bytes(&current)))
+}
+
+fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    let def = &t.def;
+    let content_type = req.header("content-type");
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    let apply = media == "application/apply-patch+yaml";
+    let json_patch = match media {
+        "application/json-patch+json" => true,
+        "application/merge-patch+json" | "application/strategic-merge-patch+json" => false,
+        "application/apply-patch+yaml" => false,
+        other => return Err(ApiError::unsupported_media_type(other)),
+    };
+    let body: Value = match serde_json::from_slice(&req.body) {
+        Ok(v) => v,
+        Err(_) if apply => {
+            return Err(ApiError::unsupported_media_type(
+                "application/apply-patch+yaml (YAML that is not JSON)",
+            ));
+        }
+        Err(e) => return Err(ApiError::bad_request(format!("error decoding patch: {e}"))),
+    };
+    if !json_patch && !body.is_object() {
+        return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+    }
+    let apply_patch = |current: &Value| -> ApiResult<Value> {
+        let mut target = current.clone();
+        if json_patch {
+            patch::json_patch(&mut target, &body).map_err(|e| match e {
+                JsonPatchError::Malformed(m) => ApiError::bad_request(m),
+                JsonPatchError::Failed(m) => ApiError::invalid(
+                    &def.group,
+                    &def.kind,
+                    t.name(),
+                    &[("", "FieldValueInvalid", m)],
+                ),
+            })?;
+        } else {
+            patch::merge_patch(&mut target, &body);
+        }
+        Ok(target)
+    };
+    if t.sub.as_deref() == Some("scale") {
+        return write_scale(shared, req, t, apply_patch);
+    }
+    if apply {
+        if let Value::Object(m) = &body {
+            check_type(m, def)?;
+        }
+        let exists = shared.store.lock().get(&def.storage, &t.key()).is_some();
+        if !exists && t.sub.is_none() {
+            let mut obj = body.clone();
+            if let Some(m) = obj.as_object_mut() {
+                metadata_mut(m).insert("name".into(), Value::String(t.name().to_owned()));
+            }
+            let create_req = Request {
+                method: Method::POST,
+                path: req.path.clone(),
+                query: req.query.clone(),
+                headers: req.headers.clone(),
+                body: to_bytes(&obj),
+            };
+            return create(shared, &create_req, t);
+        }
+    }
+    let mut store = shared.store.lock();
+    let old = store
+        .get(&def.storage, &t.key())
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
+    let patched = apply_patch(&old.value)?;
+    let Value::Object(patched) = patched else {
+        return Err(ApiError::bad_request(
+            "the patched object is not a JSON object",
+        ));
+    };
+    check_type(&patched, def)?;
+    if patched
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        != Some(t.name())
+    {
+        return Err(ApiError::bad_request("a patch cannot change metadata.name"));
+    }
+    let part = if t.sub.as_deref() == Some("status") {
+        Part::Status
+    } else {
+        Part::Main
+    };
+    let new = prepare_update(def, &old.value, patched, part, false, store.next_rv())?;
+    store_update(shared, &mut store, t, &old, new, dry_run(req))
+}
+
+/// Stops serving a deleted CRD and deletes its objects.
+fn remove_crd(shared: &Shared, store: &mut Store, crd: &Value) {
+    let storage: Arc<str> = format!(
+        "{}/{}",
+        str_of(crd, "/spec/group"),
+        str_of(crd, "/spec/names/plural")
+    )
+    .into();
+    let defs: Vec<Arc<ResourceDef>> = store
+        .defs()
+        .iter()
+        .filter(|d| d.custom && d.storage == storage)
+        .cloned()
+        .collect();
+    if let Some(def) = defs.first() {
+        for key in store.keys(&storage, None) {
+            delete_now(shared, store, def, &key);
+        }
+    }
+    store.unregister(&storage);
+}
+
+/// Removes an object now (no finalizer check); returns its last state.
+fn delete_now(shared: &Shared, store: &mut Store, def: &ResourceDef, key: &str) -> Option<Stored> {
+    let old = store.get(&def.storage, key)?.clone();
+    let mut last = (*old.value).clone();
+    if let Some(m) = last.as_object_mut() {
+        set_rv(m, store.next_rv());
+    }
+    let ns = meta_str(&old.value, "namespace").map(str::to_owned);
+    commit(
+        shared,
+        store,
+        def,
+        ns.as_deref(),
+        key,
+        EventType::Deleted,
+        last,
+    );
+    Some(old)
+}
+
+fn delete_options(req: &Request) -> ApiResult<Value> {
+    if req.body.is_empty() {
+        return Ok(json!({}));
+    }
+    let v: Value = serde_json::from_slice(&req.body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the body of the request could not be decoded as DeleteOptions: {e}"
+        ))
+    })?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
+    }
+    Ok(v)
+}
+
+/// Deletes one object (honouring finalizers); returns the status code and body.
+fn delete_one(
+    shared: &Shared,
+    store: &mut Store,
+    def: &ResourceDef,
+    key: &str,
+    options: &Value,
+    dry: bool,
+) -> ApiResult<(u16, Stored)> {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    let old = store
+        .get(&def.storage, key)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, name))?;
+    if let Some(uid) = options
+        .pointer("/preconditions/uid")
+        .and_then(Value::as_str)
+    {
+        let actual = meta_str(&old.value, "uid").unwrap_or_default();
+        if uid != actual {
+            return Err(ApiError::conflict(
+                &def.group,
+                &def.plural,
+                name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    if let Some(rv) = options
+        .pointer("/preconditions/resourceVersion")
+        .and_then(Value::as_str)
+    {
+        let actual = meta_str(&old.value, "resourceVersion").unwrap_or_default();
+        if rv != actual {
+            return Err(ApiError::conflict(
+                &def.group,
+                &def.plural,
+                name,
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in meta: {actual}"
+                ),
+            ));
+        }
+    }
+    if dry {
+        return Ok((200, old));
+    }
+    if !finalizers(&old.value).is_empty() {
+        if old.value.pointer("/metadata/deletionTimestamp").is_some() {
+            return Ok((200, old));
+        }
+        let mut new = (*old.value).clone();
+        if let Some(m) = new.as_object_mut() {
+            let next = store.next_rv();
+            let meta = metadata_mut(m);
+            meta.insert(
+                "deletionTimestamp".into(),
+                Value::String(meta::now_rfc3339()),
+            );
+            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            meta.insert("resourceVersion".into(), Value::String(next.to_string()));
+        }
+        let ns = meta_str(&old.value, "namespace").map(str::to_owned);
+        let stored = commit(
+            shared,
+            store,
+            def,
+            ns.as_deref(),
+            key,
+            EventType::Modified,
+            new,
+        );
+        return Ok((200, stored));
+    }
+    if def.group.is_empty() && def.plural == "namespaces" {
+        for storage in store.storages() {
+            let Some(d) = store
+                .defs()
+                .iter()
+                .find(|d| d.storage == storage && d.namespaced)
+                .cloned()
+            else {
+                continue;
+            };
+            for k in store.keys(&storage, Some(name)) {
+                delete_now(shared, store, &d, &k);
+            }
+        }
+    }
+    let removed = delete_now(shared, store, def, key).unwrap_or(old);
+    if def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions" {
+        remove_crd(shared, store, &removed.value);
+    }
+    Ok((200, removed))
+}
+
+fn delete(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    if t.sub.is_some() {
+        return Err(ApiError::method_not_allowed());
+    }
+    let options = delete_options(req)?;
+    let mut store = shared.store.lock();
+    let (code, stored) = delete_one(shared, &mut store, &t.def, &t.key(), &options, dry_run(req))?;
+    Ok((code, served_json(t, &stored)))
+}
+
+fn delete_collection(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    let o = list_options(req, &t.def, false)?;
+    let options = delete_options(req)?;
+    let mut store = shared.store.lock();
+    let mut deleted = Vec::new();
+    for key in store.keys(&t.def.storage, t.namespace.as_deref()) {
+        let Some(current) = store.get(&t.def.storage, &key) else {
+            continue;
+        };
+        if !o.matches(&current.value) {
+            continue;
+        }
+        let (_, stored) = delete_one(shared, &mut store, &t.def, &key, &options, dry_run(req))?;
+        deleted.push(served_json(t, &stored));
+    }
+    let (kind, api_version) = list_type(t);
+    let head = json!({"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": store.rv().to_string()}});
+    Ok((200, list_body(&head, deleted.into_iter())))
+}
+
+/// Creates `default`, `kube-system`, `kube-public` and `kube-node-lease`.
+pub(crate) fn create_default_namespaces(shared: &Shared) {
+    let mut store = shared.store.lock();
+    let Some(def) = store.def("", "v1", "namespaces").cloned() else {
+        return;
+    };
+    for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        let rv = store.next_rv();
+        let obj = json!({
+            "kind": "Namespace",
+            "apiVersion": "v1",
+            "metadata": {
+                "name": name,
+                "uid": meta::new_uid(),
+                "resourceVersion": rv.to_string(),
+                "creationTimestamp": meta::now_rfc3339(),
+                "labels": {"kubernetes.io/metadata.name": name}
+            },
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"}
+        });
+        commit(shared, &mut store, &def, None, name, EventType::Added, obj);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_should_round_trip() {
+        let t = encode_continue(42, "ns/name-1");
+        assert_eq!(decode_continue(&t), Some((42, "ns/name-1".to_owned())));
+        assert_eq!(decode_continue("zz"), None);
+        assert_eq!(decode_continue("1.4"), None);
+    }
+
+    #[test]
+    fn api_paths_should_split_into_group_version_and_rest() {
+        assert_eq!(
+            split_api_path("/api/v1/namespaces/a/pods"),
+            Some(("", "v1", vec!["namespaces", "a", "pods"]))
+        );
+        assert_eq!(
+            split_api_path("/apis/apps/v1"),
+            Some(("apps", "v1", vec![]))
+        );
+        assert_eq!(split_api_path("/version"), None);
+    }
+}

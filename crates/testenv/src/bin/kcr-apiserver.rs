@@ -1,0 +1,98 @@
+//! `kcr-apiserver`: the kcr-testenv API server as a standalone process.
+//!
+//! ```text
+//! kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T]
+//!               [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES]
+//! ```
+//!
+//! Prints `listening on http://127.0.0.1:N` (and the kubeconfig path) on stdout, then serves
+//! until interrupted (Ctrl-C or SIGTERM). The fault-injection admin endpoint is on.
+
+use std::net::Ipv4Addr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use kcr_testenv::TestEnv;
+
+const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES]";
+
+fn parse<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
+    let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
+    v.parse()
+        .map_err(|_| format!("invalid value for {flag}: {v:?}"))
+}
+
+fn builder_from_args() -> Result<kcr_testenv::TestEnvBuilder, String> {
+    let mut b = TestEnv::builder().admin_endpoint(true);
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        b = match flag.as_str() {
+            "--port" => b.port(parse(&flag, args.next())?),
+            "--host" => b.host(parse::<Ipv4Addr>(&flag, args.next())?),
+            "--kubeconfig-out" => b.kubeconfig_path(parse::<String>(&flag, args.next())?),
+            "--token" => b.token(parse::<String>(&flag, args.next())?),
+            "--history-size" => b.history_size(parse(&flag, args.next())?),
+            "--bookmark-interval-ms" => {
+                b.bookmark_interval(Duration::from_millis(parse(&flag, args.next())?))
+            }
+            "--body-limit" => b.body_limit(parse(&flag, args.next())?),
+            "-h" | "--help" => return Err(USAGE.to_owned()),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+        };
+    }
+    Ok(b)
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+fn main() -> ExitCode {
+    let builder = match builder_from_args() {
+        Ok(b) => b,
+        Err(msg) => {
+            eprintln!("{msg}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("kcr-apiserver: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        let env = match builder.start().await {
+            Ok(env) => env,
+            Err(e) => {
+                eprintln!("kcr-apiserver: {e}");
+                let mut source = std::error::Error::source(&e);
+                while let Some(s) = source {
+                    eprintln!("  caused by: {s}");
+                    source = s.source();
+                }
+                return ExitCode::FAILURE;
+            }
+        };
+        println!("listening on {}", env.base_url());
+        println!("kubeconfig {}", env.kubeconfig_path().display());
+        shutdown_signal().await;
+        env.shutdown().await;
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,357 @@
+//! Discovery: `/version`, `/api`, `/apis`, the resource lists of each group version, the
+//! aggregated discovery documents kubectl prefers, `/openapi/v2` and `/openapi/v3` (as far as
+//! kubectl needs), and health checks.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use http::{HeaderValue, Method, Response, header};
+use serde_json::{Value, json};
+
+use crate::api::split_api_path;
+use crate::body::Body;
+use crate::registry::ResourceDef;
+use crate::server::{Request, Shared, error_response, json_response};
+use crate::status::ApiError;
+
+/// The Kubernetes version the server reports.
+pub(crate) const MAJOR: &str = "1";
+/// The Kubernetes minor version the server reports.
+pub(crate) const MINOR: &str = "34";
+
+const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+fn resource_entries(def: &ResourceDef) -> Vec<Value> {
+    let mut out = vec![json!({
+        "name": def.plural,
+        "singularName": def.singular,
+        "namespaced": def.namespaced,
+        "kind": def.kind,
+        "verbs": VERBS,
+        "shortNames": def.short_names,
+        "categories": def.categories,
+        "storageVersionHash": format!("{:x}", fxhash(&format!("{}/{}", def.storage, def.version))),
+    })];
+    if def.status {
+        out.push(json!({
+            "name": format!("{}/status", def.plural),
+            "singularName": "",
+            "namespaced": def.namespaced,
+            "kind": def.kind,
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    if def.scale {
+        out.push(json!({
+            "name": format!("{}/scale", def.plural),
+            "singularName": "",
+            "namespaced": def.namespaced,
+            "group": "autoscaling",
+            "version": "v1",
+            "kind": "Scale",
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    out
+}
+
+fn fxhash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Group name → versions served (in registration order), skipping the legacy core group.
+fn groups(defs: &[Arc<ResourceDef>]) -> BTreeMap<String, Vec<String>> {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for d in defs.iter().filter(|d| !d.group.is_empty()) {
+        let versions = groups.entry(d.group.clone()).or_default();
+        if !versions.contains(&d.version) {
+            versions.push(d.version.clone());
+        }
+    }
+    groups
+}
+
+fn group_json(name: &str, versions: &[String]) -> Value {
+    let vs: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
+        .collect();
+    let preferred = vs.first().cloned().unwrap_or(json!({}));
+    json!({"name": name, "versions": vs, "preferredVersion": preferred})
+}
+
+fn aggregated_group(name: &str, versions: &[String], defs: &[Arc<ResourceDef>]) -> Value {
+    let vs: Vec<Value> = versions
+        .iter()
+        .map(|v| {
+            let resources: Vec<Value> = defs
+                .iter()
+                .filter(|d| d.group == name && &d.version == v)
+                .map(|d| {
+                    let mut subs = Vec::new();
+                    if d.status {
+                        subs.push(json!({"subresource": "status", "responseKind": {"group": d.group, "version": d.version, "kind": d.kind}, "verbs": ["get", "patch", "update"]}));
+                    }
+                    if d.scale {
+                        subs.push(json!({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "verbs": ["get", "patch", "update"]}));
+                    }
+                    json!({
+                        "resource": d.plural,
+                        "responseKind": {"group": d.group, "version": d.version, "kind": d.kind},
+                        "scope": if d.namespaced { "Namespaced" } else { "Cluster" },
+                        "singularResource": d.singular,
+                        "verbs": VERBS,
+                        "shortNames": d.short_names,
+                        "categories": d.categories,
+                        "subresources": subs,
+                    })
+                })
+                .collect();
+            json!({"version": v, "resources": resources, "freshness": "Current"})
+        })
+        .collect();
+    json!({"metadata": {"name": name, "creationTimestamp": null}, "versions": vs})
+}
+
+fn gv_path(d: &ResourceDef) -> String {
+    if d.group.is_empty() {
+        format!("api/{}", d.version)
+    } else {
+        format!("apis/{}/{}", d.group, d.version)
+    }
+}
+
+/// A minimal OpenAPI v3 document for one group version: a path per resource whose operations
+/// carry `x-kubernetes-group-version-kind` and the `fieldValidation` / `dryRun` query parameters
+/// (what kubectl checks to use server-side field validation). Schemas are left open.
+fn openapi_v3_gv(defs: &[Arc<ResourceDef>], group: &str, version: &str) -> Value {
+    let mut paths = serde_json::Map::new();
+    let mut schemas = serde_json::Map::new();
+    for d in defs
+        .iter()
+        .filter(|d| d.group == group && d.version == version)
+    {
+        let gvk = json!({"group": d.group, "version": d.version, "kind": d.kind});
+        let params = json!([
+            {"name": "fieldValidation", "in": "query", "schema": {"type": "string"}},
+            {"name": "dryRun", "in": "query", "schema": {"type": "string"}},
+            {"name": "fieldManager", "in": "query", "schema": {"type": "string"}}
+        ]);
+        let op = |id: &str| {
+            json!({
+                "operationId": format!("{id}{}", d.kind),
+                "x-kubernetes-group-version-kind": gvk,
+                "x-kubernetes-action": id,
+                "parameters": params,
+                "responses": {"200": {"description": "OK"}}
+            })
+        };
+        let base = if d.namespaced {
+            format!("/{}/namespaces/{{namespace}}/{}", gv_path(d), d.plural)
+        } else {
+            format!("/{}/{}", gv_path(d), d.plural)
+        };
+        paths.insert(base.clone(), json!({"get": op("list"), "post": op("post")}));
+        paths.insert(
+            format!("{base}/{{name}}"),
+            json!({"get": op("get"), "put": op("put"), "patch": op("patch"), "delete": op("delete")}),
+        );
+        let schema_name = format!(
+            "{}.{}.{}",
+            if d.group.is_empty() { "core" } else { &d.group },
+            d.version,
+            d.kind
+        );
+        schemas.insert(
+            schema_name,
+            json!({
+                "type": "object",
+                "x-kubernetes-group-version-kind": [gvk],
+                "x-kubernetes-preserve-unknown-fields": true
+            }),
+        );
+    }
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": format!("v{MAJOR}.{MINOR}.0")},
+        "paths": paths,
+        "components": {"schemas": schemas}
+    })
+}
+
+fn with_content_type(mut resp: Response<Body>, ct: &'static str) -> Response<Body> {
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+    resp
+}
+
+const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+fn wants_aggregated(req: &Request) -> bool {
+    req.header("accept").split(',').any(|media| {
+        let params: Vec<&str> = media.split(';').map(str::trim).collect();
+        params.contains(&"as=APIGroupDiscoveryList")
+            && params.contains(&"v=v2")
+            && params.contains(&"g=apidiscovery.k8s.io")
+    })
+}
+
+fn bytes(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap_or_default()
+}
+
+/// Serves discovery, OpenAPI and health paths; `None` for any other path.
+pub(crate) fn handle(shared: &Shared, req: &Request) -> Option<Response<Body>> {
+    let path = req.path.trim_end_matches('/');
+    let get_only = |resp: Response<Body>| {
+        if req.method == Method::GET || req.method == Method::HEAD {
+            resp
+        } else {
+            error_response(&ApiError::method_not_allowed())
+        }
+    };
+    match path {
+        "/healthz" | "/livez" | "/readyz" => {
+            let mut r = Response::new(Body::full("ok"));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            return Some(r);
+        }
+        "/version" => {
+            let v = json!({
+                "major": MAJOR,
+                "minor": MINOR,
+                "emulationMajor": MAJOR,
+                "emulationMinor": MINOR,
+                "gitVersion": format!("v{MAJOR}.{MINOR}.0-kcr-testenv"),
+                "gitCommit": "0000000000000000000000000000000000000000",
+                "gitTreeState": "clean",
+                "buildDate": "2025-01-01T00:00:00Z",
+                "goVersion": "go1.24",
+                "compiler": "gc",
+                "platform": "linux/amd64"
+            });
+            return Some(get_only(json_response(200, bytes(&v))));
+        }
+        "/openapi/v2" => {
+            let v = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": format!("v{MAJOR}.{MINOR}.0")}, "paths": {}, "definitions": {}});
+            return Some(get_only(json_response(200, bytes(&v))));
+        }
+        _ => {}
+    }
+    let store = shared.store.lock();
+    let defs = store.defs();
+    if path == "/openapi/v3" {
+        let mut paths = serde_json::Map::new();
+        for d in defs {
+            let gv = gv_path(d);
+            let hash = fxhash(&openapi_v3_gv(defs, &d.group, &d.version).to_string());
+            paths.insert(
+                gv.clone(),
+                json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash={hash:016X}")}),
+            );
+        }
+        return Some(get_only(json_response(
+            200,
+            bytes(&json!({"paths": paths})),
+        )));
+    }
+    if let Some(gv) = path.strip_prefix("/openapi/v3/") {
+        let (group, version) = match gv.split('/').collect::<Vec<_>>().as_slice() {
+            ["api", v] => (String::new(), (*v).to_owned()),
+            ["apis", g, v] => ((*g).to_owned(), (*v).to_owned()),
+            _ => return Some(error_response(&ApiError::path_not_found())),
+        };
+        if !defs
+            .iter()
+            .any(|d| d.group == group && d.version == version)
+        {
+            return Some(error_response(&ApiError::path_not_found()));
+        }
+        return Some(get_only(json_response(
+            200,
+            bytes(&openapi_v3_gv(defs, &group, &version)),
+        )));
+    }
+    if path.starts_with("/openapi/") {
+        return Some(error_response(&ApiError::path_not_found()));
+    }
+    if path == "/api" {
+        if wants_aggregated(req) {
+            let core: Vec<String> = vec!["v1".into()];
+            let mut g = aggregated_group("", &core, defs);
+            g["metadata"] = json!({"creationTimestamp": null});
+            let list = json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": [g]});
+            return Some(get_only(with_content_type(
+                json_response(200, bytes(&list)),
+                AGGREGATED,
+            )));
+        }
+        let v = json!({
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": shared.addr.to_string()}]
+        });
+        return Some(get_only(json_response(200, bytes(&v))));
+    }
+    if path == "/apis" {
+        let groups = groups(defs);
+        if wants_aggregated(req) {
+            let items: Vec<Value> = groups
+                .iter()
+                .map(|(n, vs)| aggregated_group(n, vs, defs))
+                .collect();
+            let list = json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items});
+            return Some(get_only(with_content_type(
+                json_response(200, bytes(&list)),
+                AGGREGATED,
+            )));
+        }
+        let items: Vec<Value> = groups.iter().map(|(n, vs)| group_json(n, vs)).collect();
+        let v = json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": items});
+        return Some(get_only(json_response(200, bytes(&v))));
+    }
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    if let ["apis", group] = segs.as_slice() {
+        let groups = groups(defs);
+        let Some(versions) = groups.get(*group) else {
+            return Some(error_response(&ApiError::path_not_found()));
+        };
+        let mut v = group_json(group, versions);
+        v["kind"] = json!("APIGroup");
+        v["apiVersion"] = json!("v1");
+        return Some(get_only(json_response(200, bytes(&v))));
+    }
+    let (group, version, rest) = split_api_path(path)?;
+    if !rest.is_empty() {
+        return None;
+    }
+    let served: Vec<&Arc<ResourceDef>> = defs
+        .iter()
+        .filter(|d| d.group == group && d.version == version)
+        .collect();
+    if served.is_empty() {
+        return Some(error_response(&ApiError::path_not_found()));
+    }
+    let resources: Vec<Value> = served.iter().flat_map(|d| resource_entries(d)).collect();
+    let gv = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    let v = json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources});
+    Some(get_only(json_response(200, bytes(&v))))
+}

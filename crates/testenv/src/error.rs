@@ -1,0 +1,34 @@
+//! The crate's error type.
+
+/// What can go wrong starting or driving a test server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The listening socket could not be bound.
+    #[error("cannot listen on {addr}")]
+    Bind {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The kubeconfig file could not be written.
+    #[error("cannot write the kubeconfig {path}")]
+    Kubeconfig {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The `kube::Client` could not be built.
+    #[error("cannot build a kube client")]
+    Client(#[source] Box<kube::Error>),
+    /// The server URL is not a valid URI.
+    #[error("invalid server URL {0}")]
+    Url(String),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

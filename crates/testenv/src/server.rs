@@ -1,0 +1,302 @@
+//! The HTTP server: accepting connections, authentication, fault hooks, routing.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Response, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use parking_lot::Mutex;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::body::Body;
+use crate::error::{Error, Result};
+use crate::faults::FaultState;
+use crate::status::ApiError;
+use crate::store::Store;
+use crate::{admin, api, discovery};
+
+/// Server options (set through [`TestEnvBuilder`](crate::TestEnvBuilder)).
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    pub(crate) history_size: usize,
+    pub(crate) token: Option<String>,
+    pub(crate) body_limit: usize,
+    pub(crate) bookmark_interval: Duration,
+    pub(crate) admin_endpoint: bool,
+    pub(crate) watch_buffer: usize,
+}
+
+/// Everything the request handlers share.
+///
+/// The `parking_lot` mutexes are never held across an `.await`: each critical section only reads
+/// or updates in-memory state.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) options: Options,
+    pub(crate) store: Mutex<Store>,
+    /// Sends the newest resource version after each commit; watches wait on it.
+    pub(crate) changed: watch::Sender<u64>,
+    /// Bumped to end every open watch.
+    pub(crate) close_watches: watch::Sender<u64>,
+    pub(crate) faults: Mutex<FaultState>,
+    pub(crate) addr: SocketAddr,
+    pub(crate) serving: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Shared {
+    pub(crate) fn new(options: Options, addr: SocketAddr) -> Arc<Self> {
+        let store = Store::new(options.history_size);
+        let rv = store.rv();
+        let shared = Arc::new(Self {
+            options,
+            store: Mutex::new(store),
+            changed: watch::channel(rv).0,
+            close_watches: watch::channel(0).0,
+            faults: Mutex::new(FaultState::default()),
+            addr,
+            serving: Mutex::new(None),
+        });
+        api::create_default_namespaces(&shared);
+        shared
+    }
+
+    /// Tells watches about a new version. Never blocks, so it may be called under the store lock.
+    pub(crate) fn notify(&self, rv: u64) {
+        self.changed.send_replace(rv);
+    }
+}
+
+/// Binds a listener on `addr` (port 0: any free port).
+pub(crate) async fn bind(addr: SocketAddr) -> Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| Error::Bind { addr, source })
+}
+
+/// Serves on `shared.addr` unless already serving.
+pub(crate) async fn start(shared: &Arc<Shared>) -> Result<()> {
+    if shared
+        .serving
+        .lock()
+        .as_ref()
+        .is_some_and(|h| !h.is_finished())
+    {
+        return Ok(());
+    }
+    let listener = bind(shared.addr).await?;
+    spawn(shared, listener);
+    Ok(())
+}
+
+/// Starts the accept loop on a bound listener.
+pub(crate) fn spawn(shared: &Arc<Shared>, listener: TcpListener) {
+    let task = tokio::spawn(accept_loop(listener, shared.clone()));
+    if let Some(old) = shared.serving.lock().replace(task) {
+        old.abort();
+    }
+}
+
+/// Stops the accept loop and every connection.
+pub(crate) async fn stop(shared: &Arc<Shared>) {
+    let task = shared.serving.lock().take();
+    if let Some(task) = task {
+        task.abort();
+        // The task ends as an aborted (cancelled) task; its listener and connections are dropped.
+        let _ = task.await;
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    let shared = shared.clone();
+                    connections.spawn(async move {
+                        let service = service_fn(move |req| {
+                            let shared = shared.clone();
+                            async move { Ok::<_, std::convert::Infallible>(handle(shared, req).await) }
+                        });
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    });
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: back off briefly, keep serving.
+                    tracing::warn!(error = %e, "kcr-testenv: accept failed");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+/// A response with a JSON body.
+pub(crate) fn json_response(code: u16, body: impl Into<Bytes>) -> Response<Body> {
+    let mut resp = Response::new(Body::full(body));
+    *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// A `metav1.Status` error response.
+pub(crate) fn error_response(e: &ApiError) -> Response<Body> {
+    let body = serde_json::to_vec(&e.to_status()).unwrap_or_default();
+    let mut resp = json_response(e.code, body);
+    if let Some(secs) = e.retry_after
+        && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+    {
+        resp.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    resp
+}
+
+/// A parsed request.
+#[derive(Debug)]
+pub(crate) struct Request {
+    pub(crate) method: Method,
+    pub(crate) path: String,
+    pub(crate) query: Vec<(String, String)>,
+    pub(crate) headers: http::HeaderMap,
+    pub(crate) body: Bytes,
+}
+
+impl Request {
+    /// The last value of a query parameter.
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub(crate) fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn user_agent(&self) -> &str {
+        self.header("user-agent")
+    }
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Decodes `%XX` escapes (and `+` as space when `plus` is set).
+pub(crate) fn percent_decode(s: &str, plus: bool) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' if plus => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parses a query string into decoded pairs.
+pub(crate) fn parse_query(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (percent_decode(k, true), percent_decode(v, true))
+        })
+        .collect()
+}
+
+async fn handle(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<Body> {
+    let (parts, body) = req.into_parts();
+    let path = percent_decode(parts.uri.path(), false);
+    let open = matches!(path.as_str(), "/healthz" | "/livez" | "/readyz");
+    if let (Some(token), false) = (&shared.options.token, open) {
+        let presented = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        if presented != Some(token.as_str()) {
+            return error_response(&ApiError::unauthorized());
+        }
+    }
+    let limit = shared.options.body_limit;
+    let body = match Limited::new(body, limit).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                return error_response(&ApiError::entity_too_large(limit));
+            }
+            return error_response(&ApiError::bad_request(format!("cannot read the body: {e}")));
+        }
+    };
+    let req = Request {
+        method: parts.method,
+        path,
+        query: parse_query(parts.uri.query().unwrap_or_default()),
+        headers: parts.headers,
+        body,
+    };
+    if shared.options.admin_endpoint && req.path.starts_with(admin::PREFIX) {
+        return admin::handle(&shared, &req).await;
+    }
+    let latency = shared.faults.lock().latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if let Some(resp) = discovery::handle(&shared, &req) {
+        return resp;
+    }
+    api::handle(&shared, req).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_should_be_percent_decoded() {
+        let q = parse_query("labelSelector=app%20in%20(a%2Cb)&x=a+b&flag&bad=%zz%4");
+        assert_eq!(q[0], ("labelSelector".into(), "app in (a,b)".into()));
+        assert_eq!(q[1], ("x".into(), "a b".into()));
+        assert_eq!(q[2], ("flag".into(), String::new()));
+        assert_eq!(q[3], ("bad".into(), "%zz%4".into()));
+    }
+}

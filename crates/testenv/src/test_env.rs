@@ -1,0 +1,298 @@
+//! [`TestEnv`]: a running in-process API server, and its builder.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue};
+
+use crate::error::{Error, Result};
+use crate::faults::Faults;
+use crate::server::{self, Options, Shared};
+
+/// Options for a [`TestEnv`]; get one from [`TestEnv::builder`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct TestEnvBuilder {
+    options: Options,
+    port: u16,
+    host: Ipv4Addr,
+    kubeconfig_path: Option<PathBuf>,
+}
+
+impl Default for TestEnvBuilder {
+    fn default() -> Self {
+        Self {
+            options: Options {
+                history_size: 10_000,
+                token: None,
+                body_limit: 3 * 1024 * 1024,
+                bookmark_interval: Duration::from_secs(1),
+                admin_endpoint: false,
+                watch_buffer: 128,
+            },
+            port: 0,
+            host: Ipv4Addr::LOCALHOST,
+            kubeconfig_path: None,
+        }
+    }
+}
+
+impl TestEnvBuilder {
+    /// How many changes the history keeps for watches and consistent lists (default 10,000).
+    /// Older versions get `410 Gone`.
+    pub fn history_size(mut self, events: usize) -> Self {
+        self.options.history_size = events.max(1);
+        self
+    }
+
+    /// Requires `Authorization: Bearer <token>` on every request (else `401`). The client and the
+    /// kubeconfig carry it.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.options.token = Some(token.into());
+        self
+    }
+
+    /// The largest request body accepted (default 3 MiB, as kube-apiserver); larger get `413`.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.options.body_limit = bytes;
+        self
+    }
+
+    /// How often watches with `allowWatchBookmarks=true` get a `BOOKMARK` (default 1 s; a real
+    /// API server sends one about every minute).
+    pub fn bookmark_interval(mut self, interval: Duration) -> Self {
+        self.options.bookmark_interval = interval;
+        self
+    }
+
+    /// How many event lines a watch buffers for a slow client before it waits for that client
+    /// (default 128). Other watches never wait for it.
+    pub fn watch_buffer(mut self, events: usize) -> Self {
+        self.options.watch_buffer = events.max(1);
+        self
+    }
+
+    /// Serves the fault-injection admin endpoint under `/kcr/faults/` (off by default; the
+    /// `kcr-apiserver` binary turns it on). See the crate docs for its paths.
+    pub fn admin_endpoint(mut self, enabled: bool) -> Self {
+        self.options.admin_endpoint = enabled;
+        self
+    }
+
+    /// Listens on this port (default 0: a free port).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Listens on this IPv4 address (default `127.0.0.1`).
+    pub fn host(mut self, host: Ipv4Addr) -> Self {
+        self.host = host;
+        self
+    }
+
+    /// Writes the kubeconfig here instead of into a temporary directory (which is removed when
+    /// the `TestEnv` is dropped; a path given here is left in place).
+    pub fn kubeconfig_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.kubeconfig_path = Some(path.into());
+        self
+    }
+
+    /// Starts the server.
+    pub async fn start(self) -> Result<TestEnv> {
+        let listener = server::bind(SocketAddr::from((self.host, self.port))).await?;
+        let addr = listener.local_addr().map_err(|source| Error::Bind {
+            addr: SocketAddr::from((self.host, self.port)),
+            source,
+        })?;
+        let shared = Shared::new(self.options, addr);
+        server::spawn(&shared, listener);
+        let host = if addr.ip().is_unspecified() {
+            Ipv4Addr::LOCALHOST.into()
+        } else {
+            addr.ip()
+        };
+        let base_url = format!("http://{host}:{}", addr.port());
+        static DIRS: AtomicU64 = AtomicU64::new(0);
+        let (kubeconfig, temp_dir) = match self.kubeconfig_path {
+            Some(p) => (p, None),
+            None => {
+                let dir = std::env::temp_dir().join(format!(
+                    "kcr-testenv-{}-{}-{}",
+                    std::process::id(),
+                    addr.port(),
+                    DIRS.fetch_add(1, Ordering::Relaxed)
+                ));
+                (dir.join("kubeconfig"), Some(dir))
+            }
+        };
+        let client = build_client(&base_url, shared.options.token.as_deref(), Vec::new())?;
+        let env = TestEnv {
+            client,
+            shared,
+            base_url,
+            kubeconfig,
+            temp_dir,
+        };
+        env.write_kubeconfig().await?;
+        Ok(env)
+    }
+}
+
+/// A running API server on a loopback port. Dropping it stops the server (every connection and
+/// watch ends) and removes its temporary kubeconfig.
+///
+/// See the [crate docs](crate) for what it serves.
+pub struct TestEnv {
+    client: kube::Client,
+    shared: Arc<Shared>,
+    base_url: String,
+    kubeconfig: PathBuf,
+    temp_dir: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for TestEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestEnv")
+            .field("base_url", &self.base_url)
+            .field("kubeconfig", &self.kubeconfig)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestEnv {
+    /// Starts a server with the default options.
+    pub async fn start() -> Result<Self> {
+        Self::builder().start().await
+    }
+
+    /// Options for a server.
+    pub fn builder() -> TestEnvBuilder {
+        TestEnvBuilder::default()
+    }
+
+    /// A `kube::Client` for this server (default namespace `default`).
+    ///
+    /// Like every `kube::Client` it retries `429`, `503` and `504` answers by default; to see
+    /// them (e.g. from [`Faults::fail_next`]), build one from [`TestEnv::config`] with
+    /// `default_retry = false`.
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    /// A `kube::Client` that sends `User-Agent: <user_agent>`, to tell replicas apart (see
+    /// [`Faults::refuse_updates_from_user_agent`]).
+    pub fn client_with_user_agent(&self, user_agent: &str) -> Result<kube::Client> {
+        let value = HeaderValue::from_str(user_agent)
+            .map_err(|_| Error::Url(format!("invalid user agent {user_agent:?}")))?;
+        build_client(
+            &self.base_url,
+            self.token(),
+            vec![(http::header::USER_AGENT, value)],
+        )
+    }
+
+    /// The `kube::Config` the clients use (to build one with other settings).
+    pub fn config(&self) -> Result<kube::Config> {
+        client_config(&self.base_url, self.token())
+    }
+
+    /// A kubeconfig file for this server that `kubectl` (and `kube::Config`) accept.
+    pub fn kubeconfig_path(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// The server's URL, `http://127.0.0.1:<port>`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.shared.addr
+    }
+
+    /// The bearer token clients must send, if one is configured.
+    pub fn token(&self) -> Option<&str> {
+        self.shared.options.token.as_deref()
+    }
+
+    /// The current (newest) resource version.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.store.lock().rv()
+    }
+
+    /// Fault injection for this server.
+    pub fn faults(&self) -> Faults {
+        Faults {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Stops the server and waits until every connection is closed.
+    pub async fn shutdown(self) {
+        server::stop(&self.shared).await;
+    }
+
+    async fn write_kubeconfig(&self) -> Result<()> {
+        let path = &self.kubeconfig;
+        let err = |source| Error::Kubeconfig {
+            path: path.clone(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            tokio::fs::create_dir_all(dir).await.map_err(err)?;
+        }
+        tokio::fs::write(path, kubeconfig_yaml(&self.base_url, self.token()))
+            .await
+            .map_err(err)
+    }
+}
+
+fn client_config(base_url: &str, token: Option<&str>) -> Result<kube::Config> {
+    let url: http::Uri = base_url
+        .parse()
+        .map_err(|_| Error::Url(base_url.to_owned()))?;
+    let mut config = kube::Config::new(url);
+    if let Some(token) = token {
+        let value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| Error::Url("the token is not a valid header value".into()))?;
+        config.headers.push((http::header::AUTHORIZATION, value));
+    }
+    Ok(config)
+}
+
+fn build_client(
+    base_url: &str,
+    token: Option<&str>,
+    headers: Vec<(HeaderName, HeaderValue)>,
+) -> Result<kube::Client> {
+    let mut config = client_config(base_url, token)?;
+    config.headers.extend(headers);
+    kube::Client::try_from(config).map_err(|e| Error::Client(Box::new(e)))
+}
+
+/// The text of a kubeconfig for `server` (with a bearer token when given).
+pub(crate) fn kubeconfig_yaml(server: &str, token: Option<&str>) -> String {
+    let user = match token {
+        Some(t) => format!("    token: {}\n", serde_json::Value::String(t.to_owned())),
+        None => "    {}\n".to_owned(),
+    };
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: kcr-testenv\n  cluster:\n    server: {server}\ncontexts:\n- name: kcr-testenv\n  context:\n    cluster: kcr-testenv\n    user: kcr-testenv\n    namespace: default\ncurrent-context: kcr-testenv\nusers:\n- name: kcr-testenv\n  user:\n{user}preferences: {{}}\n"
+    )
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        if let Some(task) = self.shared.serving.lock().take() {
+            task.abort();
+        }
+        if let Some(dir) = &self.temp_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}

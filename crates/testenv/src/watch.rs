@@ -1,0 +1,269 @@
+//! Watches: a chunked stream of JSON lines (`{"type":"ADDED","object":{...}}`), replayed from the
+//! history from the requested resource version, with bookmarks, timeouts and watch-list.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http::{HeaderValue, Response, header};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use crate::api::{ListOptions, Target, list_options, served_json};
+use crate::body::Body;
+use crate::server::{Request, Shared, error_response};
+use crate::status::ApiError;
+use crate::store::{EventType, ListQuery, Stored, VersionError};
+
+/// How many history events a watch reads per lock.
+const BATCH: usize = 512;
+
+/// One event line.
+fn event_line(kind: &str, object: &[u8]) -> Bytes {
+    let mut b = BytesMut::with_capacity(object.len() + 32);
+    b.put_slice(b"{\"type\":\"");
+    b.put_slice(kind.as_bytes());
+    b.put_slice(b"\",\"object\":");
+    b.put_slice(object);
+    b.put_slice(b"}\n");
+    b.freeze()
+}
+
+fn bookmark_line(t: &Target, rv: u64, initial_events_end: bool) -> Bytes {
+    let mut metadata = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+    if initial_events_end {
+        metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    let (kind, api_version) = if t.metadata_only {
+        (
+            "PartialObjectMetadata".to_owned(),
+            "meta.k8s.io/v1".to_owned(),
+        )
+    } else {
+        (t.def.kind.clone(), t.def.api_version())
+    };
+    let object = json!({"kind": kind, "apiVersion": api_version, "metadata": metadata});
+    event_line("BOOKMARK", &serde_json::to_vec(&object).unwrap_or_default())
+}
+
+fn error_line(e: &ApiError) -> Bytes {
+    event_line(
+        "ERROR",
+        &serde_json::to_vec(&e.to_status()).unwrap_or_default(),
+    )
+}
+
+/// Starts a watch: answers `200` at once and streams events until the client goes away, the
+/// timeout passes, or a fault closes it.
+pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, t: &Target) -> Response<Body> {
+    let o = match list_options(req, &t.def, true) {
+        Ok(o) => o,
+        Err(e) => return error_response(&e),
+    };
+    let requested = match o.rv_number() {
+        Ok(r) => r,
+        Err(e) => return error_response(&e),
+    };
+    let initial = match o.send_initial_events {
+        Some(send) => send,
+        None => matches!(requested, None | Some(0)),
+    };
+    // Subscribe before reading the state so no commit in between goes unnoticed.
+    let changed = shared.changed.subscribe();
+    let close = shared.close_watches.subscribe();
+    let (initial_items, start_rv) = {
+        let store = shared.store.lock();
+        if let (Some(r), Some(_)) = (requested, o.send_initial_events)
+            && r > store.rv()
+        {
+            return error_response(&ApiError::too_large_resource_version(r, store.rv()));
+        }
+        if initial {
+            let keep = |v: &Value| o.matches(v);
+            let q = ListQuery {
+                namespace: t.namespace.as_deref(),
+                at: None,
+                after: None,
+                limit: 0,
+                keep: &keep,
+                count_remaining: false,
+            };
+            match store.list(&t.def.storage, &q) {
+                Ok(page) => (page.items, page.rv),
+                Err(_) => (Vec::new(), store.rv()),
+            }
+        } else {
+            match requested {
+                Some(r) if r > 0 => (Vec::new(), r),
+                _ => (Vec::new(), store.rv()),
+            }
+        }
+    };
+    let (tx, rx) = mpsc::channel(shared.options.watch_buffer.max(1));
+    let stream = WatchStream {
+        shared: shared.clone(),
+        target: t.clone(),
+        options: o,
+        changed,
+        close,
+        tx,
+        sent: 0,
+    };
+    tokio::spawn(stream.run(initial_items, start_rv));
+    let mut resp = Response::new(Body::Stream(rx));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+struct WatchStream {
+    shared: Arc<Shared>,
+    target: Target,
+    options: ListOptions,
+    changed: tokio::sync::watch::Receiver<u64>,
+    close: tokio::sync::watch::Receiver<u64>,
+    tx: mpsc::Sender<Bytes>,
+    /// Events sent (bookmarks not counted).
+    sent: u64,
+}
+
+/// Whether to stop after an event.
+enum Flow {
+    Continue,
+    Stop,
+}
+
+impl WatchStream {
+    async fn send(&mut self, line: Bytes, counts: bool) -> Flow {
+        if self.tx.send(line).await.is_err() {
+            return Flow::Stop;
+        }
+        if counts {
+            self.sent += 1;
+            let limit = self.shared.faults.lock().close_watches_after;
+            if limit.is_some_and(|n| self.sent >= n) {
+                return Flow::Stop;
+            }
+        }
+        Flow::Continue
+    }
+
+    fn in_scope(&self, namespace: Option<&str>) -> bool {
+        self.target.namespace.is_none() || self.target.namespace.as_deref() == namespace
+    }
+
+    /// The type to send an event as, after selectors (`None`: not sent).
+    fn visible(
+        &self,
+        kind: EventType,
+        object: &Stored,
+        prev: Option<&Stored>,
+    ) -> Option<EventType> {
+        let o = &self.options;
+        if o.labels.is_empty() && o.fields.is_empty() {
+            return Some(kind);
+        }
+        let now = o.matches(&object.value);
+        match kind {
+            EventType::Added | EventType::Deleted => now.then_some(kind),
+            EventType::Modified => {
+                let before = prev.is_some_and(|p| o.matches(&p.value));
+                match (before, now) {
+                    (true, true) => Some(EventType::Modified),
+                    (false, true) => Some(EventType::Added),
+                    (true, false) => Some(EventType::Deleted),
+                    (false, false) => None,
+                }
+            }
+        }
+    }
+
+    async fn run(mut self, initial: Vec<Stored>, mut rv: u64) {
+        for item in &initial {
+            let line = event_line("ADDED", &served_json(&self.target, item));
+            if let Flow::Stop = self.send(line, true).await {
+                return;
+            }
+        }
+        if self.options.send_initial_events == Some(true) {
+            let line = bookmark_line(&self.target, rv, true);
+            if let Flow::Stop = self.send(line, false).await {
+                return;
+            }
+        }
+        let deadline = self
+            .options
+            .timeout_seconds
+            .map(|s| Instant::now() + Duration::from_secs(s));
+        let period = self
+            .shared
+            .options
+            .bookmark_interval
+            .max(Duration::from_millis(1));
+        let mut bookmarks = tokio::time::interval_at(Instant::now() + period, period);
+        bookmarks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            // Send everything committed after `rv`.
+            loop {
+                let batch =
+                    self.shared
+                        .store
+                        .lock()
+                        .events_after(rv, &self.target.def.storage, BATCH);
+                let (events, read_to) = match batch {
+                    Ok(b) => b,
+                    Err(VersionError::TooOld { compacted }) => {
+                        let e =
+                            ApiError::gone(format!("too old resource version: {rv} ({compacted})"));
+                        let _ = self.tx.send(error_line(&e)).await;
+                        return;
+                    }
+                    Err(VersionError::TooNew { .. }) => break,
+                };
+                let full = events.len() == BATCH;
+                for e in &events {
+                    if !self.in_scope(e.namespace.as_deref()) {
+                        continue;
+                    }
+                    let Some(kind) = self.visible(e.kind, &e.object, e.prev.as_ref()) else {
+                        continue;
+                    };
+                    let line = event_line(kind.as_str(), &served_json(&self.target, &e.object));
+                    if let Flow::Stop = self.send(line, true).await {
+                        return;
+                    }
+                }
+                rv = rv.max(read_to);
+                if !full {
+                    break;
+                }
+            }
+            let timeout = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                r = self.changed.changed() => if r.is_err() { return },
+                _ = self.close.changed() => return,
+                _ = self.tx.closed() => return,
+                _ = timeout => return,
+                _ = bookmarks.tick(), if self.options.allow_bookmarks => {
+                    // Report the newest version: everything up to it has been sent.
+                    let current = self.shared.store.lock().rv();
+                    if current > rv {
+                        continue; // events first; the next tick sends the bookmark
+                    }
+                    let line = bookmark_line(&self.target, rv, false);
+                    if let Flow::Stop = self.send(line, false).await {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Drives the `kcr-apiserver` binary with the real `kubectl`: apply of a CRD and an object, get,
+//! get -w, delete, and a raw watch with bookmarks. Skipped (with a message) only when
+//! `/usr/bin/kubectl` is absent.
+//!
+//! The server runs without a token: kubectl (client-go) sends credentials only over TLS, and
+//! kcr-apiserver serves plain HTTP.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+const KUBECTL: &str = "/usr/bin/kubectl";
+
+const CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, shortNames: [wd]}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"#;
+
+const WIDGET: &str = r#"
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w1
+spec:
+  size: 3
+"#;
+
+struct Server {
+    child: Child,
+    kubeconfig: PathBuf,
+    _dir: TempDir,
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn start_server() -> Server {
+    let dir = std::env::temp_dir().join(format!("kcr-kubectl-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kcr-apiserver"))
+        .args(["--port", "0", "--bookmark-interval-ms", "100"])
+        .arg("--kubeconfig-out")
+        .arg(&kubeconfig)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start kcr-apiserver");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines
+        .next_line()
+        .await
+        .unwrap()
+        .expect("kcr-apiserver printed nothing");
+    assert!(
+        first.starts_with("listening on http://127.0.0.1:"),
+        "{first}"
+    );
+    let second = lines.next_line().await.unwrap().unwrap();
+    assert_eq!(second, format!("kubeconfig {}", kubeconfig.display()));
+    Server {
+        child,
+        kubeconfig,
+        _dir: TempDir(dir),
+    }
+}
+
+/// Runs kubectl; returns (success, stdout, stderr).
+async fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    let mut child = Command::new(KUBECTL)
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run kubectl");
+    let mut input = child.stdin.take().unwrap();
+    input
+        .write_all(stdin.unwrap_or_default().as_bytes())
+        .await
+        .unwrap();
+    drop(input);
+    let out = child.wait_with_output().await.unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+async fn ok(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> String {
+    let (success, out, err) = kubectl(kubeconfig, args, stdin).await;
+    assert!(success, "kubectl {args:?} failed:\n{out}\n{err}");
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_should_apply_get_watch_and_delete_against_kcr_apiserver() {
+    if !Path::new(KUBECTL).exists() {
+        eprintln!("SKIPPED: {KUBECTL} is not installed, so the kubectl test cannot run");
+        return;
+    }
+    let mut server = start_server().await;
+    let kc = server.kubeconfig.clone();
+
+    let out = ok(&kc, &["apply", "-f", "-"], Some(CRD)).await;
+    assert!(
+        out.contains("customresourcedefinition.apiextensions.k8s.io/widgets.example.com created"),
+        "{out}"
+    );
+    let out = ok(&kc, &["apply", "-f", "-"], Some(WIDGET)).await;
+    assert!(out.contains("widget.example.com/w1 created"), "{out}");
+    // A second apply patches (client-side apply with the last-applied annotation).
+    let out = ok(
+        &kc,
+        &["apply", "-f", "-"],
+        Some(&WIDGET.replace("size: 3", "size: 4")),
+    )
+    .await;
+    assert!(out.contains("widget.example.com/w1 configured"), "{out}");
+
+    assert_eq!(
+        ok(&kc, &["get", "widgets", "-o", "name"], None)
+            .await
+            .trim(),
+        "widget.example.com/w1"
+    );
+    let size = ok(
+        &kc,
+        &["get", "wd", "w1", "-o", "jsonpath={.spec.size}"],
+        None,
+    )
+    .await;
+    assert_eq!(size, "4");
+    let table = ok(&kc, &["get", "widgets"], None).await;
+    assert!(table.starts_with("NAME") && table.contains("w1"), "{table}");
+    let namespaces = ok(&kc, &["get", "namespaces", "-o", "name"], None).await;
+    assert!(namespaces.contains("namespace/default"), "{namespaces}");
+    let resources = ok(&kc, &["api-resources", "-o", "name"], None).await;
+    assert!(
+        resources.contains("leases.coordination.k8s.io")
+            && resources.contains("widgets.example.com"),
+        "{resources}"
+    );
+
+    // kubectl get -w sees a change.
+    let mut watch = Command::new(KUBECTL)
+        .args([
+            "get",
+            "widgets",
+            "-w",
+            "--output-watch-events",
+            "-o",
+            "jsonpath={.type} {.object.spec.size}{\"\\n\"}",
+        ])
+        .env("KUBECONFIG", &kc)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
+    let initial = lines.next_line().await.unwrap().unwrap();
+    assert_eq!(initial, "ADDED 4");
+    ok(
+        &kc,
+        &[
+            "patch",
+            "widget",
+            "w1",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"size":9}}"#,
+        ],
+        None,
+    )
+    .await;
+    let changed = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(changed, "MODIFIED 9");
+    watch.kill().await.unwrap();
+
+    // A raw watch with bookmarks: the server sends one every 100 ms.
+    let rv = ok(
+        &kc,
+        &[
+            "get",
+            "widget",
+            "w1",
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ],
+        None,
+    )
+    .await;
+    let raw = ok(
+        &kc,
+        &["get", "--raw", &format!("/apis/example.com/v1/namespaces/default/widgets?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion={rv}")],
+        None,
+    )
+    .await;
+    let first: serde_json::Value =
+        serde_json::from_str(raw.lines().next().unwrap_or("{}")).unwrap();
+    assert_eq!(first["type"], "BOOKMARK", "{raw}");
+    assert_eq!(first["object"]["kind"], "Widget");
+
+    // Typed commands send protobuf bodies.
+    let out = ok(&kc, &["create", "namespace", "team"], None).await;
+    assert!(out.contains("namespace/team created"), "{out}");
+    let out = ok(
+        &kc,
+        &[
+            "create",
+            "configmap",
+            "settings",
+            "-n",
+            "team",
+            "--from-literal=mode=fast",
+        ],
+        None,
+    )
+    .await;
+    assert!(out.contains("configmap/settings created"), "{out}");
+    let mode = ok(
+        &kc,
+        &[
+            "get",
+            "configmap",
+            "settings",
+            "-n",
+            "team",
+            "-o",
+            "jsonpath={.data.mode}",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(mode, "fast");
+    let out = ok(
+        &kc,
+        &[
+            "create",
+            "secret",
+            "generic",
+            "creds",
+            "--from-literal=password=hunter2",
+        ],
+        None,
+    )
+    .await;
+    assert!(out.contains("secret/creds created"), "{out}");
+    let password = ok(
+        &kc,
+        &["get", "secret", "creds", "-o", "jsonpath={.data.password}"],
+        None,
+    )
+    .await;
+    assert_eq!(password, "aHVudGVyMg==");
+    let (created, _, err) =
+        kubectl(&kc, &["create", "deployment", "web", "--image=nginx"], None).await;
+    assert!(
+        !created && err.contains("protobuf is not supported"),
+        "{err}"
+    );
+
+    let out = ok(&kc, &["delete", "widget", "w1"], None).await;
+    assert!(out.contains("widget.example.com \"w1\" deleted"), "{out}");
+    let (found, _, err) = kubectl(&kc, &["get", "widget", "w1"], None).await;
+    assert!(!found && err.contains("NotFound"), "{err}");
+
+    server.child.kill().await.unwrap();
+}
