@@ -1,0 +1,189 @@
+//! The shared informer factory over real HTTP against kcr-testenv.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use kcr_cache::Selector;
+use kcr_informer::{InformerKey, SharedInformerFactory};
+use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
+use tokio_util::sync::CancellationToken;
+
+use support::{Recorder, create, eventually, start_env};
+
+async fn namespace(client: kube::Client, name: &str) {
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(client)
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_factory_should_share_one_informer_per_type_and_namespace_and_start_sync_and_stop_them_all()
+ {
+    let env = start_env().await;
+    namespace(env.client(), "other").await;
+    let default_cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let other_cms: Api<ConfigMap> = Api::namespaced(env.client(), "other");
+    create(&default_cms, "a", "0").await;
+    create(&other_cms, "b", "0").await;
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some("s".into()),
+            ..ObjectMeta::default()
+        },
+        ..Secret::default()
+    };
+    Api::<Secret>::namespaced(env.client(), "default")
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let factory = SharedInformerFactory::new(env.client(), Duration::ZERO);
+    let config_maps = factory.informer::<ConfigMap>();
+    let again = factory.informer::<ConfigMap>();
+    assert!(
+        Arc::ptr_eq(&config_maps.get_indexer(), &again.get_indexer()),
+        "one informer per type"
+    );
+    let secrets = factory.informer::<Secret>();
+    let in_other = factory.namespaced_informer::<ConfigMap>("other");
+    assert!(
+        !Arc::ptr_eq(&config_maps.get_indexer(), &in_other.get_indexer()),
+        "one per namespace"
+    );
+    let dynamic = factory.dynamic_informer(&ApiResource::erase::<ConfigMap>(&()));
+    let recorder = Recorder::new();
+    in_other
+        .add_event_handler(recorder.clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    factory.start();
+    factory.start(); // idempotent
+    let synced = factory.wait_for_cache_sync(&CancellationToken::new()).await;
+    assert_eq!(synced.len(), 4, "{synced:?}");
+    assert!(synced.values().all(|s| *s), "{synced:?}");
+    let key = InformerKey {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "configmaps".into(),
+        namespace: Some("other".into()),
+        dynamic: false,
+    };
+    assert_eq!(synced.get(&key), Some(&true));
+    assert_eq!(key.to_string(), "configmaps/v1 in other");
+
+    let everything = Selector::everything();
+    assert_eq!(config_maps.lister().list(&everything).len(), 2);
+    assert_eq!(
+        config_maps
+            .lister()
+            .namespaced("other")
+            .list(&everything)
+            .len(),
+        1,
+        "namespace index"
+    );
+    assert_eq!(
+        in_other.get_indexer().list_keys(),
+        vec![Arc::<str>::from("other/b")]
+    );
+    assert_eq!(
+        secrets
+            .lister()
+            .namespaced("default")
+            .get("s")
+            .map(|s| s.metadata.name.clone()),
+        Some(Some("s".into()))
+    );
+    let dynamic_keys = {
+        let mut keys = dynamic.get_indexer().list_keys();
+        keys.sort();
+        keys
+    };
+    assert_eq!(
+        dynamic_keys,
+        vec![Arc::<str>::from("default/a"), Arc::<str>::from("other/b")]
+    );
+    let _: Option<Arc<DynamicObject>> = dynamic.get_indexer().get_by_key("default/a");
+
+    // A live change reaches the namespaced informer, not a change elsewhere.
+    create(&default_cms, "c", "0").await;
+    create(&other_cms, "d", "0").await;
+    eventually("d", 10, || recorder.len() == 2).await;
+    eventually("c", 10, || config_maps.get_indexer().len() == 4).await;
+    assert!(
+        recorder
+            .calls()
+            .iter()
+            .all(|c| c.key().starts_with("other/"))
+    );
+
+    // An informer asked for after start starts with the next start().
+    let late = factory.namespaced_informer::<Secret>("other");
+    assert!(!late.is_started());
+    factory.start();
+    let synced = factory.wait_for_cache_sync(&CancellationToken::new()).await;
+    assert_eq!(synced.len(), 5);
+    assert!(late.has_synced());
+
+    factory.shutdown().await;
+    for stopped in [
+        config_maps.is_stopped(),
+        secrets.is_stopped(),
+        in_other.is_stopped(),
+        dynamic.is_stopped(),
+        late.is_stopped(),
+    ] {
+        assert!(stopped);
+    }
+    // After shutdown nothing starts.
+    let never = factory.namespaced_informer::<Secret>("default");
+    factory.start();
+    assert!(!never.is_started());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_for_cache_sync_should_report_an_informer_that_cannot_sync_as_not_synced() {
+    let env = start_env().await;
+    let factory = SharedInformerFactory::new(env.client(), Duration::ZERO);
+    let config_maps = factory.informer::<ConfigMap>();
+    // A resource the server does not serve never lists.
+    let missing = ApiResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        api_version: "example.com/v1".into(),
+        kind: "Missing".into(),
+        plural: "missings".into(),
+    };
+    let never = factory.dynamic_informer(&missing);
+    factory.start();
+    let cancel = CancellationToken::new();
+    let stop = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            cancel.cancel();
+        }
+    });
+    let synced = factory.wait_for_cache_sync(&cancel).await;
+    let _ = stop.await;
+    assert!(config_maps.has_synced());
+    assert!(!never.has_synced());
+    assert_eq!(synced.values().filter(|s| **s).count(), 1, "{synced:?}");
+    let never_ok: [&dyn kcr_informer::HasSynced; 2] = [&config_maps, &never];
+    assert!(
+        !kcr_informer::wait_for_cache_sync(&cancel, &never_ok).await,
+        "cancelled: false"
+    );
+    factory.shutdown().await;
+}
