@@ -1,0 +1,547 @@
+//! [`ListerWatcher`] for [`kube::Api`]: raw list and watch requests through
+//! the `kube::Client`, decoded here so that a bad object or event becomes a
+//! typed error naming the object, never a panic.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::{Buf, Bytes, BytesMut};
+use futures::{Stream, StreamExt};
+use http_body_util::BodyExt;
+use kube::client::Body;
+use kube::core::Status;
+use kube::{Api, Resource};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use crate::error::{Error, Result};
+use crate::listwatch::{
+    Bookmark, ListOptions, ListerWatcher, ObjectList, WatchEvent, WatchOptions, WatchStream,
+};
+
+#[async_trait]
+impl<K> ListerWatcher<K> for Api<K>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
+        let url = list_url(self.resource_url(), options);
+        let accept = if K::metadata_api() {
+            METADATA_LIST_ACCEPT
+        } else {
+            JSON
+        };
+        let response = send(self, url, accept).await?;
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| Error::Read(Box::new(e)))?
+            .to_bytes();
+        decode_list(&body)
+    }
+
+    async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
+        let url = watch_url(self.resource_url(), options);
+        let accept = if K::metadata_api() {
+            METADATA_ACCEPT
+        } else {
+            JSON
+        };
+        let response = send(self, url, accept).await?;
+        Ok(watch_events(response.into_body().into_data_stream()).boxed())
+    }
+}
+
+const JSON: &str = "application/json";
+/// What kube-client asks for when `K` is a `PartialObjectMeta` (metadata-only lists).
+const METADATA_LIST_ACCEPT: &str =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+/// What kube-client asks for when `K` is a `PartialObjectMeta` (metadata-only watches).
+const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+
+async fn send<K: Resource + Clone>(
+    api: &Api<K>,
+    url: String,
+    accept: &'static str,
+) -> Result<http::Response<Body>> {
+    let request = http::Request::get(url)
+        .header(http::header::ACCEPT, accept)
+        // Watches stream one JSON document per line; keep them uncompressed
+        // (kube-client does the same for its own watches).
+        .header(http::header::ACCEPT_ENCODING, "identity")
+        .body(Body::empty())
+        .map_err(Error::BuildRequest)?;
+    // `Api` does not lend its client; a clone is two strings and an `Arc`.
+    let client = api.clone().into_client();
+    let response = client.send(request).await.map_err(Error::Request)?;
+    let code = response.status();
+    if code.is_client_error() || code.is_server_error() {
+        let header_retry_after = response
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| Error::Read(Box::new(e)))?
+            .to_bytes();
+        let status = match serde_json::from_slice::<Status>(&body) {
+            Ok(status) if status.code != 0 => status,
+            Ok(status) => status.with_code(code.as_u16()),
+            Err(_) => Status::failure(
+                String::from_utf8_lossy(&body).trim(),
+                code.canonical_reason().unwrap_or(""),
+            )
+            .with_code(code.as_u16()),
+        };
+        let mut error = Error::from_status(status);
+        if let Error::Api { retry_after, .. } = &mut error
+            && header_retry_after.is_some()
+        {
+            *retry_after = header_retry_after;
+        }
+        return Err(error);
+    }
+    Ok(response)
+}
+
+/// Appends `key=value` to a query, percent-encoding the value.
+fn push_param(url: &mut String, key: &str, value: &str) {
+    url.push(if url.contains('?') { '&' } else { '?' });
+    url.push_str(key);
+    url.push('=');
+    for byte in value.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                url.push(char::from(byte));
+            }
+            other => {
+                const HEX: &[u8; 16] = b"0123456789ABCDEF";
+                url.push('%');
+                url.push(char::from(HEX[usize::from(other >> 4)]));
+                url.push(char::from(HEX[usize::from(other & 0xf)]));
+            }
+        }
+    }
+}
+
+/// The URL of one list page. Unlike `kube::api::ListParams`, `resourceVersion=0`
+/// is sent together with `limit`, as client-go does.
+pub(crate) fn list_url(base: &str, options: &ListOptions) -> String {
+    let mut url = String::with_capacity(base.len() + 64);
+    url.push_str(base);
+    if let Some(labels) = &options.label_selector {
+        push_param(&mut url, "labelSelector", labels);
+    }
+    if let Some(fields) = &options.field_selector {
+        push_param(&mut url, "fieldSelector", fields);
+    }
+    if let Some(limit) = options.limit {
+        push_param(&mut url, "limit", &limit.to_string());
+    }
+    if let Some(token) = &options.continue_token {
+        push_param(&mut url, "continue", token);
+    } else if let Some(rv) = &options.resource_version {
+        push_param(&mut url, "resourceVersion", rv);
+        if let Some(m) = options.resource_version_match {
+            push_param(&mut url, "resourceVersionMatch", m.as_str());
+        }
+    }
+    url
+}
+
+/// The URL of a watch.
+pub(crate) fn watch_url(base: &str, options: &WatchOptions) -> String {
+    let mut url = String::with_capacity(base.len() + 128);
+    url.push_str(base);
+    push_param(&mut url, "watch", "true");
+    if let Some(labels) = &options.label_selector {
+        push_param(&mut url, "labelSelector", labels);
+    }
+    if let Some(fields) = &options.field_selector {
+        push_param(&mut url, "fieldSelector", fields);
+    }
+    push_param(&mut url, "resourceVersion", &options.resource_version);
+    if let Some(m) = options.resource_version_match {
+        push_param(&mut url, "resourceVersionMatch", m.as_str());
+    }
+    if let Some(timeout) = options.timeout_seconds {
+        push_param(&mut url, "timeoutSeconds", &timeout.to_string());
+    }
+    if options.allow_watch_bookmarks {
+        push_param(&mut url, "allowWatchBookmarks", "true");
+    }
+    if options.send_initial_events {
+        push_param(&mut url, "sendInitialEvents", "true");
+    }
+    url
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListMetaLite {
+    #[serde(default)]
+    resource_version: Option<String>,
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+    #[serde(default)]
+    remaining_item_count: Option<i64>,
+}
+
+fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "K: DeserializeOwned"))]
+struct TypedList<K> {
+    #[serde(default)]
+    metadata: ListMetaLite,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    items: Vec<K>,
+}
+
+#[derive(Deserialize)]
+struct RawList<'a> {
+    #[serde(default, borrow, deserialize_with = "null_as_empty")]
+    items: Vec<&'a RawValue>,
+}
+
+/// Decodes a list body. The fast path decodes straight into `K`; only when
+/// that fails is the body walked again to name the object at fault.
+pub(crate) fn decode_list<K: DeserializeOwned>(body: &[u8]) -> Result<ObjectList<K>> {
+    match serde_json::from_slice::<TypedList<K>>(body) {
+        Ok(list) => Ok(ObjectList {
+            items: list.items,
+            resource_version: list.metadata.resource_version.unwrap_or_default(),
+            continue_token: list.metadata.continue_token.filter(|t| !t.is_empty()),
+            remaining_item_count: list.metadata.remaining_item_count,
+        }),
+        Err(whole) => {
+            let raw = match serde_json::from_slice::<RawList<'_>>(body) {
+                Ok(raw) => raw,
+                Err(source) => {
+                    return Err(Error::Malformed {
+                        what: "list",
+                        source,
+                    });
+                }
+            };
+            for item in raw.items {
+                if let Err(source) = serde_json::from_str::<K>(item.get()) {
+                    return Err(decode_error(item, source));
+                }
+            }
+            Err(Error::Malformed {
+                what: "list",
+                source: whole,
+            })
+        }
+    }
+}
+
+/// Names a raw object (kind, namespace/name) for an error report.
+pub(crate) fn describe(raw: &RawValue) -> (String, String) {
+    #[derive(Deserialize, Default)]
+    struct Meta {
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        namespace: Option<String>,
+    }
+    #[derive(Deserialize, Default)]
+    struct Partial {
+        #[serde(default)]
+        kind: Option<String>,
+        #[serde(default)]
+        metadata: Option<Meta>,
+    }
+    let partial = serde_json::from_str::<Partial>(raw.get()).unwrap_or_default();
+    let kind = partial.kind.unwrap_or_else(|| "<unknown kind>".to_owned());
+    let name = match partial.metadata {
+        Some(Meta {
+            name: Some(name),
+            namespace: Some(ns),
+        }) if !ns.is_empty() => format!("{ns}/{name}"),
+        Some(Meta {
+            name: Some(name), ..
+        }) => name,
+        _ => "<unknown name>".to_owned(),
+    };
+    (kind, name)
+}
+
+fn decode_error(raw: &RawValue, source: serde_json::Error) -> Error {
+    let (kind, name) = describe(raw);
+    Error::Decode { kind, name, source }
+}
+
+#[derive(Deserialize)]
+struct RawEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    event_type: Cow<'a, str>,
+    #[serde(borrow)]
+    object: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BookmarkMeta {
+    #[serde(default)]
+    resource_version: String,
+    #[serde(default)]
+    annotations: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+struct BookmarkObject {
+    metadata: BookmarkMeta,
+}
+
+/// Decodes one line of a watch. `None` for a blank line.
+pub(crate) fn decode_event<K: DeserializeOwned>(line: &[u8]) -> Option<Result<WatchEvent<K>>> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let raw = match serde_json::from_slice::<RawEvent<'_>>(line) {
+        Ok(raw) => raw,
+        Err(source) => {
+            // A bare `Status` line is how some servers end a watch with an error.
+            if let Ok(status) = serde_json::from_slice::<Status>(line)
+                && status.code != 0
+            {
+                return Some(Err(Error::from_status(status)));
+            }
+            return Some(Err(Error::Malformed {
+                what: "watch event",
+                source,
+            }));
+        }
+    };
+    let object = |raw_object: &RawValue| {
+        serde_json::from_str::<K>(raw_object.get()).map_err(|e| decode_error(raw_object, e))
+    };
+    Some(match &*raw.event_type {
+        "ADDED" => object(raw.object).map(WatchEvent::Added),
+        "MODIFIED" => object(raw.object).map(WatchEvent::Modified),
+        "DELETED" => object(raw.object).map(WatchEvent::Deleted),
+        "BOOKMARK" => serde_json::from_str::<BookmarkObject>(raw.object.get())
+            .map(|b| {
+                WatchEvent::Bookmark(Bookmark {
+                    resource_version: b.metadata.resource_version,
+                    annotations: b.metadata.annotations.unwrap_or_default(),
+                })
+            })
+            .map_err(|e| decode_error(raw.object, e)),
+        "ERROR" => serde_json::from_str::<Status>(raw.object.get())
+            .map(|s| WatchEvent::Error(Box::new(s)))
+            .map_err(|e| decode_error(raw.object, e)),
+        other => {
+            let (kind, name) = describe(raw.object);
+            Err(Error::UnknownEventType {
+                event_type: other.to_owned(),
+                kind,
+                name,
+            })
+        }
+    })
+}
+
+/// Splits a body into lines and decodes each as a watch event. A transport
+/// error ends the stream after one `Err(Error::Read)` item.
+pub(crate) fn watch_events<K, S, E>(body: S) -> impl Stream<Item = Result<WatchEvent<K>>> + Send
+where
+    K: DeserializeOwned + Send + 'static,
+    S: Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    struct State<S> {
+        body: S,
+        buffer: BytesMut,
+        done: bool,
+    }
+    let state = State {
+        body,
+        buffer: BytesMut::new(),
+        done: false,
+    };
+    futures::stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(pos) = state.buffer.iter().position(|b| *b == b'\n') {
+                let line = state.buffer.split_to(pos + 1);
+                match decode_event::<K>(&line[..pos]) {
+                    Some(item) => return Some((item, state)),
+                    None => continue,
+                }
+            }
+            if state.done {
+                // A final line without a newline.
+                if state.buffer.has_remaining() {
+                    let line = state.buffer.split();
+                    if let Some(item) = decode_event::<K>(&line) {
+                        return Some((item, state));
+                    }
+                }
+                return None;
+            }
+            match state.body.next().await {
+                Some(Ok(chunk)) => state.buffer.extend_from_slice(&chunk),
+                Some(Err(e)) => {
+                    state.done = true;
+                    state.buffer.clear();
+                    return Some((Err(Error::Read(Box::new(e))), state));
+                }
+                None => state.done = true,
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    #[test]
+    fn list_url_should_send_resource_version_zero_with_limit() {
+        let options = ListOptions {
+            resource_version: Some("0".into()),
+            limit: Some(500),
+            label_selector: Some("app in (a,b)".into()),
+            ..ListOptions::default()
+        };
+        assert_eq!(
+            list_url("/api/v1/configmaps", &options),
+            "/api/v1/configmaps?labelSelector=app%20in%20%28a%2Cb%29&limit=500&resourceVersion=0"
+        );
+    }
+
+    #[test]
+    fn list_url_should_omit_resource_version_with_a_continue_token() {
+        let options = ListOptions {
+            resource_version: Some("0".into()),
+            limit: Some(500),
+            continue_token: Some("abc=".into()),
+            ..ListOptions::default()
+        };
+        assert_eq!(
+            list_url("/api/v1/configmaps", &options),
+            "/api/v1/configmaps?limit=500&continue=abc%3D"
+        );
+    }
+
+    #[test]
+    fn watch_url_should_carry_bookmarks_timeout_and_streaming_parameters() {
+        let options = WatchOptions {
+            resource_version: String::new(),
+            resource_version_match: Some(crate::VersionMatch::NotOlderThan),
+            timeout_seconds: Some(321),
+            allow_watch_bookmarks: true,
+            send_initial_events: true,
+            field_selector: Some("metadata.name=x".into()),
+            ..WatchOptions::default()
+        };
+        assert_eq!(
+            watch_url("/api/v1/namespaces/ns/configmaps", &options),
+            "/api/v1/namespaces/ns/configmaps?watch=true&fieldSelector=metadata.name%3Dx\
+             &resourceVersion=&resourceVersionMatch=NotOlderThan&timeoutSeconds=321\
+             &allowWatchBookmarks=true&sendInitialEvents=true"
+        );
+    }
+
+    #[test]
+    fn decode_list_should_name_the_object_that_does_not_decode() {
+        let body = br#"{"kind":"ConfigMapList","metadata":{"resourceVersion":"7"},"items":[
+            {"metadata":{"name":"good","namespace":"a"}},
+            {"kind":"ConfigMap","metadata":{"name":"bad","namespace":"b"},"data":{"k":5}}]}"#;
+        let err = decode_list::<ConfigMap>(body).err();
+        match err {
+            Some(Error::Decode { kind, name, .. }) => {
+                assert_eq!(kind, "ConfigMap");
+                assert_eq!(name, "b/bad");
+            }
+            other => panic!("expected a decode error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn decode_list_should_read_version_continue_and_null_items() {
+        let body = br#"{"metadata":{"resourceVersion":"9","continue":"next"},"items":null}"#;
+        let list = decode_list::<ConfigMap>(body).ok();
+        assert_eq!(
+            list,
+            Some(ObjectList {
+                items: vec![],
+                resource_version: "9".into(),
+                continue_token: Some("next".into()),
+                remaining_item_count: None,
+            })
+        );
+    }
+
+    #[test]
+    fn decode_event_should_report_unknown_types_and_malformed_lines() {
+        let unknown = decode_event::<ConfigMap>(
+            br#"{"type":"SHRUGGED","object":{"kind":"ConfigMap","metadata":{"name":"x"}}}"#,
+        );
+        assert!(matches!(
+            unknown,
+            Some(Err(Error::UnknownEventType { ref event_type, ref name, .. }))
+                if event_type == "SHRUGGED" && name == "x"
+        ));
+        let malformed = decode_event::<ConfigMap>(br#"{"type":"ADDED","object":"#);
+        assert!(matches!(malformed, Some(Err(Error::Malformed { .. }))));
+        assert!(decode_event::<ConfigMap>(b"  ").is_none());
+    }
+
+    #[test]
+    fn decode_event_should_read_initial_events_end_bookmarks() {
+        let event = decode_event::<ConfigMap>(
+            br#"{"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}"#,
+        );
+        match event {
+            Some(Ok(WatchEvent::Bookmark(b))) => {
+                assert_eq!(b.resource_version, "12");
+                assert!(b.is_initial_events_end());
+            }
+            other => panic!("expected a bookmark, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn watch_events_should_split_lines_across_chunks() {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+            Ok(Bytes::from_static(
+                br#"{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}}"#,
+            )),
+            Ok(Bytes::from_static(
+                b"\n{\"type\":\"DELETED\",\"object\":{\"metadata\"",
+            )),
+            Ok(Bytes::from_static(
+                br#":{"name":"a","resourceVersion":"2"}}}"#,
+            )),
+        ];
+        let events: Vec<_> = watch_events::<ConfigMap, _, _>(futures::stream::iter(chunks))
+            .collect()
+            .await;
+        assert_eq!(events.len(), 2);
+        assert!(
+            matches!(&events[0], Ok(WatchEvent::Added(cm)) if cm.metadata.name.as_deref() == Some("a"))
+        );
+        assert!(
+            matches!(&events[1], Ok(WatchEvent::Deleted(cm)) if cm.metadata.resource_version.as_deref() == Some("2"))
+        );
+    }
+}

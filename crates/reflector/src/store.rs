@@ -1,0 +1,60 @@
+//! [`ReflectorStore`]: what a reflector writes to.
+
+use std::sync::Arc;
+
+/// A boxed error from a store.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What a [`Reflector`](crate::Reflector) writes to (the `Store` part of
+/// client-go's reflector contract).
+///
+/// Implemented for kcr-cache's [`DeltaFifo`](kcr_cache::DeltaFifo) (whose `replace` turns objects missing
+/// from a relist into `DeletedFinalStateUnknown` tombstones) and
+/// [`Cache`](kcr_cache::Cache). The methods are synchronous: a store is an
+/// in-memory structure behind a short lock.
+pub trait ReflectorStore<K>: Send + Sync {
+    /// An object was created.
+    fn add(&self, obj: Arc<K>) -> Result<(), BoxError>;
+    /// An object changed.
+    fn update(&self, obj: Arc<K>) -> Result<(), BoxError>;
+    /// An object was deleted (`obj` is its last state).
+    fn delete(&self, obj: Arc<K>) -> Result<(), BoxError>;
+    /// The whole content, as listed at `resource_version`. Keys absent from
+    /// `list` are deletions.
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError>;
+    /// A periodic resync (see [`Reflector::resync_period`](crate::Reflector::resync_period)).
+    fn resync(&self) -> Result<(), BoxError>;
+}
+
+macro_rules! impl_for_cache_store {
+    ($ty:ident) => {
+        impl<K> ReflectorStore<K> for kcr_cache::$ty<K>
+        where
+            K: kube::Resource + Send + Sync + 'static,
+        {
+            fn add(&self, obj: Arc<K>) -> Result<(), BoxError> {
+                kcr_cache::Store::add(self, obj).map_err(Into::into)
+            }
+
+            fn update(&self, obj: Arc<K>) -> Result<(), BoxError> {
+                kcr_cache::Store::update(self, obj).map_err(Into::into)
+            }
+
+            fn delete(&self, obj: Arc<K>) -> Result<(), BoxError> {
+                kcr_cache::Store::delete(self, kcr_cache::DeltaObject::Object(obj))
+                    .map_err(Into::into)
+            }
+
+            fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError> {
+                kcr_cache::Store::replace(self, list, resource_version).map_err(Into::into)
+            }
+
+            fn resync(&self) -> Result<(), BoxError> {
+                kcr_cache::Store::resync(self).map_err(Into::into)
+            }
+        }
+    };
+}
+
+impl_for_cache_store!(Cache);
+impl_for_cache_store!(DeltaFifo);

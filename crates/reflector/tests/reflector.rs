@@ -1,0 +1,613 @@
+//! The reflector over real HTTP against kcr-testenv, with `kube::Client`.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kcr_cache::{Cache, DeltaFifo, DeltaFifoOptions, DeltaType};
+use kcr_metrics::reflector::{NamedReflectorMetrics, ReflectorMetrics};
+use kcr_reflector::{BackoffConfig, Reflector};
+use kcr_testenv::{Failure, TestEnv};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams};
+use parking_lot::Mutex;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use support::{Checked, Recorded, Widget, config_map, create_config_maps, eventually};
+
+struct Running<K> {
+    reflector: Arc<Reflector<K>>,
+    metrics: NamedReflectorMetrics,
+    cancel: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl<K> Running<K> {
+    async fn stop(self) {
+        self.cancel.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// Runs `reflector` with metrics of its own.
+fn run<K>(reflector: Reflector<K>) -> Running<K>
+where
+    K: kube::Resource + Send + Sync + 'static,
+{
+    let families = ReflectorMetrics::register(&kcr_metrics::Registry::new())
+        .unwrap_or_else(|e| panic!("metrics: {e}"));
+    let reflector = Arc::new(reflector.name("test").metrics(&families));
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn({
+        let reflector = reflector.clone();
+        let cancel = cancel.clone();
+        async move { reflector.run(cancel).await }
+    });
+    Running {
+        reflector,
+        metrics: families.for_reflector("test"),
+        cancel,
+        task,
+    }
+}
+
+type ErrorLog = Arc<Mutex<Vec<(Instant, String)>>>;
+
+/// Records the reason of every error the reflector reports, and when.
+fn error_log() -> (
+    ErrorLog,
+    impl Fn(&kcr_reflector::Error) + Send + Sync + 'static,
+) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let handler = {
+        let log = log.clone();
+        move |e: &kcr_reflector::Error| log.lock().push((Instant::now(), e.reason().to_owned()))
+    };
+    (log, handler)
+}
+
+fn has(log: &Mutex<Vec<(Instant, String)>>, reason: &str) -> bool {
+    log.lock().iter().any(|(_, r)| r == reason)
+}
+
+async fn start_env() -> TestEnv {
+    TestEnv::start()
+        .await
+        .unwrap_or_else(|e| panic!("testenv: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflector_should_list_without_pagination_then_watch_every_change() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create_config_maps(&api, "cm", 5).await;
+    let lw = Recorded::new(api.clone());
+    let store = Checked::<ConfigMap>::new();
+    let r = run(Reflector::new(lw.clone(), store.clone()).page_size(0));
+    eventually("initial sync", 10, || store.cache.len() == 5).await;
+
+    api.create(&PostParams::default(), &config_map("new", "1"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut cm0 = api.get("cm0").await.unwrap_or_else(|e| panic!("{e}"));
+    cm0.data = Some([("v".to_owned(), "changed".to_owned())].into());
+    api.replace("cm0", &PostParams::default(), &cm0)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    api.delete("cm1", &DeleteParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let server_rv = env.resource_version().to_string();
+    eventually("every change applied", 10, || {
+        r.reflector.last_sync_resource_version() == server_rv
+    })
+    .await;
+
+    assert_eq!(store.cache.len(), 5);
+    assert!(store.cache.get_by_key("default/cm1").is_none());
+    assert!(store.cache.get_by_key("default/new").is_some());
+    let cm0 = store
+        .cache
+        .get_by_key("default/cm0")
+        .unwrap_or_else(|| panic!("cm0 missing"));
+    assert_eq!(
+        cm0.data
+            .as_ref()
+            .and_then(|d| d.get("v"))
+            .map(String::as_str),
+        Some("changed")
+    );
+    let lists = lw.list_calls();
+    assert_eq!(lists.len(), 1);
+    assert_eq!(lists[0].1.resource_version.as_deref(), Some("0"));
+    assert_eq!(lists[0].1.limit, None);
+    let watches = lw.watch_calls();
+    assert!(watches[0].1.allow_watch_bookmarks);
+    assert!(
+        watches[0]
+            .1
+            .timeout_seconds
+            .is_some_and(|t| (300..600).contains(&t))
+    );
+    assert!(
+        store.violations.lock().is_empty(),
+        "{:?}",
+        store.violations.lock()
+    );
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflector_should_page_the_initial_list_and_replace_the_store_once() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create_config_maps(&api, "cm", 120).await;
+    let lw = Recorded::new(api.clone());
+    let store = Checked::<ConfigMap>::new();
+    let r = run(Reflector::new(lw.clone(), store.clone()).page_size(50));
+    eventually("initial sync", 10, || store.cache.len() == 120).await;
+    let lists = lw.list_calls();
+    assert_eq!(lists.len(), 3, "120 objects in pages of 50");
+    assert_eq!(lists[0].1.resource_version.as_deref(), Some("0"));
+    assert_eq!(lists[0].1.limit, Some(50));
+    assert!(lists[1].1.continue_token.is_some() && lists[2].1.continue_token.is_some());
+    assert_eq!(*store.replaces.lock(), 1);
+    assert_eq!(r.metrics.lists.get(), 1);
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bookmarks_should_move_the_last_sync_resource_version() {
+    let env = TestEnv::builder()
+        .bookmark_interval(Duration::from_millis(50))
+        .start()
+        .await
+        .unwrap_or_else(|e| panic!("testenv: {e}"));
+    let watched: Api<ConfigMap> = Api::namespaced(env.client(), "kube-public");
+    let other: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let store = Checked::<ConfigMap>::new();
+    let r = run(Reflector::new(watched, store.clone()));
+    eventually("initial sync", 10, || {
+        !r.reflector.last_sync_resource_version().is_empty()
+    })
+    .await;
+    let synced_at = r.reflector.last_sync_resource_version();
+    create_config_maps(&other, "elsewhere", 3).await;
+    let server_rv = env.resource_version().to_string();
+    eventually("a bookmark at the server's version", 10, || {
+        r.reflector.last_sync_resource_version() == server_rv
+    })
+    .await;
+    assert_ne!(synced_at, server_rv);
+    assert!(store.cache.is_empty(), "bookmarks carry no object");
+    assert_eq!(r.metrics.lists.get(), 1);
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_closed_by_the_server_should_resume_from_the_last_version_without_relisting() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create_config_maps(&api, "a", 2).await;
+    let lw = Recorded::new(api.clone());
+    let store = Checked::<ConfigMap>::new();
+    let r = run(Reflector::new(lw.clone(), store.clone()));
+    eventually("initial sync", 10, || store.cache.len() == 2).await;
+    create_config_maps(&api, "b", 1).await;
+    eventually("b0", 10, || store.cache.len() == 3).await;
+
+    env.faults().close_all_watches();
+    create_config_maps(&api, "c", 1).await;
+    eventually("c0 after the close", 10, || store.cache.len() == 4).await;
+
+    // And watches closed after every 2 events.
+    env.faults().close_watches_after_events(Some(2));
+    create_config_maps(&api, "d", 10).await;
+    eventually("every d", 10, || store.cache.len() == 14).await;
+
+    assert_eq!(lw.list_calls().len(), 1, "no relist");
+    let watches = lw.watch_calls();
+    assert!(watches.len() >= 6, "re-watched {} times", watches.len());
+    for pair in watches.windows(2) {
+        let (a, b) = (&pair[0].1.resource_version, &pair[1].1.resource_version);
+        let (a, b) = (a.parse::<u64>().unwrap_or(0), b.parse::<u64>().unwrap_or(0));
+        assert!(b >= a, "each watch resumes from the last version");
+    }
+    assert!(
+        store.violations.lock().is_empty(),
+        "{:?}",
+        store.violations.lock()
+    );
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_should_force_a_relist_that_turns_a_missed_deletion_into_a_tombstone() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create_config_maps(&api, "cm", 3).await;
+
+    // A small informer: the reflector feeds a DeltaFifo whose known objects
+    // are the indexer that the pop loop maintains.
+    let indexer = Arc::new(Cache::<ConfigMap>::default());
+    let fifo = Arc::new(DeltaFifo::new(
+        DeltaFifoOptions::new().known_objects(indexer.clone()),
+    ));
+    let tombstones = Arc::new(Mutex::new(Vec::<String>::new()));
+    let pop_loop = tokio::spawn({
+        let (fifo, indexer, tombstones) = (fifo.clone(), indexer.clone(), tombstones.clone());
+        async move {
+            loop {
+                let popped = fifo
+                    .pop(|deltas, _| {
+                        for delta in deltas {
+                            if delta.type_ == DeltaType::Deleted {
+                                if let kcr_cache::DeltaObject::DeletedFinalStateUnknown(t) =
+                                    &delta.object
+                                {
+                                    tombstones.lock().push(t.key.to_string());
+                                }
+                                let _ = indexer.delete(delta.object.clone());
+                            } else if let Some(obj) = delta.object.object() {
+                                let _ = indexer.update(obj.clone());
+                            }
+                        }
+                        Ok(())
+                    })
+                    .await;
+                if popped.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+
+    let (errors, handler) = error_log();
+    let reflected: Api<ConfigMap> =
+        Api::namespaced(support::client_without_retries(&env), "default");
+    let r = run(Reflector::new(reflected, fifo.clone()).watch_error_handler(handler));
+    eventually("initial sync", 10, || indexer.len() == 3).await;
+    // A watch that delivered an event, so its close is not a "very short watch".
+    create_config_maps(&api, "x", 1).await;
+    eventually("x0", 10, || indexer.len() == 4).await;
+
+    // Keep the reflector away for 2 s: the next watch is answered 429.
+    env.faults()
+        .fail_next(1, Failure::too_many_requests(2).verb("watch"));
+    env.faults().close_all_watches();
+    support::eventually_or(
+        "the 429",
+        10,
+        || has(&errors, "too_many_requests"),
+        || format!("{:?}", errors.lock()),
+    )
+    .await;
+    api.delete("cm1", &DeleteParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    env.faults().compact_history();
+
+    eventually("the tombstone", 20, || !tombstones.lock().is_empty()).await;
+    assert_eq!(*tombstones.lock(), vec!["default/cm1".to_owned()]);
+    assert!(indexer.get_by_key("default/cm1").is_none());
+    assert_eq!(indexer.len(), 3);
+    assert!(has(&errors, "expired"), "{:?}", errors.lock());
+    assert!(r.metrics.relists_expired.get() >= 1);
+    assert!(r.metrics.lists.get() >= 2);
+    r.stop().await;
+    fifo.close();
+    let _ = pop_loop.await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn server_errors_should_be_retried_with_exponential_backoff() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create_config_maps(&api, "cm", 2).await;
+    env.faults()
+        .fail_next(4, Failure::internal_error().verb("list"));
+    let lw = Recorded::new(api.clone());
+    let store = Checked::<ConfigMap>::new();
+    let (errors, handler) = error_log();
+    let r = run(Reflector::new(lw.clone(), store.clone()).watch_error_handler(handler));
+    eventually("sync after four 500s", 60, || store.cache.len() == 2).await;
+    let errors = errors.lock().clone();
+    let lists = lw.list_calls();
+    assert_eq!(errors.len(), 4, "{errors:?}");
+    assert_eq!(lists.len(), 5);
+    let mut base = Duration::from_millis(800);
+    for (i, (failed_at, reason)) in errors.iter().enumerate() {
+        assert_eq!(reason, "api");
+        let waited = lists[i + 1].0 - *failed_at;
+        assert!(
+            waited >= base && waited < base * 2,
+            "retry {i}: waited {waited:?}, base {base:?}"
+        );
+        base *= 2;
+    }
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn too_many_requests_should_wait_exactly_retry_after_on_list_and_on_watch() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create_config_maps(&api, "cm", 1).await;
+    env.faults()
+        .fail_next(1, Failure::too_many_requests(3).verb("list"));
+    env.faults()
+        .fail_next(1, Failure::too_many_requests(5).verb("watch"));
+    let lw = Recorded::new(Api::<ConfigMap>::namespaced(
+        support::client_without_retries(&env),
+        "default",
+    ));
+    let store = Checked::<ConfigMap>::new();
+    let (errors, handler) = error_log();
+    let r = run(Reflector::new(lw.clone(), store.clone()).watch_error_handler(handler));
+    support::eventually_or(
+        "two watches",
+        60,
+        || lw.watch_calls().len() >= 2,
+        || {
+            format!(
+                "{:?} lists {} watches {}",
+                errors.lock(),
+                lw.list_calls().len(),
+                lw.watch_calls().len()
+            )
+        },
+    )
+    .await;
+    let errors = errors.lock().clone();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    let lists = lw.list_calls();
+    assert_eq!(
+        lists.len(),
+        2,
+        "the throttled watch is retried without a relist"
+    );
+    assert_eq!(lists[1].0 - errors[0].0, Duration::from_secs(3));
+    let watches = lw.watch_calls();
+    assert_eq!(watches[1].0 - errors[1].0, Duration::from_secs(5));
+    assert_eq!(store.cache.len(), 1);
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflector_should_recover_when_the_server_stops_and_restarts() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create_config_maps(&api, "a", 2).await;
+    let store = Checked::<ConfigMap>::new();
+    let (errors, handler) = error_log();
+    let backoff = BackoffConfig::new(Duration::from_millis(20), Duration::from_millis(200));
+    let r = run(Reflector::new(api.clone(), store.clone())
+        .backoff(backoff)
+        .watch_error_handler(handler));
+    eventually("initial sync", 10, || store.cache.len() == 2).await;
+    create_config_maps(&api, "b", 1).await;
+    eventually("b0", 10, || store.cache.len() == 3).await;
+
+    env.faults().stop_serving().await;
+    eventually("a refused watch", 10, || has(&errors, "connection_refused")).await;
+    env.faults()
+        .restart_serving()
+        .await
+        .unwrap_or_else(|e| panic!("restart: {e}"));
+    create_config_maps(&api, "c", 2).await;
+    eventually("the changes made after the restart", 10, || {
+        store.cache.len() == 5
+    })
+    .await;
+    assert_eq!(
+        r.metrics.lists.get(),
+        1,
+        "a refused watch is retried without relisting: {:?}",
+        errors.lock()
+    );
+    assert!(
+        store.violations.lock().is_empty(),
+        "{:?}",
+        store.violations.lock()
+    );
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_list_should_stream_the_initial_state_without_a_list() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create_config_maps(&api, "cm", 4).await;
+    let lw = Recorded::new(api.clone());
+    let store = Checked::<ConfigMap>::new();
+    let r = run(Reflector::new(lw.clone(), store.clone()).use_watch_list(true));
+    eventually("streamed sync", 10, || store.cache.len() == 4).await;
+    create_config_maps(&api, "more", 1).await;
+    eventually("later events on the same watch", 10, || {
+        store.cache.len() == 5
+    })
+    .await;
+    assert!(lw.list_calls().is_empty());
+    let watches = lw.watch_calls();
+    assert_eq!(watches.len(), 1);
+    assert!(watches[0].1.send_initial_events);
+    assert_eq!(*store.replaces.lock(), 1);
+    assert_eq!(
+        r.reflector.last_sync_resource_version(),
+        env.resource_version().to_string()
+    );
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_list_should_fall_back_to_list_and_watch_when_the_server_refuses_it() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create_config_maps(&api, "cm", 4).await;
+    // A server without WatchList rejects sendInitialEvents with 422 Invalid.
+    env.faults()
+        .fail_next(1, Failure::status(422).verb("watch"));
+    let lw = Recorded::new(api.clone());
+    let store = Checked::<ConfigMap>::new();
+    let r = run(Reflector::new(lw.clone(), store.clone()).use_watch_list(true));
+    eventually("sync by list", 10, || store.cache.len() == 4).await;
+    create_config_maps(&api, "more", 1).await;
+    eventually("watch events", 10, || store.cache.len() == 5).await;
+    assert_eq!(lw.list_calls().len(), 1);
+    let watches = lw.watch_calls();
+    assert!(watches[0].1.send_initial_events);
+    assert!(!watches[1].1.send_initial_events);
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undecodable_objects_should_be_reported_counted_and_recovered_from_without_losing_state() {
+    let env = start_env().await;
+    support::install_widget_crd(env.client()).await;
+    let widgets: Api<Widget> = Api::namespaced(env.client(), "default");
+    let dynamic: Api<DynamicObject> =
+        Api::namespaced_with(env.client(), "default", &ApiResource::erase::<Widget>(&()));
+    let good = |name: &str| Widget {
+        api_version: Some("example.com/v1".into()),
+        kind: Some("Widget".into()),
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        spec: support::WidgetSpec { size: 1 },
+    };
+    let bad = |name: &str| -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": name}, "spec": {"size": "enormous"}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    widgets
+        .create(&PostParams::default(), &good("good"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let store = Checked::<Widget>::new();
+    let messages = Arc::new(Mutex::new(Vec::<String>::new()));
+    let backoff = BackoffConfig::new(Duration::from_millis(20), Duration::from_millis(100));
+    let r = run(Reflector::new(widgets.clone(), store.clone())
+        .backoff(backoff)
+        .watch_error_handler({
+            let messages = messages.clone();
+            move |e| messages.lock().push(e.to_string())
+        }));
+    eventually("initial sync", 10, || store.cache.len() == 1).await;
+
+    // An object that does not decode arrives on the watch.
+    dynamic
+        .create(&PostParams::default(), &bad("broken"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    eventually("the decode error", 10, || {
+        r.metrics.decode_errors.get() >= 1
+    })
+    .await;
+    assert!(
+        messages
+            .lock()
+            .iter()
+            .any(|m| m.contains("Widget") && m.contains("default/broken")),
+        "{:?}",
+        messages.lock()
+    );
+    // Relists keep failing on it (each one counted) but the state stays.
+    eventually("a failing relist", 10, || {
+        r.metrics.decode_errors.get() >= 3
+    })
+    .await;
+    assert!(
+        store.cache.get_by_key("default/good").is_some(),
+        "state kept"
+    );
+
+    // Once it is gone, the reflector catches up.
+    dynamic
+        .delete("broken", &DeleteParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    widgets
+        .create(&PostParams::default(), &good("later"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    eventually("recovered", 10, || store.cache.len() == 2).await;
+    assert!(store.cache.get_by_key("default/later").is_some());
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_objects_and_selectors_should_be_listed_and_watched() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let labelled = |name: &str, app: &str| {
+        let mut cm = config_map(name, "0");
+        cm.metadata.labels = Some([("app".to_owned(), app.to_owned())].into());
+        cm
+    };
+    for (name, app) in [("a", "web"), ("b", "db"), ("c", "web")] {
+        api.create(&PostParams::default(), &labelled(name, app))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let dynamic: Api<DynamicObject> =
+        Api::all_with(env.client(), &ApiResource::erase::<ConfigMap>(&()));
+    let store = Arc::new(Cache::<DynamicObject>::default());
+    let r = run(Reflector::new(dynamic, store.clone()).label_selector("app=web"));
+    eventually("web only", 10, || store.len() == 2).await;
+    api.create(&PostParams::default(), &labelled("d", "web"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    api.create(&PostParams::default(), &labelled("e", "db"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let server_rv = env.resource_version().to_string();
+    eventually("d", 10, || {
+        r.reflector.last_sync_resource_version() == server_rv || store.len() == 3
+    })
+    .await;
+    eventually("d", 10, || store.len() == 3).await;
+    let mut keys: Vec<String> = store.list_keys().iter().map(|k| k.to_string()).collect();
+    keys.sort();
+    assert_eq!(keys, vec!["default/a", "default/c", "default/d"]);
+    r.stop().await;
+
+    let by_name: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let store = Arc::new(Cache::<ConfigMap>::default());
+    let r = run(Reflector::new(by_name, store.clone()).field_selector("metadata.name=b"));
+    eventually("b only", 10, || store.len() == 1).await;
+    assert!(store.get_by_key("default/b").is_some());
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_should_stop_the_reflector_promptly_and_leave_the_store_consistent() {
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create_config_maps(&api, "cm", 3).await;
+    let store = Checked::<ConfigMap>::new();
+    let r = run(Reflector::new(api.clone(), store.clone()));
+    eventually("initial sync", 10, || store.cache.len() == 3).await;
+    // Cancel while the watch is open (and with a slow server, mid-request).
+    env.faults().set_latency(Duration::from_secs(30));
+    let Running {
+        cancel,
+        task,
+        reflector,
+        ..
+    } = r;
+    cancel.cancel();
+    tokio::time::timeout(Duration::from_secs(2), task)
+        .await
+        .unwrap_or_else(|_| panic!("the reflector did not stop within 2 s"))
+        .unwrap_or_else(|e| panic!("the reflector task failed: {e}"));
+    assert_eq!(store.cache.len(), 3);
+    assert!(!reflector.last_sync_resource_version().is_empty());
+    assert!(store.violations.lock().is_empty());
+}

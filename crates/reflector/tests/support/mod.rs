@@ -1,0 +1,264 @@
+//! Shared helpers of the HTTP tests: a recording decorator around the real
+//! `kube::Api` lister-watcher, a version-checking store around a real
+//! `Cache`, and small waiting helpers.
+
+#![allow(dead_code)]
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kcr_cache::Cache;
+use kcr_reflector::{
+    BoxError, ListOptions, ListerWatcher, ObjectList, ReflectorStore, Result, WatchOptions,
+    WatchStream,
+};
+use kube::Resource;
+use kube::api::{Api, ObjectMeta, PostParams};
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+/// Delegates to a real lister-watcher (the `kube::Api`), remembering each
+/// call's options and when it was made.
+pub struct Recorded<L> {
+    inner: L,
+    pub lists: Mutex<Vec<(Instant, ListOptions)>>,
+    pub watches: Mutex<Vec<(Instant, WatchOptions)>>,
+}
+
+impl<L> Recorded<L> {
+    pub fn new(inner: L) -> Arc<Self> {
+        Arc::new(Self {
+            inner,
+            lists: Mutex::new(Vec::new()),
+            watches: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn list_calls(&self) -> Vec<(Instant, ListOptions)> {
+        self.lists.lock().clone()
+    }
+
+    pub fn watch_calls(&self) -> Vec<(Instant, WatchOptions)> {
+        self.watches.lock().clone()
+    }
+}
+
+#[async_trait]
+impl<K, L> ListerWatcher<K> for Recorded<L>
+where
+    L: ListerWatcher<K>,
+    K: 'static,
+{
+    async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
+        self.lists.lock().push((Instant::now(), options.clone()));
+        self.inner.list(options).await
+    }
+
+    async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
+        self.watches.lock().push((Instant::now(), options.clone()));
+        self.inner.watch(options).await
+    }
+}
+
+/// A real `Cache` that also checks that no key's resource version ever goes
+/// backwards (an event applied twice or out of order would), across deletes.
+pub struct Checked<K> {
+    pub cache: Arc<Cache<K>>,
+    last: Mutex<HashMap<String, u64>>,
+    pub violations: Mutex<Vec<String>>,
+    pub replaces: Mutex<u64>,
+}
+
+impl<K: Resource + Send + Sync + 'static> Checked<K> {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self {
+            cache: Arc::new(Cache::default()),
+            last: Mutex::new(HashMap::new()),
+            violations: Mutex::new(Vec::new()),
+            replaces: Mutex::new(0),
+        })
+    }
+
+    fn key(obj: &K) -> String {
+        let m = obj.meta();
+        format!(
+            "{}/{}",
+            m.namespace.as_deref().unwrap_or_default(),
+            m.name.as_deref().unwrap_or_default()
+        )
+    }
+
+    fn check(&self, op: &str, obj: &K, strictly: bool) {
+        let key = Self::key(obj);
+        let Some(rv) = obj
+            .meta()
+            .resource_version
+            .as_deref()
+            .and_then(|v| v.parse::<u64>().ok())
+        else {
+            self.violations
+                .lock()
+                .push(format!("{op} {key}: no numeric version"));
+            return;
+        };
+        let mut last = self.last.lock();
+        if let Some(prev) = last.get(&key)
+            && (rv < *prev || (strictly && rv == *prev))
+        {
+            self.violations
+                .lock()
+                .push(format!("{op} {key}: version {rv} after {prev}"));
+        }
+        last.insert(key, rv);
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Checked<K> {
+    fn add(&self, obj: Arc<K>) -> Result<(), BoxError> {
+        self.check("add", &obj, true);
+        ReflectorStore::add(&*self.cache, obj)
+    }
+    fn update(&self, obj: Arc<K>) -> Result<(), BoxError> {
+        self.check("update", &obj, true);
+        ReflectorStore::update(&*self.cache, obj)
+    }
+    fn delete(&self, obj: Arc<K>) -> Result<(), BoxError> {
+        self.check("delete", &obj, true);
+        ReflectorStore::delete(&*self.cache, obj)
+    }
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError> {
+        for obj in &list {
+            self.check("replace", obj, false);
+        }
+        *self.replaces.lock() += 1;
+        ReflectorStore::replace(&*self.cache, list, resource_version)
+    }
+    fn resync(&self) -> Result<(), BoxError> {
+        ReflectorStore::resync(&*self.cache)
+    }
+}
+
+/// Polls `cond` every 10 ms (of tokio time) until it holds; fails after `secs`.
+pub async fn eventually(what: &str, secs: u64, cond: impl FnMut() -> bool) {
+    eventually_or(what, secs, cond, String::new).await;
+}
+
+/// [`eventually`], adding `context()` to the failure message.
+pub async fn eventually_or(
+    what: &str,
+    secs: u64,
+    mut cond: impl FnMut() -> bool,
+    context: impl Fn() -> String,
+) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for: {what} {}",
+            context()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A client without kube-client's own retry layer (which already retries
+/// 429/503/504 honouring `Retry-After`), so the reflector sees every error.
+pub fn client_without_retries(env: &kcr_testenv::TestEnv) -> kube::Client {
+    let mut config = env.config().unwrap_or_else(|e| panic!("config: {e}"));
+    config.default_retry = false;
+    kube::Client::try_from(config).unwrap_or_else(|e| panic!("client: {e}"))
+}
+
+pub fn config_map(name: &str, value: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        },
+        data: Some([("v".to_owned(), value.to_owned())].into()),
+        ..ConfigMap::default()
+    }
+}
+
+pub async fn create_config_maps(api: &Api<ConfigMap>, prefix: &str, n: usize) {
+    for i in 0..n {
+        api.create(
+            &PostParams::default(),
+            &config_map(&format!("{prefix}{i}"), "0"),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("create {prefix}{i}: {e}"));
+    }
+}
+
+/// A hand-written custom resource (`widgets.example.com/v1`, namespaced).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Widget {
+    #[serde(
+        default,
+        rename = "apiVersion",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub api_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub metadata: ObjectMeta,
+    pub spec: WidgetSpec,
+}
+
+/// The widget's spec: `size` must be a number.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct WidgetSpec {
+    pub size: u32,
+}
+
+impl Resource for Widget {
+    type DynamicType = ();
+    type Scope = k8s_openapi::NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "Widget".into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        "example.com".into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        "v1".into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        "widgets".into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// Installs the `widgets.example.com` CRD.
+pub async fn install_widget_crd(client: kube::Client) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
+        }
+    }))
+    .unwrap_or_else(|e| panic!("crd: {e}"));
+    Api::<CustomResourceDefinition>::all(client)
+        .create(&PostParams::default(), &crd)
+        .await
+        .unwrap_or_else(|e| panic!("create crd: {e}"));
+}
