@@ -1,0 +1,398 @@
+//! The work queue families, as controller-runtime registers client-go's
+//! workqueue metrics, and the [`MetricsProvider`] that kcr-workqueue records
+//! through.
+//!
+//! | family | type | labels |
+//! | --- | --- | --- |
+//! | `workqueue_depth` | gauge | `name`, `controller`, `priority` |
+//! | `workqueue_adds_total` | counter | `name`, `controller` |
+//! | `workqueue_queue_duration_seconds` | histogram | `name`, `controller` |
+//! | `workqueue_work_duration_seconds` | histogram | `name`, `controller` |
+//! | `workqueue_unfinished_work_seconds` | gauge | `name`, `controller` |
+//! | `workqueue_longest_running_processor_seconds` | gauge | `name`, `controller` |
+//! | `workqueue_retries_total` | counter | `name`, `controller` |
+//!
+//! `name` and `controller` both carry the queue's name; `priority` is empty for
+//! queues without priorities. The histograms have the buckets
+//! 1e-8 s × 10^k for k = 0..12 (10 ns up to 1000 s).
+
+use std::sync::{Arc, OnceLock};
+
+use prometheus::{
+    Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry,
+};
+
+use crate::Result;
+
+/// The subsystem (name prefix) of every work queue family.
+pub const SUBSYSTEM: &str = "workqueue";
+
+/// Buckets of the two duration histograms: 1e-8 s × 10^k, 12 buckets up to 1e3 s.
+pub const DURATION_BUCKETS: [f64; 12] = [
+    1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3,
+];
+
+/// A gauge that goes up and down by one (the queue depth).
+pub trait GaugeMetric: Send + Sync {
+    /// Adds one.
+    fn inc(&self);
+    /// Subtracts one.
+    fn dec(&self);
+}
+
+/// A gauge that is set to a value (unfinished work, longest running processor).
+pub trait SettableGaugeMetric: Send + Sync {
+    /// Sets the value.
+    fn set(&self, value: f64);
+}
+
+/// A counter (adds, retries).
+pub trait CounterMetric: Send + Sync {
+    /// Adds one.
+    fn inc(&self);
+}
+
+/// A histogram (queue duration, work duration), observed in seconds.
+pub trait HistogramMetric: Send + Sync {
+    /// Records one observation.
+    fn observe(&self, value: f64);
+}
+
+/// A depth gauge split by item priority (controller-runtime's priority queue).
+pub trait DepthMetricWithPriority: Send + Sync {
+    /// Adds one to the depth of `priority`.
+    fn inc(&self, priority: i32);
+    /// Subtracts one from the depth of `priority`.
+    fn dec(&self, priority: i32);
+}
+
+/// Makes the metrics of one named queue (client-go's `MetricsProvider`, plus
+/// controller-runtime's `NewDepthMetricWithPriority`).
+///
+/// kcr-workqueue calls it once per named queue, then only the returned
+/// metrics on its hot paths.
+pub trait MetricsProvider: Send + Sync {
+    /// The depth gauge of a queue without priorities.
+    fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric>;
+    /// The depth gauge of a priority queue.
+    fn new_depth_metric_with_priority(&self, name: &str) -> Box<dyn DepthMetricWithPriority>;
+    /// The adds counter.
+    fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric>;
+    /// How long an item waits in the queue before a worker gets it.
+    fn new_latency_metric(&self, name: &str) -> Box<dyn HistogramMetric>;
+    /// How long a worker holds an item (from `get` to `done`).
+    fn new_work_duration_metric(&self, name: &str) -> Box<dyn HistogramMetric>;
+    /// Seconds of work in progress not yet observed by the work duration.
+    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Box<dyn SettableGaugeMetric>;
+    /// Seconds the longest running processor has been running.
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Box<dyn SettableGaugeMetric>;
+    /// The retries counter (every add with a non-zero delay).
+    fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric>;
+}
+
+/// The work queue families, registered against one registry. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct WorkqueueMetrics {
+    depth: IntGaugeVec,
+    adds: IntCounterVec,
+    latency: HistogramVec,
+    work_duration: HistogramVec,
+    unfinished: GaugeVec,
+    longest_running: GaugeVec,
+    retries: IntCounterVec,
+}
+
+fn opts(name: &str, help: &str) -> Opts {
+    Opts::new(name, help).subsystem(SUBSYSTEM)
+}
+
+fn histogram_opts(name: &str, help: &str) -> HistogramOpts {
+    HistogramOpts::new(name, help)
+        .subsystem(SUBSYSTEM)
+        .buckets(DURATION_BUCKETS.to_vec())
+}
+
+impl WorkqueueMetrics {
+    /// Builds the families and registers them against `registry`.
+    ///
+    /// Fails if they are already registered there: register once per
+    /// registry and keep (clone) the handle.
+    pub fn register(registry: &Registry) -> Result<Self> {
+        const NAME: &[&str] = &["name", "controller"];
+        let metrics = Self {
+            depth: IntGaugeVec::new(
+                opts(
+                    "depth",
+                    "Current depth of the work queue, by queue and priority",
+                ),
+                &["name", "controller", "priority"],
+            )?,
+            adds: IntCounterVec::new(
+                opts(
+                    "adds_total",
+                    "Total number of adds handled by the work queue",
+                ),
+                NAME,
+            )?,
+            latency: HistogramVec::new(
+                histogram_opts(
+                    "queue_duration_seconds",
+                    "How long in seconds an item stays in the work queue before a worker requests it",
+                ),
+                NAME,
+            )?,
+            work_duration: HistogramVec::new(
+                histogram_opts(
+                    "work_duration_seconds",
+                    "How long in seconds processing an item from the work queue takes",
+                ),
+                NAME,
+            )?,
+            unfinished: GaugeVec::new(
+                opts(
+                    "unfinished_work_seconds",
+                    "How many seconds of work are in progress and not yet observed by work_duration; \
+                     large values indicate stuck workers, and the rate at which it grows tells how many",
+                ),
+                NAME,
+            )?,
+            longest_running: GaugeVec::new(
+                opts(
+                    "longest_running_processor_seconds",
+                    "How many seconds the longest running processor of the work queue has been running",
+                ),
+                NAME,
+            )?,
+            retries: IntCounterVec::new(
+                opts(
+                    "retries_total",
+                    "Total number of retries handled by the work queue",
+                ),
+                NAME,
+            )?,
+        };
+        registry.register(Box::new(metrics.depth.clone()))?;
+        registry.register(Box::new(metrics.adds.clone()))?;
+        registry.register(Box::new(metrics.latency.clone()))?;
+        registry.register(Box::new(metrics.work_duration.clone()))?;
+        registry.register(Box::new(metrics.unfinished.clone()))?;
+        registry.register(Box::new(metrics.longest_running.clone()))?;
+        registry.register(Box::new(metrics.retries.clone()))?;
+        Ok(metrics)
+    }
+
+    /// The families registered (once, lazily) against the default [`crate::registry()`].
+    pub fn global() -> &'static Self {
+        static GLOBAL: OnceLock<WorkqueueMetrics> = OnceLock::new();
+        GLOBAL.get_or_init(|| {
+            match Self::register(crate::registry()) {
+                Ok(metrics) => metrics,
+                // Only reachable if someone registered families with these names
+                // on the default registry by hand; keep working unregistered.
+                Err(_) => Self::unregistered(),
+            }
+        })
+    }
+
+    fn unregistered() -> Self {
+        match Self::register(&Registry::new()) {
+            Ok(metrics) => metrics,
+            // The names and labels are constants that prometheus accepts.
+            Err(e) => unreachable!("constant work queue families are valid: {e}"),
+        }
+    }
+}
+
+impl GaugeMetric for IntGauge {
+    fn inc(&self) {
+        IntGauge::inc(self);
+    }
+    fn dec(&self) {
+        IntGauge::dec(self);
+    }
+}
+
+impl SettableGaugeMetric for Gauge {
+    fn set(&self, value: f64) {
+        Gauge::set(self, value);
+    }
+}
+
+impl CounterMetric for IntCounter {
+    fn inc(&self) {
+        IntCounter::inc(self);
+    }
+}
+
+impl HistogramMetric for Histogram {
+    fn observe(&self, value: f64) {
+        Histogram::observe(self, value);
+    }
+}
+
+struct PriorityDepth {
+    vec: IntGaugeVec,
+    name: Arc<str>,
+}
+
+impl PriorityDepth {
+    fn gauge(&self, priority: i32) -> IntGauge {
+        let priority = priority.to_string();
+        self.vec
+            .with_label_values(&[&*self.name, &*self.name, priority.as_str()])
+    }
+}
+
+impl DepthMetricWithPriority for PriorityDepth {
+    fn inc(&self, priority: i32) {
+        self.gauge(priority).inc();
+    }
+    fn dec(&self, priority: i32) {
+        self.gauge(priority).dec();
+    }
+}
+
+/// The prometheus [`MetricsProvider`]: every queue named `n` records into the
+/// families with labels `name="n"`, `controller="n"`.
+#[derive(Clone, Debug)]
+pub struct PrometheusProvider {
+    metrics: WorkqueueMetrics,
+}
+
+impl PrometheusProvider {
+    /// A provider recording into `metrics` (see [`WorkqueueMetrics::register`]
+    /// for a registry of your own).
+    pub fn new(metrics: WorkqueueMetrics) -> Self {
+        Self { metrics }
+    }
+
+    /// The provider of the default registry, shared by the whole process.
+    pub fn global() -> Arc<PrometheusProvider> {
+        static GLOBAL: OnceLock<Arc<PrometheusProvider>> = OnceLock::new();
+        GLOBAL
+            .get_or_init(|| Arc::new(PrometheusProvider::new(WorkqueueMetrics::global().clone())))
+            .clone()
+    }
+}
+
+impl MetricsProvider for PrometheusProvider {
+    fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric> {
+        // No priority: the label is empty, as controller-runtime does.
+        Box::new(self.metrics.depth.with_label_values(&[name, name, ""]))
+    }
+
+    fn new_depth_metric_with_priority(&self, name: &str) -> Box<dyn DepthMetricWithPriority> {
+        Box::new(PriorityDepth {
+            vec: self.metrics.depth.clone(),
+            name: name.into(),
+        })
+    }
+
+    fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        Box::new(self.metrics.adds.with_label_values(&[name, name]))
+    }
+
+    fn new_latency_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
+        Box::new(self.metrics.latency.with_label_values(&[name, name]))
+    }
+
+    fn new_work_duration_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
+        Box::new(self.metrics.work_duration.with_label_values(&[name, name]))
+    }
+
+    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Box<dyn SettableGaugeMetric> {
+        Box::new(self.metrics.unfinished.with_label_values(&[name, name]))
+    }
+
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Box<dyn SettableGaugeMetric> {
+        Box::new(
+            self.metrics
+                .longest_running
+                .with_label_values(&[name, name]),
+        )
+    }
+
+    fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        Box::new(self.metrics.retries.with_label_values(&[name, name]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(registry: &Registry) -> String {
+        crate::encode_text(registry).unwrap_or_default()
+    }
+
+    #[test]
+    fn families_should_carry_controller_runtime_names_labels_and_buckets() -> Result<()> {
+        let registry = Registry::new();
+        let provider = PrometheusProvider::new(WorkqueueMetrics::register(&registry)?);
+        provider.new_depth_metric("q").inc();
+        provider.new_depth_metric_with_priority("p").inc(10);
+        provider.new_adds_metric("q").inc();
+        provider.new_latency_metric("q").observe(0.5);
+        provider.new_work_duration_metric("q").observe(2e-9);
+        provider.new_unfinished_work_seconds_metric("q").set(1.5);
+        provider
+            .new_longest_running_processor_seconds_metric("q")
+            .set(0.25);
+        provider.new_retries_metric("q").inc();
+        let text = text(&registry);
+        for line in [
+            r#"workqueue_depth{controller="q",name="q",priority=""} 1"#,
+            r#"workqueue_depth{controller="p",name="p",priority="10"} 1"#,
+            r#"workqueue_adds_total{controller="q",name="q"} 1"#,
+            r#"workqueue_queue_duration_seconds_bucket{controller="q",name="q",le="0.1"} 0"#,
+            r#"workqueue_queue_duration_seconds_bucket{controller="q",name="q",le="1"} 1"#,
+            r#"workqueue_queue_duration_seconds_count{controller="q",name="q"} 1"#,
+            r#"workqueue_work_duration_seconds_bucket{controller="q",name="q",le="0.00000001"} 1"#,
+            r#"workqueue_work_duration_seconds_bucket{controller="q",name="q",le="1000"} 1"#,
+            r#"workqueue_unfinished_work_seconds{controller="q",name="q"} 1.5"#,
+            r#"workqueue_longest_running_processor_seconds{controller="q",name="q"} 0.25"#,
+            r#"workqueue_retries_total{controller="q",name="q"} 1"#,
+            "# TYPE workqueue_depth gauge",
+            "# TYPE workqueue_adds_total counter",
+            "# TYPE workqueue_queue_duration_seconds histogram",
+            "# TYPE workqueue_work_duration_seconds histogram",
+            "# TYPE workqueue_unfinished_work_seconds gauge",
+            "# TYPE workqueue_longest_running_processor_seconds gauge",
+            "# TYPE workqueue_retries_total counter",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in\n{text}");
+        }
+        let buckets = text
+            .lines()
+            .filter(|l| l.starts_with(r#"workqueue_work_duration_seconds_bucket{controller="q""#))
+            .count();
+        assert_eq!(buckets, 13, "12 buckets plus +Inf");
+        Ok(())
+    }
+
+    #[test]
+    fn registering_twice_against_one_registry_should_fail() -> Result<()> {
+        let registry = Registry::new();
+        WorkqueueMetrics::register(&registry)?;
+        assert!(WorkqueueMetrics::register(&registry).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn global_families_should_live_in_the_default_registry() {
+        PrometheusProvider::global()
+            .new_adds_metric("global-test")
+            .inc();
+        assert!(
+            text(crate::registry())
+                .contains(r#"workqueue_adds_total{controller="global-test",name="global-test"} 1"#)
+        );
+    }
+}

@@ -1,0 +1,370 @@
+//! kcr-workqueue benchmarks (`cargo bench -p kcr-workqueue`).
+//!
+//! Items are string keys as `Arc<str>` (a clone is one atomic increment),
+//! 10,000 distinct unless said otherwise. Besides criterion's time per
+//! iteration, the multi-task benches print their own medians: items processed
+//! per second, and for `add_after` the total time and the mean lateness
+//! (measured here with `tokio::time::Instant`).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use kcr_metrics::Registry;
+use kcr_metrics::workqueue::{PrometheusProvider, WorkqueueMetrics};
+use kcr_workqueue::{
+    Config, DelayingQueue, Queue, RateLimitingQueue, default_controller_rate_limiter,
+};
+use parking_lot::Mutex;
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use tokio::time::Instant;
+
+const KEYS: usize = 10_000;
+
+fn keys(n: usize) -> Vec<Arc<str>> {
+    (0..n)
+        .map(|i| Arc::from(format!("namespace-{}/object-{i:06}", i % 16)))
+        .collect()
+}
+
+/// A named queue recording into a registry of its own, or an unnamed one.
+fn config(metrics: bool, name: &str) -> Config {
+    if metrics {
+        let registry = Registry::new();
+        let families = WorkqueueMetrics::register(&registry).expect("fresh registry");
+        Config::default()
+            .name(name)
+            .metrics_provider(Arc::new(PrometheusProvider::new(families)))
+    } else {
+        Config::default()
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn two_threads() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// The CPU time this thread has run (Linux `/proc/thread-self/schedstat`):
+/// on a loaded machine, wall time also counts the time other processes ran.
+fn thread_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanos: u64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(nanos))
+}
+
+/// One task doing add → get → done: the data structure alone.
+fn single_task(c: &mut Criterion) {
+    let keys = keys(KEYS);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut group = c.benchmark_group("add_get_done_single_task");
+    group.throughput(Throughput::Elements(1));
+    for metrics in [false, true] {
+        let label = if metrics { "metrics_on" } else { "metrics_off" };
+        let cpu_rates = Mutex::new(Vec::new());
+        group.bench_function(label, |b| {
+            let queue: Queue<Arc<str>> =
+                rt.block_on(async { Queue::with_config(config(metrics, "bench_single")) });
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let cpu = thread_cpu_time();
+                    let start = Instant::now();
+                    for i in 0..iters as usize {
+                        queue.add(keys[i % KEYS].clone());
+                        let item = queue.get().await.expect("queued");
+                        queue.done(black_box(&item));
+                    }
+                    let elapsed = start.elapsed();
+                    if let (Some(before), Some(after)) = (cpu, thread_cpu_time()) {
+                        let spent = (after - before).as_secs_f64();
+                        if spent > 0.0 {
+                            cpu_rates.lock().push(iters as f64 / spent);
+                        }
+                    }
+                    elapsed
+                })
+            });
+        });
+        let rate = median(&mut cpu_rates.lock());
+        println!(
+            "add_get_done_single_task/{label}: median {:.2} M cycles per CPU-second",
+            rate / 1e6
+        );
+    }
+    group.finish();
+}
+
+/// One producer adding `adds` keys (cycling over 10,000) as fast as it can;
+/// `workers` workers doing get → done until the queue is shut down and empty.
+/// Returns (items processed, elapsed).
+async fn produce_and_process(
+    queue: Queue<Arc<str>>,
+    keys: Arc<Vec<Arc<str>>>,
+    adds: usize,
+    workers: usize,
+) -> (usize, Duration) {
+    let start = Instant::now();
+    let handles: Vec<_> = (0..workers)
+        .map(|_| {
+            let queue = queue.clone();
+            tokio::spawn(async move {
+                let mut processed = 0usize;
+                while let Some(item) = queue.get().await {
+                    queue.done(&item);
+                    processed += 1;
+                }
+                processed
+            })
+        })
+        .collect();
+    let producer = {
+        let queue = queue.clone();
+        tokio::spawn(async move {
+            for i in 0..adds {
+                queue.add(keys[i % KEYS].clone());
+            }
+            queue.shut_down();
+        })
+    };
+    producer.await.expect("producer");
+    let mut processed = 0;
+    for handle in handles {
+        processed += handle.await.expect("worker");
+    }
+    (processed, start.elapsed())
+}
+
+fn producer_workers(c: &mut Criterion) {
+    const ADDS: usize = 200_000;
+    let keys = Arc::new(keys(KEYS));
+    let rt = two_threads();
+    let mut group = c.benchmark_group("producer_workers");
+    group.throughput(Throughput::Elements(ADDS as u64));
+    for workers in [1, 4] {
+        for metrics in [false, true] {
+            let label = format!(
+                "{workers}_workers/{}",
+                if metrics { "metrics_on" } else { "metrics_off" }
+            );
+            let rates = Mutex::new(Vec::new());
+            group.bench_function(&label, |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let (processed, elapsed) = rt.block_on(async {
+                            let queue = Queue::with_config(config(metrics, "bench_workers"));
+                            produce_and_process(queue, keys.clone(), ADDS, workers).await
+                        });
+                        rates.lock().push(processed as f64 / elapsed.as_secs_f64());
+                        total += elapsed;
+                    }
+                    total
+                });
+            });
+            let rate = median(&mut rates.lock());
+            println!(
+                "producer_workers/{label}: median {:.2} M items processed/s",
+                rate / 1e6
+            );
+        }
+    }
+    group.finish();
+}
+
+/// An item of the delayed bench: a string key, and its index for the
+/// bench's own bookkeeping.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Delayed {
+    key: Arc<str>,
+    id: u32,
+}
+
+/// `add_after` of 200,000 distinct items with delays uniform in [0, 50 ms],
+/// drained by 2 workers; `pace` adds per millisecond, or as fast as one
+/// producer can. Returns (time from the first add to the last item handed
+/// out, mean lateness of an item behind its ready time).
+async fn delayed_run(
+    items: Arc<Vec<Delayed>>,
+    delays: Arc<Vec<Duration>>,
+    pace: Option<usize>,
+) -> (Duration, Duration) {
+    let queue: DelayingQueue<Delayed> = DelayingQueue::new();
+    let n = items.len();
+    let start = Instant::now();
+    // Intended ready times (ns after `start`), written before each add.
+    let ready: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let all_delivered = Arc::new(tokio::sync::Notify::new());
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (queue, ready) = (queue.clone(), ready.clone());
+            let (delivered, all_delivered) = (delivered.clone(), all_delivered.clone());
+            tokio::spawn(async move {
+                let mut late = Duration::ZERO;
+                let mut last = start;
+                while let Some(item) = queue.get().await {
+                    let now = Instant::now();
+                    let at = start + Duration::from_nanos(ready[item.id as usize].load(Relaxed));
+                    late += now.saturating_duration_since(at);
+                    last = now;
+                    queue.done(&item);
+                    if delivered.fetch_add(1, Relaxed) + 1 == n {
+                        all_delivered.notify_one();
+                    }
+                }
+                (late, last)
+            })
+        })
+        .collect();
+    let producer = {
+        let (queue, ready) = (queue.clone(), ready.clone());
+        tokio::spawn(async move {
+            let mut next_tick = Instant::now();
+            for (i, item) in items.iter().enumerate() {
+                if let Some(per_ms) = pace
+                    && i > 0
+                    && i % per_ms == 0
+                {
+                    next_tick += Duration::from_millis(1);
+                    tokio::time::sleep_until(next_tick).await;
+                }
+                let at = Instant::now() + delays[i] - start;
+                ready[i].store(at.as_nanos() as u64, Relaxed);
+                queue.add_after(item.clone(), delays[i]);
+            }
+        })
+    };
+    producer.await.expect("producer");
+    all_delivered.notified().await;
+    queue.shut_down();
+    let (mut late, mut last) = (Duration::ZERO, start);
+    for worker in workers {
+        let (l, t) = worker.await.expect("worker");
+        late += l;
+        last = last.max(t);
+    }
+    assert_eq!(
+        delivered.load(Relaxed),
+        n,
+        "every delayed item is handed out once"
+    );
+    (last - start, late / n as u32)
+}
+
+fn add_after(c: &mut Criterion) {
+    const N: usize = 200_000;
+    let mut rng = StdRng::seed_from_u64(7);
+    let names = keys(N);
+    let items: Arc<Vec<Delayed>> = Arc::new(
+        names
+            .into_iter()
+            .enumerate()
+            .map(|(id, key)| Delayed { key, id: id as u32 })
+            .collect(),
+    );
+    let delays: Arc<Vec<Duration>> = Arc::new(
+        (0..N)
+            .map(|_| Duration::from_nanos(rng.random_range(0..=50_000_000)))
+            .collect(),
+    );
+    let rt = two_threads();
+    let mut group = c.benchmark_group("add_after_200k");
+    group.sample_size(10);
+    for (label, pace) in [("unpaced", None), ("paced_100k_per_s", Some(100))] {
+        let runs = Mutex::new(Vec::new());
+        group.bench_function(label, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (elapsed, lateness) =
+                        rt.block_on(delayed_run(items.clone(), delays.clone(), pace));
+                    runs.lock()
+                        .push((elapsed.as_secs_f64(), lateness.as_secs_f64()));
+                    total += elapsed;
+                }
+                total
+            });
+        });
+        let runs = runs.lock();
+        let mut totals: Vec<f64> = runs.iter().map(|r| r.0).collect();
+        let mut lateness: Vec<f64> = runs.iter().map(|r| r.1).collect();
+        println!(
+            "add_after_200k/{label}: median total {:.3} s, median mean lateness {:.3} ms ({} runs)",
+            median(&mut totals),
+            median(&mut lateness) * 1e3,
+            runs.len()
+        );
+    }
+    group.finish();
+}
+
+/// add_rate_limited → get → done → forget with the default controller rate
+/// limiter. The bucket (10 per second after a burst of 100) would make a
+/// real-time loop wait, so this runs on a paused clock: the figure is the CPU
+/// cost of the calls and of the timer, not the delivery rate (10/s, as in client-go).
+fn rate_limited_cycle(c: &mut Criterion) {
+    let keys = keys(KEYS);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("runtime");
+    let mut group = c.benchmark_group("rate_limited_cycle");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("add_rate_limited_get_done_forget", |b| {
+        let queue: RateLimitingQueue<Arc<str>> =
+            rt.block_on(async { RateLimitingQueue::new(default_controller_rate_limiter()) });
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                // Wall time: the paused clock does not move while we compute.
+                #[allow(clippy::disallowed_methods)] // measuring real CPU time on a paused runtime
+                let start = std::time::Instant::now();
+                for i in 0..iters as usize {
+                    queue.add_rate_limited(keys[i % KEYS].clone());
+                    let item = queue.get().await.expect("queued");
+                    queue.done(&item);
+                    queue.forget(&item);
+                }
+                start.elapsed()
+            })
+        });
+    });
+    group.bench_function("add_rate_limited_call", |b| {
+        let queue: RateLimitingQueue<Arc<str>> =
+            rt.block_on(async { RateLimitingQueue::new(default_controller_rate_limiter()) });
+        let mut i = 0usize;
+        b.iter(|| {
+            queue.add_rate_limited(keys[i % KEYS].clone());
+            i += 1;
+        });
+    });
+    group.finish();
+}
+
+fn criterion() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args()
+}
+
+criterion_group! {
+    name = benches;
+    config = criterion();
+    targets = single_task, producer_workers, add_after, rate_limited_cycle
+}
+criterion_main!(benches);

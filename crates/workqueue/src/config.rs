@@ -1,0 +1,113 @@
+//! How a queue is built: its name (for metrics) and, for a
+//! [`PriorityQueue`](crate::PriorityQueue), its aging.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+#[cfg(feature = "metrics")]
+use kcr_metrics::workqueue::MetricsProvider;
+
+use crate::metrics::Metrics;
+
+/// A waiting item of a [`PriorityQueue`](crate::PriorityQueue) gains one
+/// priority level per this much waiting, by default.
+///
+/// With controller-runtime's `LowPriority` (-100) for the items of an initial
+/// list, such an item waits at most 10 s longer than a priority-0 item made
+/// ready at the same moment.
+pub const DEFAULT_AGING_STEP: Duration = Duration::from_millis(100);
+
+/// How a queue is built. Every queue type takes one (`with_config`).
+///
+/// ```
+/// use std::time::Duration;
+/// use kcr_workqueue::{Config, Queue};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let queue: Queue<String> = Queue::with_config(Config::default().name("pods"));
+/// # }
+/// ```
+#[derive(Clone)]
+#[must_use]
+pub struct Config {
+    pub(crate) name: Option<Arc<str>>,
+    #[cfg(feature = "metrics")]
+    pub(crate) provider: Option<Arc<dyn MetricsProvider>>,
+    pub(crate) aging: Option<Duration>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            name: None,
+            #[cfg(feature = "metrics")]
+            provider: None,
+            aging: Some(DEFAULT_AGING_STEP),
+        }
+    }
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("name", &self.name)
+            .field("aging", &self.aging)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Names the queue. A named queue records the workqueue metrics (labels
+    /// `name` and `controller` carry the name) when the `metrics` feature is on;
+    /// an unnamed one records none, as in client-go.
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Records the metrics through `provider` instead of the prometheus
+    /// families of the default registry (`kcr_metrics::registry()`); use
+    /// `kcr_metrics::workqueue::PrometheusProvider::new` for a registry of your own.
+    #[cfg(feature = "metrics")]
+    pub fn metrics_provider(mut self, provider: Arc<dyn MetricsProvider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// [`PriorityQueue`](crate::PriorityQueue) only: a ready item gains one
+    /// priority level per `step` of waiting, so no stream of higher-priority
+    /// items can starve it ([`DEFAULT_AGING_STEP`] unless set).
+    ///
+    /// An item of priority `p` ready at `r` goes before an item of priority
+    /// `q` ready at `s` when `p + (now - r) / step > q + (now - s) / step`,
+    /// that is when `r - p·step < s - q·step`: the order does not depend on
+    /// `now`, so it costs nothing to keep. A zero step is treated as 1 ns.
+    pub fn aging(mut self, step: Duration) -> Self {
+        self.aging = Some(step.max(Duration::from_nanos(1)));
+        self
+    }
+
+    /// [`PriorityQueue`](crate::PriorityQueue) only: no aging, strict
+    /// priorities as in controller-runtime (a steady stream of high-priority
+    /// items can then starve low-priority ones).
+    pub fn without_aging(mut self) -> Self {
+        self.aging = None;
+        self
+    }
+
+    pub(crate) fn metrics(&self, with_priority: bool) -> Metrics {
+        #[cfg(feature = "metrics")]
+        {
+            Metrics::new(
+                self.name.as_deref(),
+                self.provider.as_deref(),
+                with_priority,
+            )
+        }
+        #[cfg(not(feature = "metrics"))]
+        {
+            let _ = with_priority;
+            Metrics
+        }
+    }
+}

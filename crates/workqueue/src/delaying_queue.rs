@@ -1,0 +1,344 @@
+//! [`DelayingQueue`]: a [`Queue`] whose items can be added after a delay.
+
+use std::collections::{BTreeMap, hash_map};
+use std::future::Future;
+use std::ops::Deref;
+use std::sync::Weak;
+use std::sync::atomic::Ordering;
+use std::task::Poll;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::config::Config;
+use crate::queue::{Delayed, Item, Map, Queue, Shared, TimerMsg};
+
+/// How many due items the timer moves per lock hold, so that a large batch
+/// never keeps workers and producers waiting long.
+const FIRE_BATCH: usize = 1024;
+
+/// A deadline so far away it never comes (for delays that overflow `Instant`).
+fn far_future(now: Instant) -> Instant {
+    now + Duration::from_secs(86400 * 365 * 30)
+}
+
+impl<T: Item> Shared<T> {
+    pub(crate) fn add_after(&self, item: T, delay: Duration) {
+        if delay.is_zero() {
+            self.add(item);
+            return;
+        }
+        if self.shut.load(Ordering::Acquire) {
+            return;
+        }
+        self.metrics.retry();
+        let now = Instant::now();
+        let ready_at = now.checked_add(delay).unwrap_or_else(|| far_future(now));
+        if !self.spawned.load(Ordering::Acquire) {
+            let mut st = self.state.lock();
+            self.try_spawn(&mut st);
+        }
+        if let Some(tx) = &self.delay_tx {
+            // Unbounded: the caller never waits for the timer. Fails only once
+            // the timer has ended (after shut down): the item is dropped, as
+            // shut down drops delayed items.
+            let _ = tx.send(TimerMsg::Add(item, ready_at));
+        }
+    }
+
+    /// Queues the due items of `batch` in order; false once the queue is shut down.
+    fn enqueue_due(&self, batch: &mut Vec<T>) -> bool {
+        let mut wakers = Vec::new();
+        let mut items = batch.drain(..);
+        loop {
+            let mut st = self.state.lock();
+            if st.shutting_down {
+                return false;
+            }
+            let mut moved = 0;
+            for item in items.by_ref() {
+                wakers.extend(self.enqueue(&mut st, item));
+                moved += 1;
+                if moved == FIRE_BATCH {
+                    break;
+                }
+            }
+            drop(st);
+            for waker in wakers.drain(..) {
+                waker.wake();
+            }
+            if moved < FIRE_BATCH {
+                return true;
+            }
+        }
+    }
+}
+
+/// The width of a timer bucket: Tokio's timer resolution.
+const BUCKET_NANOS: u128 = 1_000_000;
+
+/// The delayed items whose ready time falls in one millisecond.
+struct Bucket<T> {
+    items: Vec<Delayed<T>>,
+    /// The earliest ready time in `items`.
+    min: Instant,
+    /// `items` is in (ready time, arrival) order.
+    sorted: bool,
+}
+
+/// The delayed items of one queue, owned by its timer task (no lock).
+///
+/// Items sit in per-millisecond buckets, in a `BTreeMap` keyed by the
+/// millisecond: an insert is a push onto a short vector (no heap sift over a
+/// structure of hundreds of thousands of entries, which is what made a binary
+/// heap slow here), and a bucket is sorted once, when it comes due.
+struct Timer<T> {
+    buckets: BTreeMap<u64, Bucket<T>>,
+    /// Each waiting item's ready time and the sequence number of its live
+    /// entry (older entries for the same item are skipped).
+    waiting: Map<T, (Instant, u64)>,
+    seq: u64,
+    epoch: Instant,
+}
+
+fn order<T>(a: &Delayed<T>, b: &Delayed<T>) -> std::cmp::Ordering {
+    (a.ready_at, a.seq).cmp(&(b.ready_at, b.seq))
+}
+
+impl<T: Item> Timer<T> {
+    fn new() -> Self {
+        Self {
+            buckets: BTreeMap::new(),
+            waiting: Map::default(),
+            seq: 0,
+            epoch: Instant::now(),
+        }
+    }
+
+    fn insert(&mut self, item: T, ready_at: Instant) {
+        let seq = self.seq + 1;
+        match self.waiting.entry(item.clone()) {
+            hash_map::Entry::Occupied(mut waiting) => {
+                if waiting.get().0 <= ready_at {
+                    // Waiting already, and ready sooner: keep the earlier time.
+                    return;
+                }
+                waiting.insert((ready_at, seq));
+            }
+            hash_map::Entry::Vacant(vacant) => {
+                vacant.insert((ready_at, seq));
+            }
+        }
+        self.seq = seq;
+        let nanos = ready_at.saturating_duration_since(self.epoch).as_nanos();
+        let key = u64::try_from(nanos / BUCKET_NANOS).unwrap_or(u64::MAX);
+        let bucket = self.buckets.entry(key).or_insert_with(|| Bucket {
+            items: Vec::new(),
+            min: ready_at,
+            sorted: true,
+        });
+        bucket.min = bucket.min.min(ready_at);
+        let delayed = Delayed {
+            ready_at,
+            seq,
+            item,
+        };
+        if bucket
+            .items
+            .last()
+            .is_some_and(|last| order(last, &delayed).is_gt())
+        {
+            bucket.sorted = false;
+        }
+        bucket.items.push(delayed);
+    }
+
+    /// The earliest ready time.
+    fn next(&self) -> Option<Instant> {
+        self.buckets.first_key_value().map(|(_, bucket)| bucket.min)
+    }
+
+    /// Moves the items due at `now` to `batch`, in ready-time order.
+    fn due(&mut self, now: Instant, batch: &mut Vec<T>) {
+        while let Some(mut first) = self.buckets.first_entry() {
+            let bucket = first.get_mut();
+            if bucket.min > now {
+                break;
+            }
+            if !bucket.sorted {
+                bucket.items.sort_unstable_by(order);
+                bucket.sorted = true;
+            }
+            let due = bucket.items.partition_point(|d| d.ready_at <= now);
+            for delayed in bucket.items.drain(..due) {
+                // One lookup: take the item's waiting record out, and put it
+                // back in the rare case that this entry was superseded.
+                match self.waiting.remove_entry(&delayed.item) {
+                    Some((_, (_, seq))) if seq == delayed.seq => batch.push(delayed.item),
+                    Some((item, live)) => {
+                        self.waiting.insert(item, live);
+                    }
+                    None => {}
+                }
+            }
+            match bucket.items.first() {
+                Some(first_left) => {
+                    bucket.min = first_left.ready_at;
+                    break;
+                }
+                None => {
+                    first.remove();
+                }
+            }
+        }
+    }
+}
+
+/// The timer task of a delaying queue: takes `add_after` requests from the
+/// channel into its buckets, queues items when they are due, sleeps until the
+/// earliest ready time or the next request. One task per queue, whatever the
+/// number of delayed items.
+pub(crate) async fn run_timer<T: Item>(
+    queue: Weak<Shared<T>>,
+    mut rx: mpsc::UnboundedReceiver<TimerMsg<T>>,
+) {
+    let mut timer = Timer::new();
+    let mut batch = Vec::new();
+    // One sleep, re-armed only when the earliest ready time changes: most
+    // requests do not touch the runtime's timer at all.
+    let sleep = tokio::time::sleep_until(far_future(Instant::now()));
+    tokio::pin!(sleep);
+    let mut armed: Option<Instant> = None;
+    let mut elapsed = false;
+    loop {
+        // Everything sent so far.
+        loop {
+            match rx.try_recv() {
+                Ok(TimerMsg::Add(item, ready_at)) => timer.insert(item, ready_at),
+                Ok(TimerMsg::ShutDown) | Err(mpsc::error::TryRecvError::Disconnected) => return,
+                Err(mpsc::error::TryRecvError::Empty) => break,
+            }
+        }
+        timer.due(Instant::now(), &mut batch);
+        if !batch.is_empty() {
+            let Some(queue) = queue.upgrade() else {
+                return;
+            };
+            if !queue.enqueue_due(&mut batch) {
+                return;
+            }
+        }
+        let next = timer.next();
+        if next != armed || elapsed {
+            let now = Instant::now();
+            sleep
+                .as_mut()
+                .reset(next.unwrap_or_else(|| far_future(now)));
+            armed = next;
+            elapsed = false;
+        }
+        let woken = std::future::poll_fn(|cx| {
+            if let Poll::Ready(msg) = rx.poll_recv(cx) {
+                return Poll::Ready(Some(msg));
+            }
+            if sleep.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+            Poll::Pending
+        })
+        .await;
+        match woken {
+            Some(Some(TimerMsg::Add(item, ready_at))) => timer.insert(item, ready_at),
+            // Shut down, or every handle dropped.
+            Some(Some(TimerMsg::ShutDown)) | Some(None) => return,
+            // The earliest ready time came: re-arm after firing.
+            None => elapsed = true,
+        }
+    }
+}
+
+/// client-go's `DelayingInterface`: a [`Queue`] plus
+/// [`add_after`](DelayingQueue::add_after).
+///
+/// - A zero delay adds now.
+/// - An item already waiting keeps the earlier of its two ready times.
+/// - Ready items enter the queue in ready-time order.
+/// - Shut down drops the waiting items.
+///
+/// Callers never block and never take the queue's lock for a delayed add: it
+/// goes through an unbounded channel to the queue's single timer task, which
+/// keeps the delayed items in millisecond buckets (client-go's 1000-slot channel blocks
+/// producers when its timer falls behind). The methods of [`Queue`] are
+/// reached through `Deref`.
+///
+/// ```
+/// use std::time::Duration;
+/// use kcr_workqueue::DelayingQueue;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let queue: DelayingQueue<&str> = DelayingQueue::new();
+/// queue.add_after("later", Duration::from_millis(20));
+/// queue.add_after("sooner", Duration::from_millis(10));
+/// assert_eq!(queue.get().await, Some("sooner"));
+/// assert_eq!(queue.get().await, Some("later"));
+/// # }
+/// ```
+pub struct DelayingQueue<T> {
+    queue: Queue<T>,
+}
+
+impl<T> Clone for DelayingQueue<T> {
+    fn clone(&self) -> Self {
+        Self {
+            queue: self.queue.clone(),
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for DelayingQueue<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DelayingQueue")
+            .field("queue", &self.queue)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> Deref for DelayingQueue<T> {
+    type Target = Queue<T>;
+
+    fn deref(&self) -> &Queue<T> {
+        &self.queue
+    }
+}
+
+impl<T: Item> Default for DelayingQueue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Item> DelayingQueue<T> {
+    /// An unnamed delaying queue (no metrics).
+    ///
+    /// Its timer task is spawned on the current Tokio runtime; built outside
+    /// one, the task starts at the first `get` or delayed add made inside one.
+    pub fn new() -> Self {
+        Self::with_config(Config::default())
+    }
+
+    /// A delaying queue built from `config`.
+    pub fn with_config(config: Config) -> Self {
+        Self {
+            queue: Queue {
+                shared: Shared::new(&config, true),
+            },
+        }
+    }
+
+    /// Adds `item` once `delay` has passed (now if it is zero). Ignored after
+    /// shut down. Counts a retry in the metrics when the delay is not zero.
+    pub fn add_after(&self, item: T, delay: Duration) {
+        self.queue.shared.add_after(item, delay);
+    }
+}

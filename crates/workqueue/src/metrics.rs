@@ -1,0 +1,188 @@
+//! The metrics a queue records, or nothing at all.
+//!
+//! With the `metrics` feature, a queue built with a name records client-go's
+//! workqueue metrics through a [`kcr_metrics::workqueue::MetricsProvider`];
+//! without the feature every call here is an empty inline function and the
+//! timestamps are zero-sized, so a queue pays nothing.
+
+#[cfg(feature = "metrics")]
+mod enabled {
+    use kcr_metrics::workqueue::{
+        CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric, MetricsProvider,
+        SettableGaugeMetric,
+    };
+    use tokio::time::Instant;
+
+    /// When an item entered a state (queued, processing), if metrics are recorded.
+    pub(crate) type Stamp = Option<Instant>;
+
+    enum Depth {
+        Plain(Box<dyn GaugeMetric>),
+        Priority(Box<dyn DepthMetricWithPriority>),
+    }
+
+    struct Recorders {
+        depth: Depth,
+        adds: Box<dyn CounterMetric>,
+        latency: Box<dyn HistogramMetric>,
+        work_duration: Box<dyn HistogramMetric>,
+        unfinished: Box<dyn SettableGaugeMetric>,
+        longest_running: Box<dyn SettableGaugeMetric>,
+        retries: Box<dyn CounterMetric>,
+    }
+
+    /// The metrics of one queue; `None` inside when the queue has no name.
+    pub(crate) struct Metrics(Option<Box<Recorders>>);
+
+    impl Metrics {
+        pub(crate) fn new(
+            name: Option<&str>,
+            provider: Option<&dyn MetricsProvider>,
+            with_priority: bool,
+        ) -> Self {
+            let Some(name) = name else {
+                return Metrics(None);
+            };
+            let global;
+            let provider = match provider {
+                Some(provider) => provider,
+                None => {
+                    global = kcr_metrics::workqueue::PrometheusProvider::global();
+                    &*global as &dyn MetricsProvider
+                }
+            };
+            let depth = if with_priority {
+                Depth::Priority(provider.new_depth_metric_with_priority(name))
+            } else {
+                Depth::Plain(provider.new_depth_metric(name))
+            };
+            Metrics(Some(Box::new(Recorders {
+                depth,
+                adds: provider.new_adds_metric(name),
+                latency: provider.new_latency_metric(name),
+                work_duration: provider.new_work_duration_metric(name),
+                unfinished: provider.new_unfinished_work_seconds_metric(name),
+                longest_running: provider.new_longest_running_processor_seconds_metric(name),
+                retries: provider.new_retries_metric(name),
+            })))
+        }
+
+        #[inline]
+        pub(crate) fn enabled(&self) -> bool {
+            self.0.is_some()
+        }
+
+        /// Now, if the queue records metrics.
+        #[inline]
+        pub(crate) fn now(&self) -> Stamp {
+            self.0.as_ref().map(|_| Instant::now())
+        }
+
+        /// An item became queued (`priority` for a priority queue).
+        #[inline]
+        pub(crate) fn add(&self, priority: i32) {
+            if let Some(r) = &self.0 {
+                r.adds.inc();
+                match &r.depth {
+                    Depth::Plain(d) => d.inc(),
+                    Depth::Priority(d) => d.inc(priority),
+                }
+            }
+        }
+
+        /// A queued item changed priority.
+        #[inline]
+        pub(crate) fn reprioritize(&self, from: i32, to: i32) {
+            if let Some(r) = &self.0
+                && let Depth::Priority(d) = &r.depth
+            {
+                d.dec(from);
+                d.inc(to);
+            }
+        }
+
+        /// A worker got an item queued since `added`.
+        #[inline]
+        pub(crate) fn get(&self, priority: i32, added: Stamp) {
+            if let Some(r) = &self.0 {
+                match &r.depth {
+                    Depth::Plain(d) => d.dec(),
+                    Depth::Priority(d) => d.dec(priority),
+                }
+                if let Some(added) = added {
+                    r.latency.observe(added.elapsed().as_secs_f64());
+                }
+            }
+        }
+
+        /// A worker is done with an item it got at `started`.
+        #[inline]
+        pub(crate) fn done(&self, started: Stamp) {
+            if let (Some(r), Some(started)) = (&self.0, started) {
+                r.work_duration.observe(started.elapsed().as_secs_f64());
+            }
+        }
+
+        /// An add with a non-zero delay.
+        #[inline]
+        pub(crate) fn retry(&self) {
+            if let Some(r) = &self.0 {
+                r.retries.inc();
+            }
+        }
+
+        /// Sets the unfinished-work and longest-running gauges from the start
+        /// times of the items being processed.
+        pub(crate) fn update_unfinished(&self, started: impl Iterator<Item = Stamp>) {
+            if let Some(r) = &self.0 {
+                let now = Instant::now();
+                let (mut total, mut longest) = (0.0_f64, 0.0_f64);
+                for started in started.flatten() {
+                    let secs = now.saturating_duration_since(started).as_secs_f64();
+                    total += secs;
+                    longest = longest.max(secs);
+                }
+                r.unfinished.set(total);
+                r.longest_running.set(longest);
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "metrics"))]
+mod disabled {
+    /// Zero-sized: no timestamps without metrics.
+    #[derive(Clone, Copy, Default)]
+    pub(crate) struct Stamp;
+
+    /// No metrics: every call is empty.
+    pub(crate) struct Metrics;
+
+    impl Metrics {
+        #[inline(always)]
+        pub(crate) fn enabled(&self) -> bool {
+            false
+        }
+        #[inline(always)]
+        pub(crate) fn now(&self) -> Stamp {
+            Stamp
+        }
+        #[inline(always)]
+        pub(crate) fn add(&self, _priority: i32) {}
+        #[inline(always)]
+        pub(crate) fn reprioritize(&self, _from: i32, _to: i32) {}
+        #[inline(always)]
+        pub(crate) fn get(&self, _priority: i32, _added: Stamp) {}
+        #[inline(always)]
+        pub(crate) fn done(&self, _started: Stamp) {}
+        #[inline(always)]
+        pub(crate) fn retry(&self) {}
+        #[inline(always)]
+        pub(crate) fn update_unfinished(&self, _started: impl Iterator<Item = Stamp>) {}
+    }
+}
+
+#[cfg(not(feature = "metrics"))]
+pub(crate) use disabled::{Metrics, Stamp};
+#[cfg(feature = "metrics")]
+pub(crate) use enabled::{Metrics, Stamp};

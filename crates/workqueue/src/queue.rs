@@ -1,0 +1,474 @@
+//! [`Queue`]: client-go's `Type`, the fair, stingy work queue.
+
+use std::collections::hash_map;
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, Waker};
+
+use parking_lot::Mutex;
+use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
+
+use crate::background::{self, Background};
+use crate::config::Config;
+use crate::metrics::{Metrics, Stamp};
+use crate::waiters::{Get, Source, Waiters};
+
+/// What a queue can hold: cheap to clone (an `Arc<str>`, a small struct of
+/// `Arc`s, an integer), compared and hashed to deduplicate.
+pub trait Item: Clone + Eq + Hash + Send + Sync + 'static {}
+
+impl<T: Clone + Eq + Hash + Send + Sync + 'static> Item for T {}
+
+pub(crate) type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// What the queue knows of one item.
+#[derive(Default)]
+pub(crate) struct Entry {
+    /// Dirty: waiting to be handed out (in the FIFO unless being processed).
+    pub(crate) queued: bool,
+    /// Handed out and not yet done.
+    pub(crate) processing: bool,
+    /// When it became queued (metrics only).
+    pub(crate) added: Stamp,
+    /// When it was handed out (metrics only).
+    pub(crate) started: Stamp,
+}
+
+/// A delayed item in the timer heap, ordered by ready time, then by arrival.
+pub(crate) struct Delayed<T> {
+    pub(crate) ready_at: Instant,
+    pub(crate) seq: u64,
+    pub(crate) item: T,
+}
+
+impl<T> PartialEq for Delayed<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.ready_at, self.seq) == (other.ready_at, other.seq)
+    }
+}
+impl<T> Eq for Delayed<T> {}
+impl<T> PartialOrd for Delayed<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Delayed<T> {
+    // Reversed: `BinaryHeap` is a max-heap and the earliest must come out first.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (other.ready_at, other.seq).cmp(&(self.ready_at, self.seq))
+    }
+}
+
+pub(crate) struct State<T> {
+    pub(crate) items: Map<T, Entry>,
+    pub(crate) fifo: VecDeque<T>,
+    pub(crate) processing: usize,
+    pub(crate) shutting_down: bool,
+    pub(crate) drain: bool,
+    pub(crate) waiters: Waiters,
+    /// No runtime at construction: the background tasks start at the next
+    /// `get` or delayed add made inside one.
+    pub(crate) spawn_deferred: bool,
+}
+
+/// What `add_after` and `shut_down` tell a delaying queue's timer task.
+pub(crate) enum TimerMsg<T> {
+    /// Add this item at this time.
+    Add(T, Instant),
+    /// The queue shut down: drop the delayed items and end.
+    ShutDown,
+}
+
+/// The state shared by every handle of a [`Queue`], [`DelayingQueue`](crate::DelayingQueue)
+/// or [`RateLimitingQueue`](crate::RateLimitingQueue).
+pub(crate) struct Shared<T> {
+    // A parking_lot mutex in async code: it is only ever held for a few
+    // non-blocking operations on the maps, never across an `.await`.
+    pub(crate) state: Mutex<State<T>>,
+    pub(crate) metrics: Metrics,
+    drained: Notify,
+    /// Delaying queues: where `add_after` sends to the timer task, never blocking.
+    pub(crate) delay_tx: Option<mpsc::UnboundedSender<TimerMsg<T>>>,
+    /// The timer's end of the channel, until the timer task is spawned.
+    delay_rx: Mutex<Option<mpsc::UnboundedReceiver<TimerMsg<T>>>>,
+    /// Mirrors `State::shutting_down` for the lock-free `add_after`.
+    pub(crate) shut: AtomicBool,
+    /// The background tasks are spawned (mirrors `!State::spawn_deferred`).
+    pub(crate) spawned: AtomicBool,
+    me: Weak<Shared<T>>,
+}
+
+#[inline]
+fn wake(waker: Option<Waker>) {
+    if let Some(waker) = waker {
+        waker.wake();
+    }
+}
+
+impl<T: Item> Shared<T> {
+    pub(crate) fn new(config: &Config, delaying: bool) -> Arc<Self> {
+        let metrics = config.metrics(false);
+        let (delay_tx, delay_rx) = if delaying {
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        let shared = Arc::new_cyclic(|me| Shared {
+            state: Mutex::new(State {
+                items: Map::default(),
+                fifo: VecDeque::new(),
+                processing: 0,
+                shutting_down: false,
+                drain: false,
+                waiters: Waiters::default(),
+                spawn_deferred: true,
+            }),
+            metrics,
+            drained: Notify::new(),
+            delay_tx,
+            delay_rx: Mutex::new(delay_rx),
+            shut: AtomicBool::new(false),
+            spawned: AtomicBool::new(false),
+            me: me.clone(),
+        });
+        {
+            let mut st = shared.state.lock();
+            shared.try_spawn(&mut st);
+        }
+        shared
+    }
+
+    /// Starts the background tasks this queue needs, if a runtime is at hand.
+    pub(crate) fn try_spawn(&self, st: &mut State<T>) {
+        if !st.spawn_deferred {
+            return;
+        }
+        let delaying = self.delay_tx.is_some();
+        if delaying || self.metrics.enabled() {
+            let Ok(handle) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            if let Some(rx) = self.delay_rx.lock().take() {
+                handle.spawn(crate::delaying_queue::run_timer(self.me.clone(), rx));
+            }
+            if self.metrics.enabled() {
+                background::spawn_unfinished_work_updater(&handle, self.me.clone());
+            }
+        }
+        st.spawn_deferred = false;
+        self.spawned.store(true, Ordering::Release);
+    }
+
+    /// Marks `item` queued; returns a parked worker to wake, if it entered the FIFO.
+    pub(crate) fn enqueue(&self, st: &mut State<T>, item: T) -> Option<Waker> {
+        let State {
+            items,
+            fifo,
+            waiters,
+            ..
+        } = st;
+        match items.entry(item) {
+            hash_map::Entry::Occupied(mut occupied) => {
+                let entry = occupied.get_mut();
+                if entry.queued {
+                    return None;
+                }
+                entry.queued = true;
+                entry.added = self.metrics.now();
+                self.metrics.add(0);
+                if entry.processing {
+                    // Queued again at `done`.
+                    return None;
+                }
+                fifo.push_back(occupied.key().clone());
+            }
+            hash_map::Entry::Vacant(vacant) => {
+                fifo.push_back(vacant.key().clone());
+                vacant.insert(Entry {
+                    queued: true,
+                    added: self.metrics.now(),
+                    ..Entry::default()
+                });
+                self.metrics.add(0);
+            }
+        }
+        waiters.take_one()
+    }
+
+    pub(crate) fn add(&self, item: T) {
+        let mut st = self.state.lock();
+        if st.shutting_down {
+            return;
+        }
+        let waker = self.enqueue(&mut st, item);
+        drop(st);
+        wake(waker);
+    }
+
+    pub(crate) fn done(&self, item: &T) {
+        let mut st = self.state.lock();
+        let State {
+            items,
+            fifo,
+            waiters,
+            processing,
+            drain,
+            ..
+        } = &mut *st;
+        // One lookup on the common path: take the entry out, put it back only
+        // if the item was added while it was processed.
+        let Some((key, mut entry)) = items.remove_entry(item) else {
+            return;
+        };
+        if !entry.processing {
+            items.insert(key, entry);
+            return;
+        }
+        entry.processing = false;
+        *processing -= 1;
+        self.metrics.done(std::mem::take(&mut entry.started));
+        let waker = if entry.queued {
+            fifo.push_back(key.clone());
+            items.insert(key, entry);
+            waiters.take_one()
+        } else {
+            None
+        };
+        let drained = *drain && *processing == 0;
+        drop(st);
+        wake(waker);
+        if drained {
+            self.drained.notify_waiters();
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.state.lock().fifo.len()
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        self.state.lock().shutting_down
+    }
+
+    pub(crate) fn shut_down(&self, drain: bool) {
+        let mut st = self.state.lock();
+        st.drain |= drain;
+        let wakers = if st.shutting_down {
+            Vec::new()
+        } else {
+            st.shutting_down = true;
+            self.shut.store(true, Ordering::Release);
+            st.waiters.take_all()
+        };
+        drop(st);
+        for waker in wakers {
+            waker.wake();
+        }
+        if let Some(tx) = &self.delay_tx {
+            // The timer drops the delayed items and ends.
+            let _ = tx.send(TimerMsg::ShutDown);
+        }
+    }
+
+    pub(crate) async fn shut_down_with_drain(&self) {
+        self.shut_down(true);
+        loop {
+            let notified = self.drained.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.state.lock().processing == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl<T: Item> Source<T> for Shared<T> {
+    fn poll_get(&self, cx: &mut Context<'_>, slot: &mut Option<u64>) -> Poll<Option<T>> {
+        let mut st = self.state.lock();
+        if st.spawn_deferred {
+            self.try_spawn(&mut st);
+        }
+        let State {
+            items,
+            fifo,
+            waiters,
+            processing,
+            shutting_down,
+            ..
+        } = &mut *st;
+        if let Some(item) = fifo.pop_front() {
+            if let Some(id) = slot.take() {
+                waiters.remove(id);
+            }
+            if let Some(entry) = items.get_mut(&item) {
+                entry.queued = false;
+                entry.processing = true;
+                self.metrics.get(0, std::mem::take(&mut entry.added));
+                entry.started = self.metrics.now();
+            }
+            *processing += 1;
+            return Poll::Ready(Some(item));
+        }
+        if *shutting_down {
+            if let Some(id) = slot.take() {
+                waiters.remove(id);
+            }
+            return Poll::Ready(None);
+        }
+        waiters.park(slot, cx.waker());
+        Poll::Pending
+    }
+
+    fn abandon(&self, slot: u64) {
+        let mut st = self.state.lock();
+        let waker = if !st.waiters.remove(slot) && !st.fifo.is_empty() {
+            // It was woken for an item it will never take: pass the wake-up on.
+            st.waiters.take_one()
+        } else {
+            None
+        };
+        drop(st);
+        wake(waker);
+    }
+}
+
+impl<T: Item> Background for Shared<T> {
+    fn update_unfinished(&self) -> bool {
+        let st = self.state.lock();
+        if st.shutting_down {
+            return false;
+        }
+        self.metrics.update_unfinished(
+            st.items
+                .values()
+                .filter(|entry| entry.processing)
+                .map(|entry| entry.started),
+        );
+        true
+    }
+}
+
+/// client-go's work queue: fair (FIFO), stingy (an item waiting is queued
+/// once, and an item is never handed to two workers at once), shared by any
+/// number of producers and workers.
+///
+/// - [`add`](Queue::add) queues an item unless it is already waiting; an item
+///   being processed is queued again when its worker calls
+///   [`done`](Queue::done), never handed out twice at once.
+/// - [`get`](Queue::get) waits for the next item; after
+///   [`shut_down`](Queue::shut_down) it still hands out what is queued, then
+///   returns `None`. `add` after shut down is ignored.
+///
+/// A handle is an `Arc`: clone it for every producer and worker.
+///
+/// ```
+/// use kcr_workqueue::Queue;
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let queue: Queue<&str> = Queue::new();
+/// queue.add("a");
+/// queue.add("a"); // already waiting: queued once
+/// assert_eq!(queue.len(), 1);
+/// let item = queue.get().await.unwrap();
+/// queue.add("a"); // being processed: comes back after `done`
+/// assert_eq!(queue.len(), 0);
+/// queue.done(&item);
+/// assert_eq!(queue.len(), 1);
+/// # }
+/// ```
+pub struct Queue<T> {
+    pub(crate) shared: Arc<Shared<T>>,
+}
+
+impl<T> Clone for Queue<T> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Queue<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.shared.state.lock();
+        f.debug_struct("Queue")
+            .field("len", &st.fifo.len())
+            .field("processing", &st.processing)
+            .field("shutting_down", &st.shutting_down)
+            .finish()
+    }
+}
+
+impl<T: Item> Default for Queue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Item> Queue<T> {
+    /// An unnamed queue (no metrics).
+    pub fn new() -> Self {
+        Self::with_config(Config::default())
+    }
+
+    /// A queue built from `config` (a named queue records metrics).
+    pub fn with_config(config: Config) -> Self {
+        Self {
+            shared: Shared::new(&config, false),
+        }
+    }
+
+    /// Queues `item`, unless it is already waiting, or marks it to be queued
+    /// again when it is done if it is being processed. Ignored after shut down.
+    pub fn add(&self, item: T) {
+        self.shared.add(item);
+    }
+
+    /// The next item, oldest first; `None` once the queue is shut down and
+    /// nothing is left in it. The caller must call [`done`](Queue::done) with
+    /// it when finished.
+    pub fn get(&self) -> Get<'_, T> {
+        Get::new(&*self.shared)
+    }
+
+    /// Marks `item` as done: if it was added while being processed, it is
+    /// queued again now.
+    pub fn done(&self, item: &T) {
+        self.shared.done(item);
+    }
+
+    /// How many items wait to be handed out (not counting delayed items or
+    /// items being processed).
+    pub fn len(&self) -> usize {
+        self.shared.len()
+    }
+
+    /// Whether no item waits to be handed out.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Stops accepting items: later adds are ignored, delayed items are
+    /// dropped, parked workers wake; `get` hands out what is left, then `None`.
+    pub fn shut_down(&self) {
+        self.shared.shut_down(false);
+    }
+
+    /// [`shut_down`](Queue::shut_down), then waits until every item handed
+    /// out is done (items still queued may be handed out afterwards: workers
+    /// that loop until `get` returns `None` finish them).
+    pub async fn shut_down_with_drain(&self) {
+        self.shared.shut_down_with_drain().await;
+    }
+
+    /// Whether the queue is shutting down.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shared.is_shutting_down()
+    }
+}
