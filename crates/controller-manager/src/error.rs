@@ -64,9 +64,36 @@ pub enum Error {
     #[error("metrics: {0}")]
     Metrics(#[source] kcr_metrics::Error),
 
+    /// A controller's builder was given an unusable setting.
+    #[error("invalid controller {name:?}: {reason}")]
+    InvalidController {
+        /// The controller's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// Another controller of this process already has this name (its
+    /// metrics would mix with this one's); see
+    /// [`Builder::skip_name_validation`](crate::controller::Builder::skip_name_validation).
+    #[error("a controller named {0:?} already exists")]
+    ControllerNameTaken(String),
+
+    /// A controller was started twice.
+    #[error("controller {0:?} already started")]
+    ControllerAlreadyStarted(String),
+
+    /// An informer refused an event handler (it has stopped).
+    #[error("informer: {0}")]
+    Informer(#[source] kcr_informer::Error),
+
     /// The event recorder was created outside a tokio runtime.
     #[error("the event recorder needs a tokio runtime: {0}")]
     NoRuntime(#[source] tokio::runtime::TryCurrentError),
+
+    /// The metrics server's TLS certificate or key is unusable.
+    #[error("secure metrics serving: {0}")]
+    SecureServing(String),
 }
 
 impl Error {
@@ -84,6 +111,12 @@ impl Error {
 impl From<kube::Error> for Error {
     fn from(e: kube::Error) -> Self {
         Error::Kube(e)
+    }
+}
+
+impl From<kcr_informer::Error> for Error {
+    fn from(e: kcr_informer::Error) -> Self {
+        Error::Informer(e)
     }
 }
 

@@ -8,11 +8,17 @@
 //!   runnable's failure or a lost lease, within a graceful timeout.
 //! - [`Runnable`]: anything that runs until a `CancellationToken` fires;
 //!   closures adapt with [`runnable_fn`].
+//! - Controllers in [`controller`]: [`Controller::builder`] watches objects
+//!   through the manager's shared informers, queues their requests in a
+//!   priority queue and calls a [`Reconciler`] from its workers, with
+//!   controller-runtime's retry rules and metrics.
 //! - Leader election in [`leaderelection`]:
 //!   [`LeaderElector`](leaderelection::LeaderElector) on a `Lease`, usable
 //!   on its own.
 //! - Probes in [`healthz`] (`/healthz` and `/readyz` with named checks) and
 //!   metrics in [`metrics_server`] (`/metrics` from the kcr-metrics registry).
+//!   [`metrics_auth`] serves it over HTTPS behind `TokenReview` and
+//!   `SubjectAccessReview`, as controller-runtime's metrics filter.
 //! - Events in [`record`]: [`EventRecorder`](record::EventRecorder).
 //!
 //! ```
@@ -54,14 +60,17 @@
 //! # }
 //! ```
 
+pub mod controller;
 pub mod healthz;
 pub mod leaderelection;
 pub mod manager;
+pub mod metrics_auth;
 pub mod metrics_server;
 pub mod record;
 
 mod error;
 mod server;
 
+pub use controller::{Action, Controller, Reconciler, Request};
 pub use error::{BoxError, Error, Result};
 pub use manager::{Manager, Options, Runnable, runnable_fn};

@@ -9,6 +9,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures::FutureExt;
+use kcr_informer::SharedInformerFactory;
 use kcr_metrics::leader_election::{LeaderElectionMetrics, MetricsProvider, PrometheusProvider};
 use kube::Client;
 use parking_lot::Mutex;
@@ -21,6 +22,7 @@ use tokio_util::task::TaskTracker;
 
 use super::options::{Options, default_identity};
 use super::runnable::Runnable;
+use crate::controller::Shared as ControllerShared;
 use crate::healthz::{Checker, Checks, probes_handler};
 use crate::leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock};
 use crate::metrics_server::metrics_handler;
@@ -110,6 +112,10 @@ struct Inner {
     elected: watch::Sender<bool>,
     bound: watch::Sender<Option<Bound>>,
     caches_synced: AtomicBool,
+    /// The informers every controller of this manager shares.
+    factory: SharedInformerFactory,
+    /// The metric families of this manager's controllers.
+    controllers: ControllerShared,
     others: Group,
     leader: Group,
 }
@@ -219,6 +225,8 @@ impl Manager {
                 elected: watch::Sender::new(!options.leader_election),
                 bound: watch::Sender::new(None),
                 caches_synced: AtomicBool::new(false),
+                factory: SharedInformerFactory::new(client.clone(), options.sync_period),
+                controllers: ControllerShared::default(),
                 others: Group::new(),
                 leader: Group::new(),
             }
@@ -239,6 +247,24 @@ impl Manager {
     /// The client the manager was built with.
     pub fn client(&self) -> &Client {
         &self.inner.client
+    }
+
+    /// The informer factory every controller of this manager shares: one
+    /// List & Watch per resource type, however many controllers read it.
+    /// Informers asked for before [`start`](Manager::start) are started and
+    /// synced in its caches step; later ones start with the controller that
+    /// asks for them (or call `start` on the factory).
+    pub fn informer_factory(&self) -> &SharedInformerFactory {
+        &self.inner.factory
+    }
+
+    pub(crate) fn controller_shared(&self) -> &ControllerShared {
+        &self.inner.controllers
+    }
+
+    /// The registry given in the options, if any (`None`: the default one).
+    pub(crate) fn custom_metrics_registry(&self) -> Option<&kcr_metrics::Registry> {
+        self.inner.options.registry.as_ref()
     }
 
     /// This replica's identity in the lease.
@@ -330,12 +356,13 @@ impl Manager {
     /// leadership is lost; then stops (see [`Manager`]) and returns the first
     /// error.
     ///
-    /// Caches: the informer layer (kcr-informer's `SharedInformerFactory`)
-    /// starts between the HTTP servers and the runnables, and the runnables
-    /// start only after every informer has synced; the built-in
-    /// `informer-sync` ready check passes from then on. Until that layer is
-    /// wired in, the step completes at once.
+    /// Caches: the [`informer_factory`](Manager::informer_factory)'s
+    /// informers start between the HTTP servers and the runnables, and the
+    /// runnables start only after every one of them has synced; the built-in
+    /// `informer-sync` ready check fails until then. A shutdown signal while
+    /// the caches sync stops the manager.
     pub async fn start(&self, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
+        let mut shutdown = std::pin::pin!(shutdown);
         let mut errors = {
             let mut state = self.inner.state.lock();
             if state.phase != Phase::New {
@@ -362,7 +389,24 @@ impl Manager {
         }
 
         // 2. Caches.
-        self.start_caches().await;
+        let interrupted = tokio::select! {
+            () = self.start_caches() => None,
+            () = &mut shutdown => Some(None),
+            e = errors.recv() => Some(e),
+        };
+        if let Some(trigger) = interrupted {
+            tracing::info!("stopped while the caches were syncing");
+            return self
+                .stop(
+                    trigger,
+                    errors,
+                    http,
+                    http_stop,
+                    CancellationToken::new(),
+                    None,
+                )
+                .await;
+        }
 
         // 3. Runnables that need no leader election.
         self.inner.start_group(false);
@@ -392,7 +436,7 @@ impl Manager {
 
         // 5. Wait for a reason to stop.
         let trigger = tokio::select! {
-            () = shutdown => None,
+            () = &mut shutdown => None,
             e = errors.recv() => e,
         };
         match &trigger {
@@ -411,6 +455,21 @@ impl Manager {
             metrics: metrics.as_ref().and_then(|l| l.local_addr().ok()),
             probes: probes.as_ref().and_then(|l| l.local_addr().ok()),
         };
+        // Secure serving (HTTPS behind TokenReview / SubjectAccessReview) takes the listener.
+        let metrics = match (metrics, &options.secure_metrics) {
+            (Some(listener), Some(secure)) => {
+                tracing::info!(address = ?bound.metrics, "serving metrics over HTTPS");
+                http.spawn(crate::metrics_auth::serve(
+                    listener,
+                    secure.clone(),
+                    self.inner.client.clone(),
+                    options.metrics_registry(),
+                    stop.clone(),
+                ));
+                None
+            }
+            (metrics, _) => metrics,
+        };
         if let Some(listener) = metrics {
             tracing::info!(address = ?bound.metrics, "serving metrics");
             http.spawn(server::serve(
@@ -428,13 +487,16 @@ impl Manager {
         Ok(())
     }
 
-    /// The caches step (controller-runtime's `Caches` runnable group).
-    ///
-    /// This is where kcr-informer's `SharedInformerFactory` is started and
-    /// waited on (`wait_for_cache_sync`) once that layer lands; runnables must
-    /// not start before it returns. Nothing to start yet: the caches count as
-    /// synced at once.
+    /// The caches step (controller-runtime's `Caches` runnable group):
+    /// starts the factory's informers and returns once all have synced,
+    /// which the `informer-sync` ready check reports from then on.
     async fn start_caches(&self) {
+        let factory = &self.inner.factory;
+        factory.start();
+        // Never cancelled: `start` races this step against the shutdown signal.
+        let never = CancellationToken::new();
+        let synced = factory.wait_for_cache_sync(&never).await;
+        tracing::info!(informers = synced.len(), "caches synced");
         self.inner.caches_synced.store(true, Ordering::SeqCst);
     }
 
@@ -472,6 +534,14 @@ impl Manager {
             if tokio::time::timeout(bound, task).await.is_err() {
                 tracing::error!("leader elector did not stop in time");
             }
+        }
+
+        // The informers, once nothing reads them any more.
+        if tokio::time::timeout(Duration::from_secs(5), self.inner.factory.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!("informers did not stop in time");
         }
 
         // HTTP servers last.

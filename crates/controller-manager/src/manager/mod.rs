@@ -5,5 +5,5 @@ mod options;
 mod runnable;
 
 pub use controller_manager::{CACHE_SYNC_CHECK, Manager};
-pub use options::{DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT, Options};
+pub use options::{DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT, DEFAULT_SYNC_PERIOD, Options};
 pub use runnable::{Runnable, RunnableFn, runnable_fn};

@@ -9,6 +9,10 @@ use crate::leaderelection::{DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFA
 /// The default graceful shutdown timeout (controller-runtime's).
 pub const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The default resync period of the manager's informers (controller-runtime's
+/// `SyncPeriod`: 10 hours).
+pub const DEFAULT_SYNC_PERIOD: Duration = Duration::from_secs(10 * 60 * 60);
+
 /// How a [`Manager`](super::Manager) runs.
 ///
 /// ```
@@ -38,15 +42,19 @@ pub struct Options {
     pub(crate) metrics_bind_address: String,
     pub(crate) health_probe_bind_address: String,
     pub(crate) graceful_shutdown_timeout: Option<Duration>,
+    pub(crate) sync_period: Duration,
     /// `None`: the kcr-metrics default registry.
     pub(crate) registry: Option<Registry>,
+    /// `Some`: `/metrics` over HTTPS behind TokenReview / SubjectAccessReview.
+    pub(crate) secure_metrics: Option<crate::metrics_auth::SecureServing>,
 }
 
 impl Default for Options {
     /// Leader election off; when turned on: lease 15 s, renew deadline 10 s,
     /// retry period 2 s, the client's default namespace, identity
     /// `hostname_<random>`, no release on cancel. Metrics on `:8080`, probes
-    /// off, graceful shutdown timeout 30 s, the kcr-metrics default registry.
+    /// off, graceful shutdown timeout 30 s, informers resynced every 10 hours,
+    /// the kcr-metrics default registry.
     fn default() -> Self {
         Self {
             leader_election: false,
@@ -60,7 +68,9 @@ impl Default for Options {
             metrics_bind_address: ":8080".into(),
             health_probe_bind_address: "0".into(),
             graceful_shutdown_timeout: Some(DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT),
+            sync_period: DEFAULT_SYNC_PERIOD,
             registry: None,
+            secure_metrics: None,
         }
     }
 }
@@ -139,11 +149,29 @@ impl Options {
         self
     }
 
+    /// How often the manager's informers replay their caches to the
+    /// controllers' handlers (zero: never; default 10 hours, as
+    /// controller-runtime's `SyncPeriod`). Replayed objects are queued at low
+    /// priority.
+    pub fn with_sync_period(mut self, period: Duration) -> Self {
+        self.sync_period = period;
+        self
+    }
+
     /// The registry `/metrics` serves (default: the kcr-metrics default
     /// registry, where every kcr crate registers). The manager registers its
     /// leader-election families there.
     pub fn with_metrics_registry(mut self, registry: Registry) -> Self {
         self.registry = Some(registry);
+        self
+    }
+
+    /// Serves `/metrics` over HTTPS, each request authenticated with a `TokenReview` of its
+    /// bearer token and authorized with a `SubjectAccessReview` (`get` on `/metrics`), as
+    /// controller-runtime's `filters.WithAuthenticationAndAuthorization` (off by default). See
+    /// [`metrics_auth`](crate::metrics_auth).
+    pub fn with_secure_metrics(mut self, secure: crate::metrics_auth::SecureServing) -> Self {
+        self.secure_metrics = Some(secure);
         self
     }
 }

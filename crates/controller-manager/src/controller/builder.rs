@@ -1,0 +1,358 @@
+//! [`Builder`]: a controller's watches and settings (controller-runtime
+//! `pkg/builder`).
+
+use std::any::TypeId;
+use std::collections::HashSet;
+use std::fmt;
+use std::fmt::Debug;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, LazyLock, OnceLock};
+use std::time::Duration;
+
+use k8s_openapi::ClusterResourceScope;
+use kcr_informer::SharedInformerFactory;
+use kcr_metrics::controller::ControllerMetrics;
+use kcr_metrics::workqueue::{MetricsProvider, PrometheusProvider, WorkqueueMetrics};
+use kcr_workqueue::{Config, PriorityQueue, RateLimiter, default_controller_rate_limiter};
+use kube::Resource;
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+
+use super::controller::{Controller, Core, Running};
+use super::handler::{MapFn, Mapper, OwnerKind};
+use super::predicate::Predicate;
+use super::reconciler::{Reconciler, Request};
+use super::source::{InformerSource, Source};
+use crate::{Error, Manager, Result};
+
+/// Controller names in use in this process: their metrics share labels
+/// (controller-runtime keeps the same process-wide set). Held only for a
+/// set operation.
+static NAMES: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(|| Mutex::new(HashSet::new()));
+
+/// The families a manager's controllers record to, registered on the
+/// manager's registry on first use.
+#[derive(Default)]
+pub(crate) struct Shared {
+    metrics: OnceLock<SharedMetrics>,
+}
+
+#[derive(Clone)]
+struct SharedMetrics {
+    controller: ControllerMetrics,
+    /// `None`: kcr-workqueue's default (the default registry).
+    workqueue: Option<Arc<dyn MetricsProvider>>,
+}
+
+impl Shared {
+    fn metrics(&self, registry: Option<&kcr_metrics::Registry>) -> SharedMetrics {
+        self.metrics
+            .get_or_init(|| {
+                let global = SharedMetrics {
+                    controller: ControllerMetrics::global().clone(),
+                    workqueue: None,
+                };
+                let Some(registry) = registry else {
+                    return global;
+                };
+                let registered = ControllerMetrics::register(registry).and_then(|controller| {
+                    WorkqueueMetrics::register(registry).map(|workqueue| SharedMetrics {
+                        controller,
+                        workqueue: Some(Arc::new(PrometheusProvider::new(workqueue))),
+                    })
+                });
+                match registered {
+                    Ok(metrics) => metrics,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "controller metrics not registered on the manager's registry; using the default registry");
+                        global
+                    }
+                }
+            })
+            .clone()
+    }
+}
+
+type Deferred =
+    Box<dyn FnOnce(&SharedInformerFactory, Option<&OwnerKind>) -> Result<Box<dyn Source>> + Send>;
+
+/// Builds a [`Controller`] and adds it to a manager (controller-runtime
+/// `builder.ControllerManagedBy`). Made by [`Controller::builder`].
+///
+/// ```
+/// use std::time::Duration;
+/// use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kcr_controller_manager::controller::{predicate, reconciler_fn, Action, Controller, Request};
+/// use kcr_controller_manager::{BoxError, Manager, Options};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let env = kcr_testenv::TestEnv::start().await?;
+/// let manager = Manager::new(env.client(), Options::default().with_metrics_bind_address("0"))?;
+/// let controller = Controller::builder(&manager, "deployments")
+///     .for_::<Deployment>()
+///     .owns::<ReplicaSet>()
+///     .watches::<ConfigMap>(|cm| {
+///         // Every deployment named in the config map's "deployment" key.
+///         let ns = cm.metadata.namespace.clone().unwrap_or_default();
+///         cm.data.iter().flatten()
+///             .filter(|(k, _)| k.as_str() == "deployment")
+///             .map(|(_, name)| Request::namespaced(ns.clone(), name.clone()))
+///             .collect()
+///     })
+///     .with_event_filter(predicate::generation_changed())
+///     .max_concurrent_reconciles(4)
+///     .reconcile_timeout(Duration::from_secs(60))
+///     .build(reconciler_fn(|req: Request| async move {
+///         tracing::info!(%req, "reconciling");
+///         Ok::<_, BoxError>(Action::done())
+///     }))?;
+/// assert_eq!(controller.name(), "deployments");
+/// # Ok(())
+/// # }
+/// ```
+#[must_use]
+pub struct Builder {
+    manager: Manager,
+    name: String,
+    owner: Option<OwnerKind>,
+    sources: Vec<Deferred>,
+    predicates: Vec<Box<dyn Predicate>>,
+    max_concurrent_reconciles: usize,
+    rate_limiter: Option<Box<dyn RateLimiter<Request>>>,
+    reconcile_timeout: Option<Duration>,
+    need_leader_election: bool,
+    skip_name_validation: bool,
+    errors: Vec<String>,
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("name", &self.name)
+            .field("watches", &self.sources.len())
+            .field("predicates", &self.predicates.len())
+            .field("max_concurrent_reconciles", &self.max_concurrent_reconciles)
+            .field("reconcile_timeout", &self.reconcile_timeout)
+            .field("need_leader_election", &self.need_leader_election)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Controller {
+    /// A builder for a controller named `name` (unique in the process: it
+    /// labels the controller's metrics and logs) managed by `manager`.
+    pub fn builder(manager: &Manager, name: impl Into<String>) -> Builder {
+        Builder {
+            manager: manager.clone(),
+            name: name.into(),
+            owner: None,
+            sources: Vec::new(),
+            predicates: Vec::new(),
+            max_concurrent_reconciles: 1,
+            rate_limiter: None,
+            reconcile_timeout: None,
+            need_leader_election: true,
+            skip_name_validation: false,
+            errors: Vec::new(),
+        }
+    }
+}
+
+impl Builder {
+    /// Reconciles objects of `K`: each change of a `K` queues its own
+    /// request (controller-runtime `For`). At most once per controller.
+    pub fn for_<K>(mut self) -> Self
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::Scope: 'static,
+    {
+        if self.owner.is_some() {
+            self.errors.push("for_ may only be called once".into());
+            return self;
+        }
+        self.owner = Some(OwnerKind {
+            group: K::group(&()).into_owned(),
+            kind: K::kind(&()).into_owned(),
+            cluster_scoped: TypeId::of::<K::Scope>() == TypeId::of::<ClusterResourceScope>(),
+        });
+        self.sources.push(Box::new(|factory, _| {
+            Ok(Box::new(InformerSource {
+                informer: factory.informer::<K>(),
+                mapper: Mapper::<K>::Object,
+            }))
+        }));
+        self
+    }
+
+    /// Watches objects of `O` controlled by a `for_` object: a change of an
+    /// `O` queues the request of the owner named in its `ownerReferences`
+    /// entry with `controller: true`, if that owner is of the `for_` type
+    /// (controller-runtime `Owns`). Needs [`for_`](Self::for_).
+    pub fn owns<O>(mut self) -> Self
+    where
+        O: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        self.sources.push(Box::new(|factory, owner| {
+            let Some(owner) = owner else {
+                return Err(Error::InvalidController {
+                    name: String::new(),
+                    reason: "owns needs for_".into(),
+                });
+            };
+            Ok(Box::new(InformerSource {
+                informer: factory.informer::<O>(),
+                mapper: Mapper::<O>::Owner(owner.clone()),
+            }))
+        }));
+        self
+    }
+
+    /// Watches objects of `W`: a change of a `W` queues the requests
+    /// `mapper` returns for it (for an update, for the old and the new
+    /// object) (controller-runtime `Watches` with
+    /// `EnqueueRequestsFromMapFunc`).
+    pub fn watches<W>(mut self, mapper: impl Fn(&W) -> Vec<Request> + Send + Sync + 'static) -> Self
+    where
+        W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let mapper: MapFn<W> = Arc::new(mapper);
+        self.sources.push(Box::new(move |factory, _| {
+            Ok(Box::new(InformerSource {
+                informer: factory.informer::<W>(),
+                mapper: Mapper::Map(mapper),
+            }))
+        }));
+        self
+    }
+
+    /// Filters the events of every watch: an event is queued only if every
+    /// filter passes it (controller-runtime `WithEventFilter`). See
+    /// [`predicate`](super::predicate) for ready-made ones.
+    pub fn with_event_filter(mut self, predicate: impl Predicate) -> Self {
+        self.predicates.push(Box::new(predicate));
+        self
+    }
+
+    /// How many requests are reconciled at once (default 1; at least 1).
+    pub fn max_concurrent_reconciles(mut self, n: usize) -> Self {
+        self.max_concurrent_reconciles = n;
+        self
+    }
+
+    /// The rate limiter of retries (default:
+    /// [`default_controller_rate_limiter`]: 5 ms doubling up to 1000 s per
+    /// request, and 10 per second with a burst of 100 overall).
+    pub fn rate_limiter(mut self, limiter: impl RateLimiter<Request> + 'static) -> Self {
+        self.rate_limiter = Some(Box::new(limiter));
+        self
+    }
+
+    /// Cancels a reconcile that runs longer than `timeout` and treats it as
+    /// an error (default: no limit).
+    pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
+        self.reconcile_timeout = Some(timeout);
+        self
+    }
+
+    /// Whether the controller runs only on the elected leader (default
+    /// true).
+    pub fn need_leader_election(mut self, need: bool) -> Self {
+        self.need_leader_election = need;
+        self
+    }
+
+    /// Allows a name another controller of this process already has
+    /// (controller-runtime `SkipNameValidation`); their metrics then mix.
+    pub fn skip_name_validation(mut self, skip: bool) -> Self {
+        self.skip_name_validation = skip;
+        self
+    }
+
+    /// Builds the controller and adds it to the manager as a runnable.
+    ///
+    /// Fails on an empty or taken name, zero workers, a repeated `for_`, an
+    /// `owns` without `for_`, or a manager that is stopping. A controller
+    /// without watches reconciles only what is added to its
+    /// [`queue`](Controller::queue).
+    pub fn build<R: Reconciler>(self, reconciler: R) -> Result<Controller> {
+        let invalid = |reason: String| Error::InvalidController {
+            name: self.name.clone(),
+            reason,
+        };
+        if self.name.is_empty() {
+            return Err(invalid("the name must not be empty".into()));
+        }
+        if let Some(reason) = self.errors.first() {
+            return Err(invalid(reason.clone()));
+        }
+        if self.max_concurrent_reconciles == 0 {
+            return Err(invalid(
+                "max_concurrent_reconciles must be at least 1".into(),
+            ));
+        }
+        if !self.skip_name_validation && !NAMES.lock().insert(self.name.clone()) {
+            return Err(Error::ControllerNameTaken(self.name));
+        }
+        let release_name = |name: &str, skip: bool| {
+            if !skip {
+                NAMES.lock().remove(name);
+            }
+        };
+
+        let factory = self.manager.informer_factory().clone();
+        let mut sources = Vec::with_capacity(self.sources.len());
+        for deferred in self.sources {
+            match deferred(&factory, self.owner.as_ref()) {
+                Ok(source) => sources.push(source),
+                Err(Error::InvalidController { reason, .. }) => {
+                    release_name(&self.name, self.skip_name_validation);
+                    return Err(Error::InvalidController {
+                        name: self.name,
+                        reason,
+                    });
+                }
+                Err(e) => {
+                    release_name(&self.name, self.skip_name_validation);
+                    return Err(e);
+                }
+            }
+        }
+
+        let metrics = self
+            .manager
+            .controller_shared()
+            .metrics(self.manager.custom_metrics_registry());
+        let mut config = Config::default().name(self.name.as_str());
+        if let Some(provider) = metrics.workqueue {
+            config = config.metrics_provider(provider);
+        }
+        let queue = match self.rate_limiter {
+            Some(limiter) => PriorityQueue::with_config(limiter, config),
+            None => PriorityQueue::with_config(default_controller_rate_limiter(), config),
+        };
+        let name: Arc<str> = Arc::from(self.name.as_str());
+        let core = Arc::new(Core {
+            metrics: metrics.controller.controller(&name),
+            name,
+            queue,
+            max_concurrent_reconciles: self.max_concurrent_reconciles,
+            reconcile_timeout: self.reconcile_timeout,
+            sources,
+            predicates: Arc::from(self.predicates),
+            factory,
+            need_leader_election: self.need_leader_election,
+            started: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+        });
+        if let Err(e) = self.manager.add(Running {
+            core: core.clone(),
+            reconciler: Arc::new(reconciler),
+        }) {
+            release_name(&self.name, self.skip_name_validation);
+            return Err(e);
+        }
+        Ok(Controller { core })
+    }
+}

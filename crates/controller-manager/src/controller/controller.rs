@@ -1,0 +1,340 @@
+//! [`Controller`]: the queue, the watches and the workers that call a
+//! [`Reconciler`] (controller-runtime `pkg/internal/controller`).
+
+use std::any::Any;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::FutureExt;
+use kcr_informer::{SYNCED_POLL_PERIOD, SharedInformerFactory};
+use kcr_metrics::controller::{ControllerRecorder, ReconcileResult};
+use kcr_workqueue::{AddOpts, PriorityQueue};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::predicate::Predicate;
+use super::reconciler::{Action, Reconciler, Request, is_terminal};
+use super::source::{Source, StartedSource};
+use crate::manager::Runnable;
+use crate::{BoxError, Error};
+
+/// A controller added to a [`Manager`](crate::Manager) by
+/// [`Controller::builder`]: it watches objects through the manager's shared
+/// informers, queues the requests their changes map to, and calls its
+/// reconciler from `max_concurrent_reconciles` workers (controller-runtime's
+/// controller).
+///
+/// - The queue is kcr-workqueue's [`PriorityQueue`]: objects of an initial
+///   list and resyncs go in at [`LOW_PRIORITY`](super::LOW_PRIORITY), live
+///   changes at 0. A request is never handed to two workers at once, and a
+///   request added while it is reconciled is reconciled again afterwards.
+/// - Outcomes (see [`Reconciler`]): an error or [`Action::requeue`] adds the
+///   request back through the rate limiter; [`Action::requeue_after`] forgets
+///   its failures and adds it back after the delay; success forgets its
+///   failures; a terminal error is counted and dropped. A worker goes
+///   straight on to the next request: the retry schedule is the rate
+///   limiter's alone.
+/// - A panicking reconcile is caught, logged, counted and treated as an
+///   error; one running past the reconcile timeout is cancelled (dropped)
+///   and treated as an error.
+/// - Start (as a leader-election runnable unless told otherwise): register
+///   the watches, wait for them to see their informers' initial lists, start
+///   the workers. Stop: workers take no new request, reconciles in flight
+///   finish (the manager bounds this by its graceful shutdown timeout), then
+///   the queue shuts down.
+///
+/// The handle is cheap to clone.
+#[derive(Clone)]
+pub struct Controller {
+    pub(crate) core: Arc<Core>,
+}
+
+impl fmt::Debug for Controller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.core.name)
+            .field(
+                "max_concurrent_reconciles",
+                &self.core.max_concurrent_reconciles,
+            )
+            .field("reconcile_timeout", &self.core.reconcile_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Controller {
+    /// The controller's name (the `controller` label of its metrics).
+    pub fn name(&self) -> &str {
+        &self.core.name
+    }
+
+    /// The controller's queue. Adding a [`Request`] here reconciles it as if
+    /// a watched object had changed (controller-runtime's channel source).
+    pub fn queue(&self) -> &PriorityQueue<Request> {
+        &self.core.queue
+    }
+}
+
+/// What the handle and the running controller share.
+pub(crate) struct Core {
+    pub(crate) name: Arc<str>,
+    pub(crate) queue: PriorityQueue<Request>,
+    pub(crate) metrics: ControllerRecorder,
+    pub(crate) max_concurrent_reconciles: usize,
+    pub(crate) reconcile_timeout: Option<Duration>,
+    pub(crate) sources: Vec<Box<dyn Source>>,
+    pub(crate) predicates: Arc<[Box<dyn Predicate>]>,
+    pub(crate) factory: SharedInformerFactory,
+    pub(crate) need_leader_election: bool,
+    pub(crate) started: AtomicBool,
+    /// Set when the controller stops: workers take no new request.
+    pub(crate) stopping: AtomicBool,
+}
+
+/// The runnable the manager runs: the core and its reconciler.
+pub(crate) struct Running<R> {
+    pub(crate) core: Arc<Core>,
+    pub(crate) reconciler: Arc<R>,
+}
+
+#[async_trait]
+impl<R: Reconciler> Runnable for Running<R> {
+    async fn start(&self, ctx: CancellationToken) -> Result<(), BoxError> {
+        let core = &self.core;
+        if core.started.swap(true, Ordering::SeqCst) {
+            return Err(Error::ControllerAlreadyStarted(core.name.to_string()).into());
+        }
+        let mut started: Vec<Box<dyn StartedSource>> = Vec::with_capacity(core.sources.len());
+        for source in &core.sources {
+            tracing::info!(controller = %core.name, source = %source.name(), "Starting EventSource");
+            match source.start(&core.queue, &core.predicates) {
+                Ok(s) => started.push(s),
+                Err(e) => {
+                    stop_sources(&started);
+                    core.queue.shut_down();
+                    return Err(e.into());
+                }
+            }
+        }
+        // Informers asked for after the manager's caches step start here.
+        core.factory.start();
+
+        tracing::info!(controller = %core.name, "Starting Controller");
+        while !started.iter().all(|s| s.has_synced()) {
+            tokio::select! {
+                () = ctx.cancelled() => {
+                    stop_sources(&started);
+                    core.queue.shut_down();
+                    return Ok(());
+                }
+                () = tokio::time::sleep(SYNCED_POLL_PERIOD) => {}
+            }
+        }
+
+        let workers = core.max_concurrent_reconciles;
+        tracing::info!(controller = %core.name, worker_count = workers, "Starting workers");
+        core.metrics.set_max_concurrent_reconciles(workers as i64);
+        let mut tasks = JoinSet::new();
+        for _ in 0..workers {
+            tasks.spawn(worker(core.clone(), self.reconciler.clone()));
+        }
+
+        ctx.cancelled().await;
+        tracing::info!(controller = %core.name, "Shutdown signal received, waiting for all workers to finish");
+        core.stopping.store(true, Ordering::SeqCst);
+        stop_sources(&started);
+        // Wakes idle workers; busy ones finish their reconcile, then stop.
+        core.queue.shut_down();
+        while let Some(joined) = tasks.join_next().await {
+            if let Err(e) = joined {
+                tracing::error!(controller = %core.name, error = %e, "worker ended abnormally");
+            }
+        }
+        tracing::info!(controller = %core.name, "All workers finished");
+        Ok(())
+    }
+
+    fn need_leader_election(&self) -> bool {
+        self.core.need_leader_election
+    }
+}
+
+fn stop_sources(started: &[Box<dyn StartedSource>]) {
+    for source in started {
+        source.stop();
+    }
+}
+
+/// Marks the request done and the worker idle, even if the worker is
+/// aborted mid-reconcile.
+struct InFlight<'a> {
+    core: &'a Core,
+    req: Request,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.core.metrics.worker_idle();
+        self.core.queue.done(&self.req);
+    }
+}
+
+/// One worker: get, reconcile, done, until the controller stops (seed 000's
+/// `runWorker` / `processNextWorkItem`).
+async fn worker<R: Reconciler>(core: Arc<Core>, reconciler: Arc<R>) {
+    while let Some((req, priority)) = core.queue.get_with_priority().await {
+        if core.stopping.load(Ordering::SeqCst) {
+            core.queue.done(&req);
+            break;
+        }
+        core.metrics.worker_busy();
+        let in_flight = InFlight { core: &core, req };
+        core.reconcile_handler(&*reconciler, &in_flight.req, priority)
+            .await;
+        drop(in_flight);
+    }
+}
+
+/// How a reconcile ended.
+enum Outcome {
+    Ok(Action),
+    Err(BoxError),
+    Panic(String),
+    Timeout(Duration),
+}
+
+/// A reconcile's id in logs (random, formatted as a UUID).
+struct ReconcileId(u128);
+
+impl fmt::Display for ReconcileId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hex = format!("{:032x}", self.0);
+        write!(
+            f,
+            "{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        )
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}
+
+impl Core {
+    /// Reconciles one request and applies the outcome rules
+    /// (controller-runtime `reconcileHandler`).
+    async fn reconcile_handler<R: Reconciler>(&self, reconciler: &R, req: &Request, priority: i32) {
+        let started = Instant::now();
+        let span = tracing::info_span!(
+            "reconcile",
+            controller = %self.name,
+            namespace = req.namespace.as_deref().unwrap_or(""),
+            name = %req.name,
+            reconcile_id = %ReconcileId(rand::random()),
+        );
+        let call = AssertUnwindSafe(reconciler.reconcile(req.clone())).catch_unwind();
+        let outcome = match self.reconcile_timeout {
+            Some(limit) => match tokio::time::timeout(limit, call)
+                .instrument(span.clone())
+                .await
+            {
+                Ok(result) => Self::outcome(result),
+                Err(_) => Outcome::Timeout(limit),
+            },
+            None => Self::outcome(call.instrument(span.clone()).await),
+        };
+        let elapsed = started.elapsed().as_secs_f64();
+
+        let result = match outcome {
+            Outcome::Ok(Action::Done) => {
+                span.in_scope(|| tracing::debug!("Reconcile successful"));
+                self.queue.forget(req);
+                ReconcileResult::Success
+            }
+            Outcome::Ok(Action::Requeue) => {
+                span.in_scope(|| tracing::debug!("Reconcile done, requeueing"));
+                self.queue.add_with_opts(
+                    req.clone(),
+                    AddOpts::default().priority(priority).rate_limited(),
+                );
+                ReconcileResult::Requeue
+            }
+            Outcome::Ok(Action::RequeueAfter(delay)) => {
+                span.in_scope(|| tracing::debug!(?delay, "Reconcile done, requeueing after"));
+                self.queue.forget(req);
+                self.queue.add_with_opts(
+                    req.clone(),
+                    AddOpts::default().priority(priority).after(delay),
+                );
+                ReconcileResult::RequeueAfter
+            }
+            Outcome::Err(error) => {
+                self.metrics.error();
+                if is_terminal(&*error) {
+                    self.metrics.terminal_error();
+                    self.queue.forget(req);
+                    span.in_scope(|| {
+                        tracing::error!(error = %error, "Reconciler error (terminal, not retried)");
+                    });
+                } else {
+                    self.retry(req, priority);
+                    span.in_scope(|| tracing::error!(error = %error, "Reconciler error"));
+                }
+                ReconcileResult::Error
+            }
+            Outcome::Panic(message) => {
+                self.metrics.panic();
+                self.metrics.error();
+                self.retry(req, priority);
+                span.in_scope(
+                    || tracing::error!(panic = %message, "Observed a panic in reconciler"),
+                );
+                ReconcileResult::Error
+            }
+            Outcome::Timeout(limit) => {
+                self.metrics.timeout();
+                self.metrics.error();
+                self.retry(req, priority);
+                span.in_scope(|| {
+                    tracing::error!(timeout = ?limit, "Reconciler timed out and was cancelled");
+                });
+                ReconcileResult::Error
+            }
+        };
+        self.metrics.reconciled(result, elapsed);
+    }
+
+    fn outcome<E: Into<BoxError>>(
+        result: Result<Result<Action, E>, Box<dyn Any + Send>>,
+    ) -> Outcome {
+        match result {
+            Ok(Ok(action)) => Outcome::Ok(action),
+            Ok(Err(e)) => Outcome::Err(e.into()),
+            Err(panic) => Outcome::Panic(panic_message(panic.as_ref())),
+        }
+    }
+
+    fn retry(&self, req: &Request, priority: i32) {
+        self.queue.add_with_opts(
+            req.clone(),
+            AddOpts::default().priority(priority).rate_limited(),
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! Controllers and reconcilers (controller-runtime `pkg/builder`,
+//! `pkg/controller`, `pkg/reconcile`, `pkg/handler`, `pkg/predicate`).
+//!
+//! A [`Controller`] is built on a [`Manager`](crate::Manager) with
+//! [`Controller::builder`]: it watches objects through the manager's shared
+//! informers ([`for_`](Builder::for_), [`owns`](Builder::owns),
+//! [`watches`](Builder::watches)), filters their events
+//! ([`predicate`]), queues the [`Request`]s they map to in a priority queue,
+//! and calls a [`Reconciler`] from its workers while this replica leads.
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kcr_controller_manager::controller::{Action, Controller, Request, reconciler_fn};
+//! use kcr_controller_manager::{BoxError, Manager, Options};
+//! use kube::api::{Api, PostParams};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let env = kcr_testenv::TestEnv::start().await?;
+//! # let client = env.client();
+//! let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("settings".into());
+//! api.create(&PostParams::default(), &cm).await?;
+//!
+//! let manager = Manager::new(client, Options::default().with_metrics_bind_address("0"))?;
+//! let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel();
+//! Controller::builder(&manager, "config-maps")
+//!     .for_::<ConfigMap>()
+//!     .build(reconciler_fn(move |req: Request| {
+//!         let _ = seen_tx.send(req);
+//!         async { Ok::<_, BoxError>(Action::done()) }
+//!     }))?;
+//!
+//! // Stop once the config map has been reconciled (a real operator waits
+//! // for SIGTERM).
+//! let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+//! let manager_task = tokio::spawn({
+//!     let manager = manager.clone();
+//!     async move { manager.start(async { let _ = stop_rx.await; }).await }
+//! });
+//! assert_eq!(seen_rx.recv().await, Some(Request::namespaced("default", "settings")));
+//! let _ = stop_tx.send(());
+//! manager_task.await??;
+//! # Ok(())
+//! # }
+//! ```
+
+#[allow(clippy::module_inception)]
+mod controller;
+
+mod builder;
+mod handler;
+pub mod predicate;
+mod reconciler;
+mod source;
+
+pub use builder::Builder;
+pub(crate) use builder::Shared;
+pub use controller::Controller;
+pub use handler::LOW_PRIORITY;
+pub use predicate::Predicate;
+pub use reconciler::{
+    Action, Reconciler, ReconcilerFn, Request, TerminalError, is_terminal, reconciler_fn,
+};

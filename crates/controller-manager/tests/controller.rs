@@ -1,0 +1,835 @@
+//! Controllers over real HTTP against kcr-testenv, under a paused clock:
+//! outcome rules, panics, timeouts, owner mapping, predicates, concurrency,
+//! the retry schedule, metrics, readiness and graceful shutdown.
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kcr_controller_manager::controller::{
+    Action, Controller, Request, TerminalError, predicate, reconciler_fn,
+};
+use kcr_controller_manager::{BoxError, Error, Manager, Options};
+use kcr_metrics::controller::ControllerMetrics;
+use kcr_metrics::prometheus::IntCounterVec;
+use kcr_testenv::TestEnv;
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use parking_lot::Mutex;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const MS: Duration = Duration::from_millis(1);
+
+fn quiet() -> Options {
+    Options::default()
+        .with_metrics_bind_address("0")
+        .with_health_probe_bind_address("0")
+}
+
+fn start(
+    manager: &Manager,
+) -> (
+    oneshot::Sender<()>,
+    JoinHandle<kcr_controller_manager::Result<()>>,
+) {
+    let (tx, rx) = oneshot::channel::<()>();
+    let m = manager.clone();
+    let task = tokio::spawn(async move {
+        m.start(async move {
+            let _ = rx.await;
+        })
+        .await
+    });
+    (tx, task)
+}
+
+/// Waits (in paused time, 10 ms steps, up to 60 s) until `cond` holds.
+async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    for _ in 0..6000 {
+        if cond() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cond()
+}
+
+/// `GET path` over a fresh connection: (status, body).
+async fn get(addr: SocketAddr, path: &str) -> Result<(u16, String), Box<dyn std::error::Error>> {
+    let mut stream = TcpStream::connect(addr).await?;
+    stream
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await?;
+    let text = String::from_utf8(raw)?;
+    let (head, body) = text.split_once("\r\n\r\n").ok_or("no header end")?;
+    let status = head.split_whitespace().nth(1).ok_or("no status")?.parse()?;
+    Ok((status, body.to_owned()))
+}
+
+/// Every call a reconciler received, with the (paused) time of the call.
+#[derive(Clone, Default)]
+struct Calls(Arc<Mutex<Vec<(Request, Instant)>>>);
+
+impl Calls {
+    fn record(&self, req: &Request) -> usize {
+        let mut calls = self.0.lock();
+        calls.push((req.clone(), Instant::now()));
+        calls.iter().filter(|(r, _)| r == req).count()
+    }
+
+    fn count(&self, name: &str) -> usize {
+        self.0
+            .lock()
+            .iter()
+            .filter(|(r, _)| &*r.name == name)
+            .count()
+    }
+
+    fn times(&self, name: &str) -> Vec<Instant> {
+        self.0
+            .lock()
+            .iter()
+            .filter(|(r, _)| &*r.name == name)
+            .map(|(_, t)| *t)
+            .collect()
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .iter()
+            .map(|(r, _)| r.name.to_string())
+            .collect()
+    }
+}
+
+fn gaps(times: &[Instant]) -> Vec<Duration> {
+    times.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+fn total(controller: &str, result: &str) -> u64 {
+    ControllerMetrics::global()
+        .reconcile_total()
+        .with_label_values(&[controller, result])
+        .get()
+}
+
+fn counter(family: fn(&ControllerMetrics) -> &IntCounterVec, controller: &str) -> u64 {
+    family(ControllerMetrics::global())
+        .with_label_values(&[controller])
+        .get()
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("failed on purpose")]
+struct Failed;
+
+#[tokio::test(start_paused = true)]
+async fn outcomes_should_follow_controller_runtimes_rules() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller =
+        Controller::builder(&manager, "outcomes").build(reconciler_fn(move |req: Request| {
+            let n = log.record(&req);
+            async move {
+                match (&*req.name, n) {
+                    ("requeue", 1 | 2) => Ok(Action::requeue()),
+                    ("after", 1) => Ok(Action::requeue_after(Duration::from_secs(3))),
+                    ("error", 1) => Err(BoxError::from(Failed)),
+                    // Fails, then asks for a requeue after 1 s (which forgets
+                    // the failure), then fails again: the backoff restarts.
+                    ("forget", 1 | 3) => Err(BoxError::from(Failed)),
+                    ("forget", 2) => Ok(Action::requeue_after(Duration::from_secs(1))),
+                    ("terminal", _) => Err(TerminalError::new("cannot be fixed").into()),
+                    _ => Ok(Action::done()),
+                }
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    for name in ["done", "requeue", "after", "error", "forget", "terminal"] {
+        controller.queue().add(Request::namespaced("default", name));
+    }
+    tokio::time::sleep(Duration::from_secs(10)).await;
+
+    // Success: reconciled once.
+    assert_eq!(calls.count("done"), 1);
+    // requeue(): through the rate limiter (5 ms, then 10 ms), then done.
+    assert_eq!(gaps(&calls.times("requeue")), [5 * MS, 10 * MS]);
+    // requeue_after(3 s): exactly 3 s later.
+    assert_eq!(gaps(&calls.times("after")), [Duration::from_secs(3)]);
+    // An error: retried after the rate limiter's first delay.
+    assert_eq!(gaps(&calls.times("error")), [5 * MS]);
+    // requeue_after forgets: the failure after it waits 5 ms again, not 10 ms.
+    assert_eq!(
+        gaps(&calls.times("forget")),
+        [5 * MS, Duration::from_secs(1), 5 * MS]
+    );
+    // A terminal error: counted, never retried.
+    assert_eq!(calls.count("terminal"), 1);
+    let queue = controller.queue();
+    for name in ["done", "requeue", "after", "error", "forget", "terminal"] {
+        assert_eq!(
+            queue.num_requeues(&Request::namespaced("default", name)),
+            0,
+            "{name}"
+        );
+    }
+
+    assert_eq!(total("outcomes", "success"), 5);
+    assert_eq!(total("outcomes", "requeue"), 2);
+    assert_eq!(total("outcomes", "requeue_after"), 2);
+    assert_eq!(total("outcomes", "error"), 4);
+    assert_eq!(counter(ControllerMetrics::reconcile_errors, "outcomes"), 4);
+    assert_eq!(
+        counter(ControllerMetrics::terminal_reconcile_errors, "outcomes"),
+        1
+    );
+
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_always_failing_reconcile_should_follow_the_rate_limiters_schedule_exactly() -> TestResult
+{
+    let env = TestEnv::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("broken".into());
+    api.create(&PostParams::default(), &cm).await?;
+
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    Controller::builder(&manager, "always-failing")
+        .for_::<ConfigMap>()
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            async move { Err::<Action, _>(Failed) }
+        }))?;
+    let (stop, task) = start(&manager);
+    assert!(eventually(|| calls.count("broken") >= 12).await);
+
+    // client-go's default controller rate limiter: 5 ms · 2^n, with no
+    // worker stall in between (controller-runtime once waited a second).
+    let expected: Vec<Duration> = (0..11).map(|n| 5 * MS * (1 << n)).collect();
+    assert_eq!(gaps(&calls.times("broken"))[..11], expected[..]);
+
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_reconcile_should_be_caught_counted_and_retried() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller =
+        Controller::builder(&manager, "panicking").build(reconciler_fn(move |req: Request| {
+            let n = log.record(&req);
+            async move {
+                if n <= 2 {
+                    panic!("reconcile {n} panicked");
+                }
+                Ok::<_, BoxError>(Action::done())
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    controller
+        .queue()
+        .add(Request::namespaced("default", "fragile"));
+    assert!(eventually(|| calls.count("fragile") == 3).await);
+
+    // Treated as errors: retried through the rate limiter.
+    assert_eq!(gaps(&calls.times("fragile")), [5 * MS, 10 * MS]);
+    assert_eq!(counter(ControllerMetrics::reconcile_panics, "panicking"), 2);
+    assert_eq!(counter(ControllerMetrics::reconcile_errors, "panicking"), 2);
+    assert_eq!(total("panicking", "error"), 2);
+    assert_eq!(total("panicking", "success"), 1);
+
+    // The manager kept running and stops cleanly.
+    assert!(!task.is_finished());
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+/// Sets its flag when dropped before `finish`: the reconcile was cancelled.
+struct CancelProbe(Arc<AtomicBool>, bool);
+
+impl Drop for CancelProbe {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reconcile_past_its_timeout_should_be_cancelled_and_retried() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let flag = cancelled.clone();
+    let controller = Controller::builder(&manager, "slow")
+        .reconcile_timeout(Duration::from_secs(1))
+        .build(reconciler_fn(move |req: Request| {
+            let n = log.record(&req);
+            let flag = flag.clone();
+            async move {
+                if n == 1 {
+                    let mut probe = CancelProbe(flag, false);
+                    tokio::time::sleep(Duration::from_secs(10)).await;
+                    probe.1 = true;
+                }
+                Ok::<_, BoxError>(Action::done())
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    controller
+        .queue()
+        .add(Request::namespaced("default", "stuck"));
+    assert!(eventually(|| calls.count("stuck") == 2).await);
+
+    assert!(
+        cancelled.load(Ordering::SeqCst),
+        "the slow reconcile was not dropped"
+    );
+    // Cancelled at the 1 s timeout, retried 5 ms later as an error.
+    assert_eq!(
+        gaps(&calls.times("stuck")),
+        [Duration::from_secs(1) + 5 * MS]
+    );
+    assert_eq!(counter(ControllerMetrics::reconcile_timeouts, "slow"), 1);
+    assert_eq!(counter(ControllerMetrics::reconcile_errors, "slow"), 1);
+    assert_eq!(total("slow", "success"), 1);
+
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+fn config_map_owned_by(
+    name: &str,
+    kind: &str,
+    owner: &str,
+    uid: &str,
+    controller: bool,
+) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            owner_references: Some(vec![OwnerReference {
+                api_version: "apps/v1".into(),
+                kind: kind.into(),
+                name: owner.into(),
+                uid: uid.into(),
+                controller: Some(controller),
+                ..OwnerReference::default()
+            }]),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    }
+}
+
+fn deployment(name: &str) -> Deployment {
+    Deployment {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        ..Deployment::default()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_owned_object_should_reconcile_the_owner_that_controls_it() -> TestResult {
+    let env = TestEnv::start().await?;
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let config_maps: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let web = deployments
+        .create(&PostParams::default(), &deployment("web"))
+        .await?;
+    let uid = web.metadata.uid.clone().unwrap_or_default();
+
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    Controller::builder(&manager, "owner-mapping")
+        .for_::<Deployment>()
+        .owns::<ConfigMap>()
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            async move { Ok::<_, BoxError>(Action::done()) }
+        }))?;
+    let (stop, task) = start(&manager);
+    assert!(eventually(|| calls.count("web") == 1).await);
+
+    // Created, then deleted: each reconciles the controlling owner.
+    config_maps
+        .create(
+            &PostParams::default(),
+            &config_map_owned_by("web-config", "Deployment", "web", &uid, true),
+        )
+        .await?;
+    assert!(eventually(|| calls.count("web") == 2).await);
+    config_maps
+        .delete("web-config", &DeleteParams::default())
+        .await?;
+    assert!(eventually(|| calls.count("web") == 3).await);
+    assert!(
+        calls
+            .0
+            .lock()
+            .iter()
+            .all(|(r, _)| r.namespace.as_deref() == Some("default"))
+    );
+
+    // Not the controller, or another kind: nothing. The sentinel comes
+    // through the same informer after them, into the same FIFO queue.
+    for cm in [
+        config_map_owned_by("merely-owned", "Deployment", "api", "u1", false),
+        config_map_owned_by("foreign", "StatefulSet", "db", "u2", true),
+        config_map_owned_by("sentinel-config", "Deployment", "sentinel", "u3", true),
+    ] {
+        config_maps.create(&PostParams::default(), &cm).await?;
+    }
+    assert!(eventually(|| calls.count("sentinel") == 1).await);
+    let names = calls.names();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n == "api" || n == "db" || n.ends_with("-config")),
+        "{names:?}"
+    );
+
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_event_filter_should_drop_the_updates_it_refuses() -> TestResult {
+    let env = TestEnv::start().await?;
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    Controller::builder(&manager, "generation-filter")
+        .for_::<Deployment>()
+        .with_event_filter(predicate::generation_changed())
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            async move { Ok::<_, BoxError>(Action::done()) }
+        }))?;
+    let (stop, task) = start(&manager);
+    for name in ["labelled", "scaled"] {
+        deployments
+            .create(&PostParams::default(), &deployment(name))
+            .await?;
+    }
+    // Creates pass.
+    assert!(eventually(|| calls.count("labelled") == 1 && calls.count("scaled") == 1).await);
+
+    // A label change keeps the generation: filtered. A spec change bumps it:
+    // passes. Same informer and one worker, so had the label change passed,
+    // "labelled" would be reconciled before "scaled".
+    let labels = serde_json::json!({ "metadata": { "labels": { "tier": "web" } } });
+    deployments
+        .patch("labelled", &PatchParams::default(), &Patch::Merge(&labels))
+        .await?;
+    let spec = serde_json::json!({ "spec": { "replicas": 3 } });
+    let scaled = deployments
+        .patch("scaled", &PatchParams::default(), &Patch::Merge(&spec))
+        .await?;
+    assert_eq!(scaled.metadata.generation, Some(2));
+    assert!(eventually(|| calls.count("scaled") == 2).await);
+    assert_eq!(calls.count("labelled"), 1, "{:?}", calls.names());
+
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+/// Watches every reconcile: how many run at once (at most), and whether a
+/// key ever runs twice at once.
+#[derive(Default)]
+struct Checker {
+    state: Mutex<(usize, HashSet<String>)>,
+    max: AtomicUsize,
+    overlaps: AtomicUsize,
+    done: AtomicUsize,
+}
+
+impl Checker {
+    fn enter(&self, key: &str) {
+        let mut state = self.state.lock();
+        state.0 += 1;
+        self.max.fetch_max(state.0, Ordering::SeqCst);
+        if !state.1.insert(key.to_owned()) {
+            self.overlaps.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn exit(&self, key: &str) {
+        let mut state = self.state.lock();
+        state.0 -= 1;
+        state.1.remove(key);
+        self.done.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+async fn hammer(controller: &Controller, keys: usize, adds: usize) {
+    for i in 0..adds {
+        controller.queue().add(Request::namespaced(
+            "default",
+            format!("k{}", (i * 7) % keys),
+        ));
+        if i % 8 == 0 {
+            tokio::time::sleep(MS).await;
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn workers_should_never_exceed_max_concurrent_reconciles_nor_share_a_key() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let checker = Arc::new(Checker::default());
+    let c = checker.clone();
+    let controller = Controller::builder(&manager, "concurrency")
+        .max_concurrent_reconciles(4)
+        .build(reconciler_fn(move |req: Request| {
+            let c = c.clone();
+            async move {
+                c.enter(&req.name);
+                let pause = 1 + (req.name.len() as u64 * 13) % 7;
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                c.exit(&req.name);
+                Ok::<_, BoxError>(Action::done())
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    hammer(&controller, 10, 2000).await;
+    let queue = controller.queue().clone();
+    assert!(eventually(|| queue.is_empty() && checker.state.lock().0 == 0).await);
+
+    assert_eq!(checker.overlaps.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        checker.max.load(Ordering::SeqCst),
+        4,
+        "four workers were never all busy"
+    );
+    assert!(checker.done.load(Ordering::SeqCst) >= 10);
+
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn workers_on_many_threads_should_never_exceed_the_limit_nor_share_a_key() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let checker = Arc::new(Checker::default());
+    let c = checker.clone();
+    let controller = Controller::builder(&manager, "concurrency-threads")
+        .max_concurrent_reconciles(3)
+        .build(reconciler_fn(move |req: Request| {
+            let c = c.clone();
+            async move {
+                c.enter(&req.name);
+                for _ in 0..10 {
+                    tokio::task::yield_now().await;
+                }
+                c.exit(&req.name);
+                Ok::<_, BoxError>(Action::done())
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    for round in 0..200 {
+        for key in 0..10 {
+            controller
+                .queue()
+                .add(Request::namespaced("default", format!("k{key}")));
+        }
+        if round % 10 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let queue = controller.queue().clone();
+    while !(queue.is_empty() && checker.state.lock().0 == 0) {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(checker.overlaps.load(Ordering::SeqCst), 0);
+    assert!(checker.max.load(Ordering::SeqCst) <= 3);
+
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn metrics_should_hold_the_controller_and_workqueue_families_after_reconciles() -> TestResult
+{
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(
+        env.client(),
+        Options::default().with_metrics_bind_address("127.0.0.1:0"),
+    )?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller = Controller::builder(&manager, "metered")
+        .max_concurrent_reconciles(2)
+        .build(reconciler_fn(move |req: Request| {
+            let n = log.record(&req);
+            async move {
+                match &*req.name {
+                    "bad" => Err(TerminalError::new("no").into()),
+                    "later" if n == 1 => Ok(Action::requeue_after(Duration::from_secs(1))),
+                    _ => Ok::<_, BoxError>(Action::done()),
+                }
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    for name in ["ok", "bad", "later"] {
+        controller.queue().add(Request::namespaced("default", name));
+    }
+    assert!(eventually(|| calls.count("later") == 2 && calls.count("bad") == 1).await);
+    let addr = manager.metrics_addr().await.ok_or("metrics disabled")?;
+    let (status, body) = get(addr, "/metrics").await?;
+    assert_eq!(status, 200);
+    for line in [
+        r#"controller_runtime_reconcile_total{controller="metered",result="success"} 2"#,
+        r#"controller_runtime_reconcile_total{controller="metered",result="error"} 1"#,
+        r#"controller_runtime_reconcile_total{controller="metered",result="requeue"} 0"#,
+        r#"controller_runtime_reconcile_total{controller="metered",result="requeue_after"} 1"#,
+        r#"controller_runtime_reconcile_errors_total{controller="metered"} 1"#,
+        r#"controller_runtime_terminal_reconcile_errors_total{controller="metered"} 1"#,
+        r#"controller_runtime_reconcile_panics_total{controller="metered"} 0"#,
+        r#"controller_runtime_reconcile_timeouts_total{controller="metered"} 0"#,
+        r#"controller_runtime_reconcile_time_seconds_count{controller="metered"} 4"#,
+        r#"controller_runtime_reconcile_time_seconds_bucket{controller="metered",le="0.005"} 4"#,
+        r#"controller_runtime_max_concurrent_reconciles{controller="metered"} 2"#,
+        r#"controller_runtime_active_workers{controller="metered"} 0"#,
+        r#"workqueue_adds_total{controller="metered",name="metered"} 4"#,
+        r#"workqueue_retries_total{controller="metered",name="metered"} 1"#,
+        r#"workqueue_depth{controller="metered",name="metered""#,
+        r#"workqueue_work_duration_seconds_count{controller="metered",name="metered"} 4"#,
+    ] {
+        assert!(body.contains(line), "{line} missing from\n{body}");
+    }
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn readiness_should_fail_and_controllers_wait_until_the_caches_have_synced() -> TestResult {
+    let env = TestEnv::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("existing".into());
+    api.create(&PostParams::default(), &cm).await?;
+
+    let manager = Manager::new(
+        env.client(),
+        quiet().with_health_probe_bind_address("127.0.0.1:0"),
+    )?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    Controller::builder(&manager, "waits-for-sync")
+        .for_::<ConfigMap>()
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            async move { Ok::<_, BoxError>(Action::done()) }
+        }))?;
+    // The API server is away: the informer cannot list.
+    env.faults().stop_serving().await;
+    let (stop, task) = start(&manager);
+    let probes = manager.health_probe_addr().await.ok_or("probes disabled")?;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (status, body) = get(probes, "/readyz/informer-sync").await?;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(get(probes, "/readyz").await?.0, 500);
+    assert!(calls.names().is_empty());
+
+    env.faults().restart_serving().await?;
+    assert!(eventually(|| calls.count("existing") == 1).await);
+    assert_eq!(get(probes, "/readyz/informer-sync").await?.0, 200);
+    assert_eq!(get(probes, "/readyz").await?.0, 200);
+
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn graceful_shutdown_should_drain_reconciles_in_flight_and_start_no_more() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let finished = Arc::new(Mutex::new(Vec::new()));
+    let (log, fin) = (calls.clone(), finished.clone());
+    let controller = Controller::builder(&manager, "draining")
+        .max_concurrent_reconciles(2)
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            let fin = fin.clone();
+            async move {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                fin.lock().push(req.name.to_string());
+                Ok::<_, BoxError>(Action::done())
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    for name in ["a", "b", "c"] {
+        controller.queue().add(Request::namespaced("default", name));
+    }
+    assert!(eventually(|| calls.names().len() == 2).await);
+    let stopped_at = Instant::now();
+    let _ = stop.send(());
+    task.await??;
+
+    // Both reconciles in flight ran to their end; the queued one never began.
+    let mut done = finished.lock().clone();
+    done.sort();
+    assert_eq!(done, ["a", "b"]);
+    assert_eq!(calls.names(), ["a", "b"]);
+    assert!(stopped_at.elapsed() < Duration::from_secs(6));
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn graceful_shutdown_should_give_up_on_reconciles_past_its_timeout() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(
+        env.client(),
+        quiet().with_graceful_shutdown_timeout(Some(Duration::from_secs(1))),
+    )?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller = Controller::builder(&manager, "stuck-on-shutdown").build(reconciler_fn(
+        move |req: Request| {
+            log.record(&req);
+            async move {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok::<_, BoxError>(Action::done())
+            }
+        },
+    ))?;
+    let (stop, task) = start(&manager);
+    controller
+        .queue()
+        .add(Request::namespaced("default", "forever"));
+    assert!(eventually(|| calls.count("forever") == 1).await);
+    let stopped_at = Instant::now();
+    let _ = stop.send(());
+    let result = task.await?;
+    assert!(
+        matches!(result, Err(Error::GracefulShutdownTimeout(_))),
+        "{result:?}"
+    );
+    assert!(stopped_at.elapsed() < Duration::from_secs(10));
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn controllers_of_one_manager_should_share_one_informer_per_type() -> TestResult {
+    let env = TestEnv::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("shared".into());
+    api.create(&PostParams::default(), &cm).await?;
+
+    let manager = Manager::new(env.client(), quiet())?;
+    let seen: Arc<Mutex<HashMap<&'static str, usize>>> = Arc::default();
+    for name in ["first-reader", "second-reader"] {
+        let seen = seen.clone();
+        Controller::builder(&manager, name)
+            .for_::<ConfigMap>()
+            .build(reconciler_fn(move |_req: Request| {
+                *seen.lock().entry(name).or_default() += 1;
+                async move { Ok::<_, BoxError>(Action::done()) }
+            }))?;
+    }
+    // A third, built after start, reads the same cache.
+    let (stop, task) = start(&manager);
+    assert!(eventually(|| seen.lock().len() == 2).await);
+    let late = seen.clone();
+    Controller::builder(&manager, "late-reader")
+        .for_::<ConfigMap>()
+        .build(reconciler_fn(move |_req: Request| {
+            *late.lock().entry("late-reader").or_default() += 1;
+            async move { Ok::<_, BoxError>(Action::done()) }
+        }))?;
+    assert!(eventually(|| seen.lock().len() == 3).await);
+
+    let factory = format!("{:?}", manager.informer_factory());
+    assert_eq!(factory.matches("configmaps").count(), 1, "{factory}");
+
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_builder_should_refuse_bad_settings() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let noop = || reconciler_fn(|_req: Request| async { Ok::<_, BoxError>(Action::done()) });
+    let invalid = |r: kcr_controller_manager::Result<Controller>| {
+        matches!(r, Err(Error::InvalidController { .. }))
+    };
+    assert!(invalid(Controller::builder(&manager, "").build(noop())));
+    assert!(invalid(
+        Controller::builder(&manager, "zero-workers")
+            .max_concurrent_reconciles(0)
+            .build(noop())
+    ));
+    assert!(invalid(
+        Controller::builder(&manager, "owns-alone")
+            .owns::<ConfigMap>()
+            .build(noop())
+    ));
+    assert!(invalid(
+        Controller::builder(&manager, "two-fors")
+            .for_::<ConfigMap>()
+            .for_::<Deployment>()
+            .build(noop())
+    ));
+    Controller::builder(&manager, "unique").build(noop())?;
+    assert!(matches!(
+        Controller::builder(&manager, "unique").build(noop()),
+        Err(Error::ControllerNameTaken(_))
+    ));
+    Controller::builder(&manager, "unique")
+        .skip_name_validation(true)
+        .build(noop())?;
+    // A refused name is free again.
+    Controller::builder(&manager, "zero-workers").build(noop())?;
+    Ok(())
+}
