@@ -30,13 +30,22 @@ const VERBS: [&str; 8] = [
     "watch",
 ];
 
+/// The verbs a resource serves: only `create` for the review resources.
+fn verbs(def: &ResourceDef) -> &'static [&'static str] {
+    if crate::review::is_review(&def.group, &def.plural) {
+        &["create"]
+    } else {
+        &VERBS
+    }
+}
+
 fn resource_entries(def: &ResourceDef) -> Vec<Value> {
     let mut out = vec![json!({
         "name": def.plural,
         "singularName": def.singular,
         "namespaced": def.namespaced,
         "kind": def.kind,
-        "verbs": VERBS,
+        "verbs": verbs(def),
         "shortNames": def.short_names,
         "categories": def.categories,
         "storageVersionHash": format!("{:x}", fxhash(&format!("{}/{}", def.storage, def.version))),
@@ -111,7 +120,7 @@ fn aggregated_group(name: &str, versions: &[String], defs: &[Arc<ResourceDef>]) 
                         "responseKind": {"group": d.group, "version": d.version, "kind": d.kind},
                         "scope": if d.namespaced { "Namespaced" } else { "Cluster" },
                         "singularResource": d.singular,
-                        "verbs": VERBS,
+                        "verbs": verbs(d),
                         "shortNames": d.short_names,
                         "categories": d.categories,
                         "subresources": subs,

@@ -28,6 +28,9 @@ pub enum Error {
     /// The server URL is not a valid URI.
     #[error("invalid server URL {0}")]
     Url(String),
+    /// The TLS certificate or configuration could not be made.
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
 }
 
 /// `Result` with this crate's [`Error`].

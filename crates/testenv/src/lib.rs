@@ -67,8 +67,16 @@
 //!   `DELETED`, one that starts matching as `ADDED`). Events are chunked JSON lines. Each watch
 //!   has its own task and buffer, so a slow client never holds up the others.
 //! - **Auth**: with [`TestEnvBuilder::token`], requests without `Authorization: Bearer <token>`
-//!   get `401`. Plain HTTP on loopback (no TLS); note that kubectl (client-go) sends
-//!   credentials only over TLS, so use kubectl against a server without a token.
+//!   get `401`. Plain HTTP on loopback by default; [`TestEnvBuilder::tls`] serves HTTPS with a
+//!   freshly generated CA and serving certificate for `127.0.0.1`/`localhost`, trusted by
+//!   [`TestEnv::client`] and written into the kubeconfig (`certificate-authority-data`).
+//!   kubectl (client-go) sends a token only over TLS, so give it a token only with TLS on.
+//! - **Reviews**: `authentication.k8s.io/v1` `tokenreviews` and `authorization.k8s.io/v1`
+//!   `subjectaccessreviews` (create only, cluster-scoped), answered from a policy set with
+//!   [`TestEnvBuilder::user_token`] / [`TestEnvBuilder::allow`] and changed while serving through
+//!   [`TestEnv::reviews`]: a known token authenticates as its [`UserInfo`], any other gets
+//!   `status.authenticated: false`; a review is allowed when an [`AccessRule`] matches its user
+//!   or group, verb and resource or non-resource URL, else `status.allowed: false`.
 //! - **Encodings**: JSON; `PartialObjectMetadata` when asked for (metadata informers);
 //!   protobuf request bodies for `ConfigMap`, `Secret`, `Namespace`, `ServiceAccount` and `Lease`
 //!   (typed `kubectl create` commands), other protobuf bodies get `415`. Answers are JSON.
@@ -98,7 +106,7 @@
 //!
 //! # The binary
 //!
-//! `kcr-apiserver --port N --kubeconfig-out PATH [--token T] [--history-size N]
+//! `kcr-apiserver --port N --kubeconfig-out PATH [--token T] [--tls] [--history-size N]
 //! [--bookmark-interval-ms N]` serves until interrupted and prints where it listens. Build it on
 //! its own with `cargo build -p kcr-testenv --features latest --bin kcr-apiserver` (the `latest`
 //! feature selects k8s-openapi's newest Kubernetes version, which a library must not do).
@@ -113,13 +121,16 @@ mod meta;
 mod patch;
 mod protobuf;
 mod registry;
+mod review;
 mod selector;
 mod server;
 mod status;
 mod store;
 mod test_env;
+mod tls;
 mod watch;
 
 pub use error::{Error, Result};
 pub use faults::{Failure, Faults};
+pub use review::{AccessRule, Reviews, UserInfo};
 pub use test_env::{TestEnv, TestEnvBuilder};

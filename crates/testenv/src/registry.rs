@@ -218,6 +218,29 @@ pub(crate) fn builtins() -> Vec<ResourceDef> {
             false,
             &[],
         ),
+        // Create-only: answered by `review`, never stored (see `review::is_review`).
+        builtin(
+            "authentication.k8s.io",
+            "v1",
+            "tokenreviews",
+            "TokenReview",
+            false,
+            &[],
+            false,
+            false,
+            &[],
+        ),
+        builtin(
+            "authorization.k8s.io",
+            "v1",
+            "subjectaccessreviews",
+            "SubjectAccessReview",
+            false,
+            &[],
+            false,
+            false,
+            &[],
+        ),
     ]
 }
 

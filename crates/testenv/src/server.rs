@@ -18,9 +18,11 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::body::Body;
 use crate::error::{Error, Result};
 use crate::faults::FaultState;
+use crate::review::Policy;
 use crate::status::ApiError;
 use crate::store::Store;
-use crate::{admin, api, discovery};
+use crate::tls::Tls;
+use crate::{admin, api, discovery, review};
 
 /// Server options (set through [`TestEnvBuilder`](crate::TestEnvBuilder)).
 #[derive(Debug, Clone)]
@@ -31,6 +33,10 @@ pub(crate) struct Options {
     pub(crate) bookmark_interval: Duration,
     pub(crate) admin_endpoint: bool,
     pub(crate) watch_buffer: usize,
+    /// Serve HTTPS with a generated certificate.
+    pub(crate) tls: bool,
+    /// The initial policy of the review APIs.
+    pub(crate) reviews: Policy,
 }
 
 /// Everything the request handlers share.
@@ -48,14 +54,21 @@ pub(crate) struct Shared {
     pub(crate) faults: Mutex<FaultState>,
     pub(crate) addr: SocketAddr,
     pub(crate) serving: Mutex<Option<JoinHandle<()>>>,
+    /// The TLS identity when serving HTTPS.
+    pub(crate) tls: Option<Tls>,
+    /// The tokens and rules that `TokenReview` and `SubjectAccessReview` answer from.
+    pub(crate) reviews: Mutex<Policy>,
 }
 
 impl Shared {
-    pub(crate) fn new(options: Options, addr: SocketAddr) -> Arc<Self> {
+    pub(crate) fn new(options: Options, addr: SocketAddr, tls: Option<Tls>) -> Arc<Self> {
         let store = Store::new(options.history_size);
         let rv = store.rv();
+        let reviews = Mutex::new(options.reviews.clone());
         let shared = Arc::new(Self {
             options,
+            tls,
+            reviews,
             store: Mutex::new(store),
             changed: watch::channel(rv).0,
             close_watches: watch::channel(0).0,
@@ -122,13 +135,24 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                     let _ = stream.set_nodelay(true);
                     let shared = shared.clone();
                     connections.spawn(async move {
+                        let acceptor = shared.tls.as_ref().map(|t| t.acceptor.clone());
                         let service = service_fn(move |req| {
                             let shared = shared.clone();
                             async move { Ok::<_, std::convert::Infallible>(handle(shared, req).await) }
                         });
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
+                        let http = hyper::server::conn::http1::Builder::new();
+                        match acceptor {
+                            None => {
+                                let _ = http.serve_connection(TokioIo::new(stream), service).await;
+                            }
+                            Some(acceptor) => match acceptor.accept(stream).await {
+                                Ok(tls) => {
+                                    let _ = http.serve_connection(TokioIo::new(tls), service).await;
+                                }
+                                // A client that gives up on the handshake (or speaks plain HTTP).
+                                Err(e) => tracing::debug!(error = %e, "kcr-testenv: TLS handshake failed"),
+                            },
+                        }
                     });
                 }
                 Err(e) => {
@@ -280,6 +304,9 @@ async fn handle(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<
     let latency = shared.faults.lock().latency;
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
+    }
+    if let Some(resp) = review::handle(&shared, &req) {
+        return resp;
     }
     if let Some(resp) = discovery::handle(&shared, &req) {
         return resp;

@@ -10,7 +10,9 @@ use http::{HeaderName, HeaderValue};
 
 use crate::error::{Error, Result};
 use crate::faults::Faults;
+use crate::review::{AccessRule, Reviews, UserInfo};
 use crate::server::{self, Options, Shared};
+use crate::tls::{self, Tls};
 
 /// Options for a [`TestEnv`]; get one from [`TestEnv::builder`].
 #[derive(Debug, Clone)]
@@ -32,6 +34,8 @@ impl Default for TestEnvBuilder {
                 bookmark_interval: Duration::from_secs(1),
                 admin_endpoint: false,
                 watch_buffer: 128,
+                tls: false,
+                reviews: Default::default(),
             },
             port: 0,
             host: Ipv4Addr::LOCALHOST,
@@ -82,6 +86,30 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Serves HTTPS instead of HTTP (default off). A certificate authority and a serving
+    /// certificate for `127.0.0.1`, `::1`, `localhost` (and [`host`](Self::host)) are generated
+    /// at start; the client, [`TestEnv::config`] and the kubeconfig (`certificate-authority-data`)
+    /// trust it, and [`TestEnv::ca_certificate_pem`] returns it. kubectl sends a token only over
+    /// TLS, so use this to drive a server with a [`token`](Self::token) from kubectl.
+    pub fn tls(mut self, enabled: bool) -> Self {
+        self.options.tls = enabled;
+        self
+    }
+
+    /// `TokenReview`s (`authentication.k8s.io/v1`) of `token` authenticate `user`; any other
+    /// token is reported unauthenticated. Change it later through [`TestEnv::reviews`].
+    pub fn user_token(mut self, token: impl Into<String>, user: UserInfo) -> Self {
+        self.options.reviews.tokens.insert(token.into(), user);
+        self
+    }
+
+    /// `SubjectAccessReview`s (`authorization.k8s.io/v1`) that `rule` matches are allowed; those
+    /// no rule matches are denied. Change it later through [`TestEnv::reviews`].
+    pub fn allow(mut self, rule: AccessRule) -> Self {
+        self.options.reviews.rules.push(rule);
+        self
+    }
+
     /// Listens on this port (default 0: a free port).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -108,14 +136,25 @@ impl TestEnvBuilder {
             addr: SocketAddr::from((self.host, self.port)),
             source,
         })?;
-        let shared = Shared::new(self.options, addr);
+        let tls = if self.options.tls {
+            tls::install_default_provider();
+            Some(Tls::generate(addr.ip())?)
+        } else {
+            None
+        };
+        let shared = Shared::new(self.options, addr, tls);
         server::spawn(&shared, listener);
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()
         } else {
             addr.ip()
         };
-        let base_url = format!("http://{host}:{}", addr.port());
+        let scheme = if shared.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let base_url = format!("{scheme}://{host}:{}", addr.port());
         static DIRS: AtomicU64 = AtomicU64::new(0);
         let (kubeconfig, temp_dir) = match self.kubeconfig_path {
             Some(p) => (p, None),
@@ -129,7 +168,12 @@ impl TestEnvBuilder {
                 (dir.join("kubeconfig"), Some(dir))
             }
         };
-        let client = build_client(&base_url, shared.options.token.as_deref(), Vec::new())?;
+        let client = build_client(
+            &base_url,
+            shared.options.token.as_deref(),
+            ca_der(&shared),
+            Vec::new(),
+        )?;
         let env = TestEnv {
             client,
             shared,
@@ -191,13 +235,14 @@ impl TestEnv {
         build_client(
             &self.base_url,
             self.token(),
+            ca_der(&self.shared),
             vec![(http::header::USER_AGENT, value)],
         )
     }
 
     /// The `kube::Config` the clients use (to build one with other settings).
     pub fn config(&self) -> Result<kube::Config> {
-        client_config(&self.base_url, self.token())
+        client_config(&self.base_url, self.token(), ca_der(&self.shared))
     }
 
     /// A kubeconfig file for this server that `kubectl` (and `kube::Config`) accept.
@@ -205,7 +250,20 @@ impl TestEnv {
         &self.kubeconfig
     }
 
-    /// The server's URL, `http://127.0.0.1:<port>`.
+    /// The PEM certificate of the authority that signed the server's certificate, when serving
+    /// HTTPS ([`TestEnvBuilder::tls`]).
+    pub fn ca_certificate_pem(&self) -> Option<&str> {
+        self.shared.tls.as_ref().map(|t| t.ca_pem.as_str())
+    }
+
+    /// The policy behind the `TokenReview` and `SubjectAccessReview` APIs.
+    pub fn reviews(&self) -> Reviews {
+        Reviews {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The server's URL, `http://127.0.0.1:<port>` (`https://` with [`TestEnvBuilder::tls`]).
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
@@ -246,17 +304,27 @@ impl TestEnv {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             tokio::fs::create_dir_all(dir).await.map_err(err)?;
         }
-        tokio::fs::write(path, kubeconfig_yaml(&self.base_url, self.token()))
+        let ca = self.ca_certificate_pem();
+        tokio::fs::write(path, kubeconfig_yaml(&self.base_url, self.token(), ca))
             .await
             .map_err(err)
     }
 }
 
-fn client_config(base_url: &str, token: Option<&str>) -> Result<kube::Config> {
+fn ca_der(shared: &Shared) -> Option<Vec<u8>> {
+    shared.tls.as_ref().map(|t| t.ca_der.clone())
+}
+
+fn client_config(
+    base_url: &str,
+    token: Option<&str>,
+    ca_der: Option<Vec<u8>>,
+) -> Result<kube::Config> {
     let url: http::Uri = base_url
         .parse()
         .map_err(|_| Error::Url(base_url.to_owned()))?;
     let mut config = kube::Config::new(url);
+    config.root_cert = ca_der.map(|der| vec![der]);
     if let Some(token) = token {
         let value = HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| Error::Url("the token is not a valid header value".into()))?;
@@ -268,21 +336,29 @@ fn client_config(base_url: &str, token: Option<&str>) -> Result<kube::Config> {
 fn build_client(
     base_url: &str,
     token: Option<&str>,
+    ca_der: Option<Vec<u8>>,
     headers: Vec<(HeaderName, HeaderValue)>,
 ) -> Result<kube::Client> {
-    let mut config = client_config(base_url, token)?;
+    let mut config = client_config(base_url, token, ca_der)?;
     config.headers.extend(headers);
     kube::Client::try_from(config).map_err(|e| Error::Client(Box::new(e)))
 }
 
-/// The text of a kubeconfig for `server` (with a bearer token when given).
-pub(crate) fn kubeconfig_yaml(server: &str, token: Option<&str>) -> String {
+/// The text of a kubeconfig for `server` (with a bearer token and the CA certificate when
+/// given).
+pub(crate) fn kubeconfig_yaml(server: &str, token: Option<&str>, ca_pem: Option<&str>) -> String {
+    let ca = ca_pem.map_or_else(String::new, |pem| {
+        format!(
+            "    certificate-authority-data: {}\n",
+            tls::base64(pem.as_bytes())
+        )
+    });
     let user = match token {
         Some(t) => format!("    token: {}\n", serde_json::Value::String(t.to_owned())),
         None => "    {}\n".to_owned(),
     };
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: kcr-testenv\n  cluster:\n    server: {server}\ncontexts:\n- name: kcr-testenv\n  context:\n    cluster: kcr-testenv\n    user: kcr-testenv\n    namespace: default\ncurrent-context: kcr-testenv\nusers:\n- name: kcr-testenv\n  user:\n{user}preferences: {{}}\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: kcr-testenv\n  cluster:\n    server: {server}\n{ca}contexts:\n- name: kcr-testenv\n  context:\n    cluster: kcr-testenv\n    user: kcr-testenv\n    namespace: default\ncurrent-context: kcr-testenv\nusers:\n- name: kcr-testenv\n  user:\n{user}preferences: {{}}\n"
     )
 }
 

@@ -2,10 +2,14 @@
 //!
 //! ```text
 //! kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T]
-//!               [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES]
+//!               [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls]
 //! ```
 //!
-//! Prints `listening on http://127.0.0.1:N` (and the kubeconfig path) on stdout, then serves
+//! `--tls` serves HTTPS with a freshly generated CA and serving certificate; the kubeconfig
+//! carries the CA (`certificate-authority-data`), so kubectl works with `--token` too.
+//!
+//! Prints `listening on http://127.0.0.1:N` (or `https://`) and the kubeconfig path on stdout,
+//! then serves
 //! until interrupted (Ctrl-C or SIGTERM). The fault-injection admin endpoint is on.
 
 use std::net::Ipv4Addr;
@@ -14,7 +18,7 @@ use std::time::Duration;
 
 use kcr_testenv::TestEnv;
 
-const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES]";
+const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls]";
 
 fn parse<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
     let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
@@ -36,6 +40,7 @@ fn builder_from_args() -> Result<kcr_testenv::TestEnvBuilder, String> {
                 b.bookmark_interval(Duration::from_millis(parse(&flag, args.next())?))
             }
             "--body-limit" => b.body_limit(parse(&flag, args.next())?),
+            "--tls" => b.tls(true),
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         };
