@@ -1,0 +1,259 @@
+//! The Foo controller and the stand-in Deployment controller of the
+//! examples, run by a `Manager` against kcr-testenv over real HTTP.
+
+// `foo` names sample-controller's Foo resource here, not a placeholder.
+#![allow(clippy::disallowed_names)]
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::events::v1::Event;
+use kcr_controller_manager::{Manager, Options};
+use kcr_examples::foo::Foo;
+use kcr_examples::sample_controller::{self, Settings};
+use kcr_examples::{cluster, deployment_status};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Every wait of these tests is bounded by this.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+struct Running {
+    env: kcr_testenv::TestEnv,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<kcr_controller_manager::Result<()>>,
+}
+
+impl Running {
+    fn client(&self) -> Client {
+        self.env.client()
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let stopped = tokio::time::timeout(DEADLINE, self.task).await;
+        assert!(
+            matches!(stopped, Ok(Ok(Ok(())))),
+            "manager did not stop cleanly: {stopped:?}"
+        );
+        self.env.shutdown().await;
+    }
+}
+
+/// kcr-testenv with the Foo CRD, and a manager running the Foo controller
+/// and the stand-in Deployment controller.
+async fn start() -> Running {
+    let env = kcr_testenv::TestEnv::start().await.expect("testenv");
+    cluster::install_foo_crd(&env.client()).await.expect("crd");
+    let manager = Manager::new(
+        env.client(),
+        Options::default().with_metrics_bind_address("0"),
+    )
+    .expect("manager");
+    sample_controller::add_to_manager(&manager, Settings::default().skip_name_validation(true))
+        .await
+        .expect("controller");
+    deployment_status::add_to_manager(&manager, Duration::from_millis(20)).expect("status");
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        manager
+            .start(async {
+                let _ = stop_rx.await;
+            })
+            .await
+    });
+    Running {
+        env,
+        stop: Some(stop_tx),
+        task,
+    }
+}
+
+/// Polls `check` until it returns `Some`, for at most [`DEADLINE`].
+async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let polled = tokio::time::timeout(DEADLINE, async {
+        loop {
+            if let Some(v) = check().await {
+                return v;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    match polled {
+        Ok(v) => v,
+        Err(_) => panic!("timed out waiting until {what}"),
+    }
+}
+
+async fn foo_available(client: &Client, name: &str) -> Option<i32> {
+    let foos: Api<Foo> = Api::namespaced(client.clone(), "default");
+    foos.get(name).await.ok().map(|f| f.available_replicas())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foos_should_reach_their_desired_replicas_with_deployments_they_own() {
+    let running = start().await;
+    let client = running.client();
+    for (name, replicas) in [("one", 1), ("three", 3)] {
+        cluster::create_foo(&client, "default", name, replicas)
+            .await
+            .expect("foo");
+    }
+
+    for (name, replicas) in [("one", 1), ("three", 3)] {
+        eventually(&format!("{name} has {replicas} available replicas"), || {
+            let client = client.clone();
+            async move { (foo_available(&client, name).await == Some(replicas)).then_some(()) }
+        })
+        .await;
+        let foo: Foo = Api::namespaced(client.clone(), "default")
+            .get(name)
+            .await
+            .expect("foo");
+        let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+        let deployment = deployments
+            .get(&format!("{name}-deployment"))
+            .await
+            .expect("deployment");
+        assert!(sample_controller::is_controlled_by(&deployment, &foo));
+        assert_eq!(deployment.spec.replicas, Some(replicas));
+    }
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scaling_a_foo_should_scale_its_deployment_and_update_its_status() {
+    let running = start().await;
+    let client = running.client();
+    cluster::create_foo(&client, "default", "scaled", 1)
+        .await
+        .expect("foo");
+    eventually("scaled has 1 available replica", || {
+        let client = client.clone();
+        async move { (foo_available(&client, "scaled").await == Some(1)).then_some(()) }
+    })
+    .await;
+
+    let foos: Api<Foo> = Api::namespaced(client.clone(), "default");
+    let patch = serde_json::json!({ "spec": { "replicas": 4 } });
+    foos.patch("scaled", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("scale");
+
+    eventually("scaled has 4 available replicas", || {
+        let client = client.clone();
+        async move { (foo_available(&client, "scaled").await == Some(4)).then_some(()) }
+    })
+    .await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let deployment = deployments
+        .get("scaled-deployment")
+        .await
+        .expect("deployment");
+    assert_eq!(deployment.spec.replicas, Some(4));
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployment_the_foo_does_not_own_should_get_an_event_and_stay_untouched() {
+    let running = start().await;
+    let client = running.client();
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let taken: Deployment = serde_json::from_value(serde_json::json!({
+        "metadata": { "name": "taken-deployment", "namespace": "default" },
+        "spec": {
+            "replicas": 5,
+            "selector": { "matchLabels": { "app": "other" } },
+            "template": { "metadata": { "labels": { "app": "other" } },
+                          "spec": { "containers": [{ "name": "c", "image": "busybox" }] } }
+        }
+    }))
+    .expect("deployment json");
+    let taken = deployments
+        .create(&PostParams::default(), &taken)
+        .await
+        .expect("create");
+    // The Foo named "taken" asks for the Deployment "taken-deployment".
+    cluster::create_foo(&client, "default", "taken", 1)
+        .await
+        .expect("foo");
+
+    let events: Api<Event> = Api::namespaced(client.clone(), "default");
+    let event = eventually("the ErrResourceExists event is recorded", || {
+        let events = events.clone();
+        async move {
+            let list = events.list(&ListParams::default()).await.ok()?;
+            list.items.into_iter().find(|e| {
+                e.reason.as_deref() == Some(sample_controller::ERR_RESOURCE_EXISTS)
+                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("taken")
+            })
+        }
+    })
+    .await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(
+        event.regarding.as_ref().and_then(|r| r.kind.as_deref()),
+        Some("Foo")
+    );
+    assert_eq!(
+        event.note.as_deref(),
+        Some("resource \"taken-deployment\" already exists and is not managed by Foo")
+    );
+
+    let after = deployments
+        .get("taken-deployment")
+        .await
+        .expect("deployment");
+    assert_eq!(
+        after.resource_version(),
+        taken.resource_version(),
+        "the deployment was changed"
+    );
+    assert!(after.owner_references().is_empty());
+    assert_eq!(after.spec.replicas, Some(5));
+    let foo: Foo = Api::namespaced(client.clone(), "default")
+        .get("taken")
+        .await
+        .expect("foo");
+    assert!(
+        foo.status.is_none(),
+        "a Foo without its Deployment got a status"
+    );
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_sync_should_record_a_synced_event() {
+    let running = start().await;
+    let client = running.client();
+    cluster::create_foo(&client, "default", "synced", 1)
+        .await
+        .expect("foo");
+    let events: Api<Event> = Api::namespaced(client.clone(), "default");
+    let event = eventually("a Synced event is recorded", || {
+        let events = events.clone();
+        async move {
+            let list = events.list(&ListParams::default()).await.ok()?;
+            list.items.into_iter().find(|e| {
+                e.reason.as_deref() == Some(sample_controller::SUCCESS_SYNCED)
+                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("synced")
+            })
+        }
+    })
+    .await;
+    assert_eq!(event.type_.as_deref(), Some("Normal"));
+    assert_eq!(
+        event.note.as_deref(),
+        Some(sample_controller::MESSAGE_RESOURCE_SYNCED)
+    );
+    running.stop().await;
+}
