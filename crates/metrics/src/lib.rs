@@ -5,10 +5,10 @@
 //! - a process-wide default [`Registry`], returned by [`registry()`];
 //! - [`encode_text`], which renders any registry in the Prometheus text
 //!   exposition format (what a `/metrics` endpoint serves);
-//! - the metric families, one file per group ([`workqueue`] now; reflector,
-//!   leader-election, controller and cache families join it), each with the
-//!   provider trait that the instrumented crate calls and its prometheus
-//!   implementation.
+//! - the metric families, one module per group ([`workqueue`], [`cache`],
+//!   [`reflector`], [`informer`], [`leader_election`], [`controller`]), each
+//!   with the handle or provider trait that the instrumented crate calls and
+//!   its prometheus implementation.
 //!
 //! # A caller's own registry
 //!
@@ -21,9 +21,9 @@
 //! - `global() -> &'static Self` registers them once, lazily, against the
 //!   default [`registry()`]; this is what kcr's crates use unless told otherwise.
 //!
-//! A new family file (say `reflector.rs`) follows the same shape: a
-//! `pub struct ReflectorMetrics` with `register` and `global`, its provider
-//! trait(s), and one `pub mod reflector;` line in this file.
+//! A new family file (say `example.rs`) follows the same shape: a
+//! `pub struct ExampleMetrics` with `register` and `global`, its provider
+//! trait(s), and one `pub mod example;` line in this file.
 //!
 //! # Example
 //!
