@@ -16,7 +16,7 @@
 //! queues without priorities. The histograms have the buckets
 //! 1e-8 s × 10^k for k = 0..12 (10 ns up to 1000 s).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use prometheus::{
     Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
@@ -234,25 +234,55 @@ impl HistogramMetric for Histogram {
     }
 }
 
+/// How many priorities a priority depth gauge keeps at hand.
+const PRIORITY_CACHE_LEN: usize = 32;
+
 struct PriorityDepth {
     vec: IntGaugeVec,
     name: Arc<str>,
+    /// The gauge of each priority seen so far: formatting the priority and
+    /// looking up the label set on every add and get cost more than the
+    /// queue's own work. Few distinct priorities are used, so a short vector
+    /// searched linearly under a read lock is enough; past
+    /// [`PRIORITY_CACHE_LEN`] priorities, the others are looked up each time.
+    cache: RwLock<Vec<(i32, IntGauge)>>,
 }
 
 impl PriorityDepth {
-    fn gauge(&self, priority: i32) -> IntGauge {
-        let priority = priority.to_string();
-        self.vec
-            .with_label_values(&[&*self.name, &*self.name, priority.as_str()])
+    fn new(vec: IntGaugeVec, name: &str) -> Self {
+        Self {
+            vec,
+            name: name.into(),
+            cache: RwLock::new(Vec::new()),
+        }
+    }
+
+    fn with_gauge(&self, priority: i32, f: impl FnOnce(&IntGauge)) {
+        {
+            let cache = self.cache.read().unwrap_or_else(PoisonError::into_inner);
+            if let Some((_, gauge)) = cache.iter().find(|(p, _)| *p == priority) {
+                f(gauge);
+                return;
+            }
+        }
+        let label = priority.to_string();
+        let gauge = self
+            .vec
+            .with_label_values(&[&*self.name, &*self.name, label.as_str()]);
+        f(&gauge);
+        let mut cache = self.cache.write().unwrap_or_else(PoisonError::into_inner);
+        if cache.len() < PRIORITY_CACHE_LEN && !cache.iter().any(|(p, _)| *p == priority) {
+            cache.push((priority, gauge));
+        }
     }
 }
 
 impl DepthMetricWithPriority for PriorityDepth {
     fn inc(&self, priority: i32) {
-        self.gauge(priority).inc();
+        self.with_gauge(priority, IntGauge::inc);
     }
     fn dec(&self, priority: i32) {
-        self.gauge(priority).dec();
+        self.with_gauge(priority, IntGauge::dec);
     }
 }
 
@@ -286,10 +316,7 @@ impl MetricsProvider for PrometheusProvider {
     }
 
     fn new_depth_metric_with_priority(&self, name: &str) -> Box<dyn DepthMetricWithPriority> {
-        Box::new(PriorityDepth {
-            vec: self.metrics.depth.clone(),
-            name: name.into(),
-        })
+        Box::new(PriorityDepth::new(self.metrics.depth.clone(), name))
     }
 
     fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
@@ -374,6 +401,35 @@ mod tests {
             .filter(|l| l.starts_with(r#"workqueue_work_duration_seconds_bucket{controller="q""#))
             .count();
         assert_eq!(buckets, 13, "12 buckets plus +Inf");
+        Ok(())
+    }
+
+    #[test]
+    fn a_priority_depth_should_keep_each_priority_in_its_own_label_set() -> Result<()> {
+        let registry = Registry::new();
+        let provider = PrometheusProvider::new(WorkqueueMetrics::register(&registry)?);
+        let depth = provider.new_depth_metric_with_priority("p");
+        // More priorities than the gauge keeps at hand: the others still count.
+        let many = i32::try_from(PRIORITY_CACHE_LEN).unwrap_or(i32::MAX) + 8;
+        for priority in -many..many {
+            depth.inc(priority);
+            depth.inc(priority);
+        }
+        for priority in -many..many {
+            depth.dec(priority);
+        }
+        depth.dec(7);
+        let text = text(&registry);
+        assert!(text.contains(r#"workqueue_depth{controller="p",name="p",priority="7"} 0"#));
+        assert!(text.contains(r#"workqueue_depth{controller="p",name="p",priority="0"} 1"#));
+        assert!(text.contains(&format!(
+            r#"workqueue_depth{{controller="p",name="p",priority="{}"}} 1"#,
+            many - 1
+        )));
+        assert!(text.contains(&format!(
+            r#"workqueue_depth{{controller="p",name="p",priority="{}"}} 1"#,
+            -many
+        )));
         Ok(())
     }
 

@@ -3,16 +3,16 @@
 use std::collections::{BTreeMap, hash_map};
 use std::future::Future;
 use std::ops::Deref;
-use std::sync::Weak;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::task::Poll;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::config::Config;
-use crate::queue::{Delayed, Item, Map, Queue, Shared, TimerMsg};
+use crate::queue::{Delayed, Item, Map, Queue, Shared};
 
 /// How many due items the timer moves per lock hold, so that a large batch
 /// never keeps workers and producers waiting long.
@@ -39,11 +39,9 @@ impl<T: Item> Shared<T> {
             let mut st = self.state.lock();
             self.try_spawn(&mut st);
         }
-        if let Some(tx) = &self.delay_tx {
-            // Unbounded: the caller never waits for the timer. Fails only once
-            // the timer has ended (after shut down): the item is dropped, as
-            // shut down drops delayed items.
-            let _ = tx.send(TimerMsg::Add(item, ready_at));
+        if let Some(inbox) = &self.inbox {
+            // Unbounded: the caller never waits for the timer.
+            inbox.push(item, ready_at);
         }
     }
 
@@ -74,6 +72,73 @@ impl<T: Item> Shared<T> {
         }
     }
 }
+
+/// Where `add_after` leaves delayed items for the timer task.
+///
+/// A producer pushes under a short lock (no allocation per add, unlike a
+/// channel's blocks and permits) and wakes the timer only if it sleeps: while
+/// it runs, the timer takes everything here before it sleeps again, so a burst
+/// of adds costs one wake-up. Every add wakes a sleeping timer, even one due
+/// later than the timer's own deadline: relying on the timer's sleep alone
+/// would make delivery wait for the runtime's time driver, which busy worker
+/// threads poll late.
+pub(crate) struct Inbox<T> {
+    // A parking_lot mutex in async code: held only to push or swap a vector
+    // and compare a time, never across an `.await`.
+    state: parking_lot::Mutex<InboxState<T>>,
+    wake: Notify,
+}
+
+struct InboxState<T> {
+    adds: Vec<(T, Instant)>,
+    /// The time the sleeping timer wakes at by itself; `None` while it runs
+    /// (it looks at the inbox again before it sleeps) or once an add woke it.
+    armed: Option<Instant>,
+    /// Shut down, or every handle dropped: the timer ends.
+    closed: bool,
+}
+
+impl<T> Inbox<T> {
+    pub(crate) fn new() -> Self {
+        Self {
+            state: parking_lot::Mutex::new(InboxState {
+                adds: Vec::new(),
+                armed: None,
+                closed: false,
+            }),
+            wake: Notify::new(),
+        }
+    }
+
+    fn push(&self, item: T, ready_at: Instant) {
+        let mut st = self.state.lock();
+        if st.closed {
+            // The timer has ended: the item is dropped, as shut down drops
+            // delayed items.
+            return;
+        }
+        st.adds.push((item, ready_at));
+        let wake = st.armed.is_some();
+        if wake {
+            st.armed = None;
+        }
+        drop(st);
+        if wake {
+            self.wake.notify_one();
+        }
+    }
+
+    pub(crate) fn close(&self) {
+        let mut st = self.state.lock();
+        st.closed = true;
+        st.adds = Vec::new();
+        drop(st);
+        self.wake.notify_one();
+    }
+}
+
+/// The inbox capacity kept between wake-ups of the timer.
+const INBOX_KEEP: usize = 4096;
 
 /// The width of a timer bucket: Tokio's timer resolution.
 const BUCKET_NANOS: u128 = 1_000_000;
@@ -195,30 +260,35 @@ impl<T: Item> Timer<T> {
     }
 }
 
-/// The timer task of a delaying queue: takes `add_after` requests from the
-/// channel into its buckets, queues items when they are due, sleeps until the
-/// earliest ready time or the next request. One task per queue, whatever the
-/// number of delayed items.
-pub(crate) async fn run_timer<T: Item>(
-    queue: Weak<Shared<T>>,
-    mut rx: mpsc::UnboundedReceiver<TimerMsg<T>>,
-) {
+/// The timer task of a delaying queue: takes the delayed items from the
+/// inbox into its buckets, queues items when they are due, sleeps until the
+/// earliest ready time or until an add needs it sooner. One task per queue,
+/// whatever the number of delayed items.
+pub(crate) async fn run_timer<T: Item>(queue: Weak<Shared<T>>, inbox: Arc<Inbox<T>>) {
     let mut timer = Timer::new();
+    let mut adds = Vec::new();
     let mut batch = Vec::new();
-    // One sleep, re-armed only when the earliest ready time changes: most
-    // requests do not touch the runtime's timer at all.
+    // One sleep, re-armed only when the earliest ready time changes.
     let sleep = tokio::time::sleep_until(far_future(Instant::now()));
     tokio::pin!(sleep);
     let mut armed: Option<Instant> = None;
     let mut elapsed = false;
     loop {
-        // Everything sent so far.
-        loop {
-            match rx.try_recv() {
-                Ok(TimerMsg::Add(item, ready_at)) => timer.insert(item, ready_at),
-                Ok(TimerMsg::ShutDown) | Err(mpsc::error::TryRecvError::Disconnected) => return,
-                Err(mpsc::error::TryRecvError::Empty) => break,
+        {
+            let mut st = inbox.state.lock();
+            if st.closed {
+                return;
             }
+            std::mem::swap(&mut st.adds, &mut adds);
+            st.armed = None;
+        }
+        for (item, ready_at) in adds.drain(..) {
+            timer.insert(item, ready_at);
+        }
+        if adds.capacity() > INBOX_KEEP {
+            // After a burst: do not keep its memory (this vector is the
+            // inbox's next one).
+            adds = Vec::new();
         }
         timer.due(Instant::now(), &mut batch);
         if !batch.is_empty() {
@@ -230,6 +300,28 @@ pub(crate) async fn run_timer<T: Item>(
             }
         }
         let next = timer.next();
+        let sooner = {
+            let mut st = inbox.state.lock();
+            if st.closed {
+                return;
+            }
+            // What came in meanwhile waits for the next wake-up, unless it is
+            // due sooner.
+            let sooner = st
+                .adds
+                .iter()
+                .any(|(_, at)| next.is_none_or(|next| *at < next));
+            if !sooner {
+                st.armed = Some(next.unwrap_or_else(|| far_future(Instant::now())));
+            }
+            sooner
+        };
+        if sooner {
+            // Go again, but let the workers this task woke run now and then:
+            // they may sit in this thread's LIFO slot.
+            tokio::task::coop::consume_budget().await;
+            continue;
+        }
         if next != armed || elapsed {
             let now = Instant::now();
             sleep
@@ -238,22 +330,21 @@ pub(crate) async fn run_timer<T: Item>(
             armed = next;
             elapsed = false;
         }
+        let notified = inbox.wake.notified();
+        tokio::pin!(notified);
         let woken = std::future::poll_fn(|cx| {
-            if let Poll::Ready(msg) = rx.poll_recv(cx) {
-                return Poll::Ready(Some(msg));
+            if notified.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(true);
             }
             if sleep.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(None);
+                return Poll::Ready(false);
             }
             Poll::Pending
         })
         .await;
-        match woken {
-            Some(Some(TimerMsg::Add(item, ready_at))) => timer.insert(item, ready_at),
-            // Shut down, or every handle dropped.
-            Some(Some(TimerMsg::ShutDown)) | Some(None) => return,
+        if !woken {
             // The earliest ready time came: re-arm after firing.
-            None => elapsed = true,
+            elapsed = true;
         }
     }
 }
@@ -267,7 +358,7 @@ pub(crate) async fn run_timer<T: Item>(
 /// - Shut down drops the waiting items.
 ///
 /// Callers never block and never take the queue's lock for a delayed add: it
-/// goes through an unbounded channel to the queue's single timer task, which
+/// goes through an unbounded inbox to the queue's single timer task, which
 /// keeps the delayed items in millisecond buckets (client-go's 1000-slot channel blocks
 /// producers when its timer falls behind). The methods of [`Queue`] are
 /// reached through `Deref`.

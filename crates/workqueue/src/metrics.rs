@@ -101,21 +101,26 @@ mod enabled {
             }
         }
 
-        /// A worker got an item queued since `added`.
+        /// A worker got, at `now` (from [`Metrics::now`]), an item queued
+        /// since `added`. One clock read serves both the queue latency and
+        /// the work duration's start; called after the queue's lock is
+        /// released, so the histogram stays out of the critical section.
         #[inline]
-        pub(crate) fn get(&self, priority: i32, added: Stamp) {
+        pub(crate) fn get(&self, priority: i32, added: Stamp, now: Stamp) {
             if let Some(r) = &self.0 {
                 match &r.depth {
                     Depth::Plain(d) => d.dec(),
                     Depth::Priority(d) => d.dec(priority),
                 }
-                if let Some(added) = added {
-                    r.latency.observe(added.elapsed().as_secs_f64());
+                if let (Some(added), Some(now)) = (added, now) {
+                    r.latency
+                        .observe(now.saturating_duration_since(added).as_secs_f64());
                 }
             }
         }
 
-        /// A worker is done with an item it got at `started`.
+        /// A worker is done with an item it got at `started` (called after
+        /// the queue's lock is released).
         #[inline]
         pub(crate) fn done(&self, started: Stamp) {
             if let (Some(r), Some(started)) = (&self.0, started) {
@@ -172,7 +177,7 @@ mod disabled {
         #[inline(always)]
         pub(crate) fn reprioritize(&self, _from: i32, _to: i32) {}
         #[inline(always)]
-        pub(crate) fn get(&self, _priority: i32, _added: Stamp) {}
+        pub(crate) fn get(&self, _priority: i32, _added: Stamp, _now: Stamp) {}
         #[inline(always)]
         pub(crate) fn done(&self, _started: Stamp) {}
         #[inline(always)]

@@ -206,7 +206,7 @@ impl<T: Item> PShared<T> {
                         let rk = self.ready_key(pending.priority, ready_at, seq);
                         pending.key = Some(rk);
                         ready.insert(rk, key);
-                        waker = waiters.take_one();
+                        waker = waiters.take_for(ready.len());
                     }
                 } else {
                     push_delayed = Some((ready_at, seq, key));
@@ -243,7 +243,7 @@ impl<T: Item> PShared<T> {
                                 let rk = self.ready_key(priority, ready_at, pending.order);
                                 pending.key = Some(rk);
                                 ready.insert(rk, key);
-                                waker = waiters.take_one();
+                                waker = waiters.take_for(ready.len());
                             }
                         } else {
                             pending.heap_seq = seq;
@@ -295,14 +295,14 @@ impl<T: Item> PShared<T> {
         }
         entry.processing = false;
         *processing -= 1;
-        self.metrics.done(std::mem::take(&mut entry.started));
+        let started = std::mem::take(&mut entry.started);
         let mut waker = None;
         match &mut entry.pending {
             Some(pending) if pending.ready => {
                 let rk = self.ready_key(pending.priority, pending.ready_at, pending.order);
                 pending.key = Some(rk);
                 ready.insert(rk, item.clone());
-                waker = waiters.take_one();
+                waker = waiters.take_for(ready.len());
             }
             Some(_) => {}
             None => {
@@ -314,6 +314,7 @@ impl<T: Item> PShared<T> {
         if let Some(waker) = waker {
             waker.wake();
         }
+        self.metrics.done(started);
         if drained {
             self.drained.notify_waiters();
         }
@@ -363,15 +364,19 @@ impl<T: Item> Source<(T, i32)> for PShared<T> {
                 waiters.remove(id);
             }
             let mut priority = 0;
+            let now = self.metrics.now();
+            let mut added = Stamp::default();
             if let Some(entry) = items.get_mut(&item) {
                 if let Some(pending) = entry.pending.take() {
                     priority = pending.priority;
                 }
                 entry.processing = true;
-                self.metrics.get(priority, std::mem::take(&mut entry.added));
-                entry.started = self.metrics.now();
+                added = std::mem::take(&mut entry.added);
+                entry.started = now;
             }
             *processing += 1;
+            drop(st);
+            self.metrics.get(priority, added, now);
             return Poll::Ready(Some((item, priority)));
         }
         if *shutting_down {
@@ -386,8 +391,10 @@ impl<T: Item> Source<(T, i32)> for PShared<T> {
 
     fn abandon(&self, slot: u64) {
         let mut st = self.state.lock();
-        let waker = if !st.waiters.remove(slot) && !st.ready.is_empty() {
-            st.waiters.take_one()
+        let waker = if !st.waiters.remove(slot) {
+            // It was woken for an item it will never take: pass the wake-up on.
+            let queued = st.ready.len();
+            st.waiters.take_for(queued)
         } else {
             None
         };
@@ -440,7 +447,7 @@ impl<T: Item> Timed for PShared<T> {
                 let rk = self.ready_key(pending.priority, pending.ready_at, pending.order);
                 pending.key = Some(rk);
                 ready.insert(rk, due.item);
-                if let Some(waker) = waiters.take_one() {
+                if let Some(waker) = waiters.take_for(ready.len()) {
                     wakers.push(waker);
                 }
             }

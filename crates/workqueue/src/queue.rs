@@ -8,11 +8,12 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 
 use parking_lot::Mutex;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::background::{self, Background};
 use crate::config::Config;
+use crate::delaying_queue::Inbox;
 use crate::metrics::{Metrics, Stamp};
 use crate::waiters::{Get, Source, Waiters};
 
@@ -74,14 +75,6 @@ pub(crate) struct State<T> {
     pub(crate) spawn_deferred: bool,
 }
 
-/// What `add_after` and `shut_down` tell a delaying queue's timer task.
-pub(crate) enum TimerMsg<T> {
-    /// Add this item at this time.
-    Add(T, Instant),
-    /// The queue shut down: drop the delayed items and end.
-    ShutDown,
-}
-
 /// The state shared by every handle of a [`Queue`], [`DelayingQueue`](crate::DelayingQueue)
 /// or [`RateLimitingQueue`](crate::RateLimitingQueue).
 pub(crate) struct Shared<T> {
@@ -90,15 +83,23 @@ pub(crate) struct Shared<T> {
     pub(crate) state: Mutex<State<T>>,
     pub(crate) metrics: Metrics,
     drained: Notify,
-    /// Delaying queues: where `add_after` sends to the timer task, never blocking.
-    pub(crate) delay_tx: Option<mpsc::UnboundedSender<TimerMsg<T>>>,
-    /// The timer's end of the channel, until the timer task is spawned.
-    delay_rx: Mutex<Option<mpsc::UnboundedReceiver<TimerMsg<T>>>>,
+    /// Delaying queues: where `add_after` leaves items for the timer task,
+    /// never blocking.
+    pub(crate) inbox: Option<Arc<Inbox<T>>>,
     /// Mirrors `State::shutting_down` for the lock-free `add_after`.
     pub(crate) shut: AtomicBool,
     /// The background tasks are spawned (mirrors `!State::spawn_deferred`).
     pub(crate) spawned: AtomicBool,
     me: Weak<Shared<T>>,
+}
+
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        // Every handle is gone: the timer task ends.
+        if let Some(inbox) = &self.inbox {
+            inbox.close();
+        }
+    }
 }
 
 #[inline]
@@ -111,12 +112,7 @@ fn wake(waker: Option<Waker>) {
 impl<T: Item> Shared<T> {
     pub(crate) fn new(config: &Config, delaying: bool) -> Arc<Self> {
         let metrics = config.metrics(false);
-        let (delay_tx, delay_rx) = if delaying {
-            let (tx, rx) = mpsc::unbounded_channel();
-            (Some(tx), Some(rx))
-        } else {
-            (None, None)
-        };
+        let inbox = delaying.then(|| Arc::new(Inbox::new()));
         let shared = Arc::new_cyclic(|me| Shared {
             state: Mutex::new(State {
                 items: Map::default(),
@@ -129,8 +125,7 @@ impl<T: Item> Shared<T> {
             }),
             metrics,
             drained: Notify::new(),
-            delay_tx,
-            delay_rx: Mutex::new(delay_rx),
+            inbox,
             shut: AtomicBool::new(false),
             spawned: AtomicBool::new(false),
             me: me.clone(),
@@ -147,13 +142,16 @@ impl<T: Item> Shared<T> {
         if !st.spawn_deferred {
             return;
         }
-        let delaying = self.delay_tx.is_some();
+        let delaying = self.inbox.is_some();
         if delaying || self.metrics.enabled() {
             let Ok(handle) = tokio::runtime::Handle::try_current() else {
                 return;
             };
-            if let Some(rx) = self.delay_rx.lock().take() {
-                handle.spawn(crate::delaying_queue::run_timer(self.me.clone(), rx));
+            if let Some(inbox) = &self.inbox {
+                handle.spawn(crate::delaying_queue::run_timer(
+                    self.me.clone(),
+                    inbox.clone(),
+                ));
             }
             if self.metrics.enabled() {
                 background::spawn_unfinished_work_updater(&handle, self.me.clone());
@@ -196,7 +194,7 @@ impl<T: Item> Shared<T> {
                 self.metrics.add(0);
             }
         }
-        waiters.take_one()
+        waiters.take_for(fifo.len())
     }
 
     pub(crate) fn add(&self, item: T) {
@@ -230,17 +228,18 @@ impl<T: Item> Shared<T> {
         }
         entry.processing = false;
         *processing -= 1;
-        self.metrics.done(std::mem::take(&mut entry.started));
+        let started = std::mem::take(&mut entry.started);
         let waker = if entry.queued {
             fifo.push_back(key.clone());
             items.insert(key, entry);
-            waiters.take_one()
+            waiters.take_for(fifo.len())
         } else {
             None
         };
         let drained = *drain && *processing == 0;
         drop(st);
         wake(waker);
+        self.metrics.done(started);
         if drained {
             self.drained.notify_waiters();
         }
@@ -268,9 +267,9 @@ impl<T: Item> Shared<T> {
         for waker in wakers {
             waker.wake();
         }
-        if let Some(tx) = &self.delay_tx {
+        if let Some(inbox) = &self.inbox {
             // The timer drops the delayed items and ends.
-            let _ = tx.send(TimerMsg::ShutDown);
+            inbox.close();
         }
     }
 
@@ -306,13 +305,17 @@ impl<T: Item> Source<T> for Shared<T> {
             if let Some(id) = slot.take() {
                 waiters.remove(id);
             }
+            let now = self.metrics.now();
+            let mut added = Stamp::default();
             if let Some(entry) = items.get_mut(&item) {
                 entry.queued = false;
                 entry.processing = true;
-                self.metrics.get(0, std::mem::take(&mut entry.added));
-                entry.started = self.metrics.now();
+                added = std::mem::take(&mut entry.added);
+                entry.started = now;
             }
             *processing += 1;
+            drop(st);
+            self.metrics.get(0, added, now);
             return Poll::Ready(Some(item));
         }
         if *shutting_down {
@@ -327,9 +330,10 @@ impl<T: Item> Source<T> for Shared<T> {
 
     fn abandon(&self, slot: u64) {
         let mut st = self.state.lock();
-        let waker = if !st.waiters.remove(slot) && !st.fifo.is_empty() {
+        let waker = if !st.waiters.remove(slot) {
             // It was woken for an item it will never take: pass the wake-up on.
-            st.waiters.take_one()
+            let queued = st.fifo.len();
+            st.waiters.take_for(queued)
         } else {
             None
         };

@@ -6,20 +6,30 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 /// Workers parked in `get`, woken one per queued item, oldest first.
+///
+/// It also counts the waiters woken that have not yet looked at the queue
+/// again: a queue wakes a parked worker only when it has more items waiting
+/// than workers already on their way ([`Waiters::take_for`]), so that a
+/// worker that is still running and takes the item itself does not leave a
+/// woken one to find the queue empty and park again.
 #[derive(Default)]
 pub(crate) struct Waiters {
     list: VecDeque<(u64, Waker)>,
     next_id: u64,
+    /// Waiters taken out of `list` whose `Get` has not been polled or dropped since.
+    woken: usize,
 }
 
 impl Waiters {
     /// Parks (or re-parks) the waiter `slot` with `waker`.
     pub(crate) fn park(&mut self, slot: &mut Option<u64>, waker: &Waker) {
-        if let Some(id) = *slot
-            && let Some((_, w)) = self.list.iter_mut().find(|(i, _)| *i == id)
-        {
-            w.clone_from(waker);
-            return;
+        if let Some(id) = *slot {
+            if let Some((_, w)) = self.list.iter_mut().find(|(i, _)| *i == id) {
+                w.clone_from(waker);
+                return;
+            }
+            // Woken, and back: no longer on its way.
+            self.woken = self.woken.saturating_sub(1);
         }
         let id = self.next_id;
         self.next_id += 1;
@@ -27,25 +37,42 @@ impl Waiters {
         *slot = Some(id);
     }
 
-    /// Removes `id`; false if it was already taken by [`Waiters::take_one`].
+    /// Removes `id` (its `Get` completed or was dropped); false if it was
+    /// already taken by [`Waiters::take_one`].
     pub(crate) fn remove(&mut self, id: u64) -> bool {
         match self.list.iter().position(|(i, _)| *i == id) {
             Some(pos) => {
                 self.list.remove(pos);
                 true
             }
-            None => false,
+            None => {
+                self.woken = self.woken.saturating_sub(1);
+                false
+            }
         }
     }
 
     /// Takes the oldest parked waiter, to be woken once the lock is released.
     #[inline]
-    pub(crate) fn take_one(&mut self) -> Option<Waker> {
-        self.list.pop_front().map(|(_, w)| w)
+    fn take_one(&mut self) -> Option<Waker> {
+        let (_, waker) = self.list.pop_front()?;
+        self.woken += 1;
+        Some(waker)
+    }
+
+    /// Takes the oldest parked waiter if fewer waiters are already woken
+    /// than the `queued` items waiting for a worker.
+    #[inline]
+    pub(crate) fn take_for(&mut self, queued: usize) -> Option<Waker> {
+        if self.woken >= queued {
+            return None;
+        }
+        self.take_one()
     }
 
     /// Takes every parked waiter.
     pub(crate) fn take_all(&mut self) -> Vec<Waker> {
+        self.woken += self.list.len();
         self.list.drain(..).map(|(_, w)| w).collect()
     }
 }

@@ -219,3 +219,77 @@ fn a_dropped_get_should_pass_its_wake_up_to_the_next_worker() {
         Poll::Ready(Some(1))
     );
 }
+
+#[test]
+fn add_should_wake_one_parked_worker_per_item_waiting() {
+    let queue: Queue<u32> = Queue::new();
+    let first = Arc::new(CountingWaker(AtomicUsize::new(0)));
+    let second = Arc::new(CountingWaker(AtomicUsize::new(0)));
+    let (first_waker, second_waker) = (Waker::from(first.clone()), Waker::from(second.clone()));
+    let mut first_get = pin!(queue.get());
+    let mut second_get = pin!(queue.get());
+    let mut first_cx = Context::from_waker(&first_waker);
+    let mut second_cx = Context::from_waker(&second_waker);
+    assert!(first_get.as_mut().poll(&mut first_cx).is_pending());
+    assert!(second_get.as_mut().poll(&mut second_cx).is_pending());
+    queue.add(1);
+    queue.add(2);
+    assert_eq!(first.0.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        second.0.load(Ordering::SeqCst),
+        1,
+        "two items waiting: two workers woken"
+    );
+    assert_eq!(first_get.as_mut().poll(&mut first_cx), Poll::Ready(Some(1)));
+    assert_eq!(
+        second_get.as_mut().poll(&mut second_cx),
+        Poll::Ready(Some(2))
+    );
+}
+
+#[test]
+fn add_should_not_wake_another_worker_while_one_is_already_woken_for_the_item() {
+    let queue: Queue<u32> = Queue::new();
+    let first = Arc::new(CountingWaker(AtomicUsize::new(0)));
+    let second = Arc::new(CountingWaker(AtomicUsize::new(0)));
+    let (first_waker, second_waker) = (Waker::from(first.clone()), Waker::from(second.clone()));
+    let mut first_get = pin!(queue.get());
+    let mut second_get = pin!(queue.get());
+    let mut first_cx = Context::from_waker(&first_waker);
+    let mut second_cx = Context::from_waker(&second_waker);
+    assert!(first_get.as_mut().poll(&mut first_cx).is_pending());
+    assert!(second_get.as_mut().poll(&mut second_cx).is_pending());
+    queue.add(1);
+    assert_eq!(
+        first.0.load(Ordering::SeqCst),
+        1,
+        "the oldest worker is woken"
+    );
+    // A worker that was still running takes the item before the woken one runs.
+    let running = Arc::new(CountingWaker(AtomicUsize::new(0)));
+    let running_waker = Waker::from(running);
+    let mut running_get = pin!(queue.get());
+    assert_eq!(
+        running_get
+            .as_mut()
+            .poll(&mut Context::from_waker(&running_waker)),
+        Poll::Ready(Some(1))
+    );
+    queue.add(2);
+    assert_eq!(
+        second.0.load(Ordering::SeqCst),
+        0,
+        "one item waiting and one worker already on its way: no second wake-up"
+    );
+    assert_eq!(first_get.as_mut().poll(&mut first_cx), Poll::Ready(Some(2)));
+    queue.add(3);
+    assert_eq!(
+        second.0.load(Ordering::SeqCst),
+        1,
+        "the woken worker took its item: the next one wakes the next worker"
+    );
+    assert_eq!(
+        second_get.as_mut().poll(&mut second_cx),
+        Poll::Ready(Some(3))
+    );
+}
