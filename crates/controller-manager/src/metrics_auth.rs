@@ -17,7 +17,6 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::hash::Hash;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,9 +24,8 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec, UserInfo};
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
@@ -43,10 +41,9 @@ use tokio_rustls::rustls::crypto::ring;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use crate::metrics_server::metrics_response;
-use crate::server::{not_found, text};
+use crate::server::{accept_loop, not_found, serve_connection, text};
 use crate::{Error, Result};
 
 /// How long token reviews are cached (controller-runtime's `CacheTTL`).
@@ -393,25 +390,10 @@ pub(crate) async fn serve(
         decisions: Mutex::new(TtlCache::new()),
     });
     let acceptor = TlsAcceptor::from(secure.config.clone());
-    let local: Option<SocketAddr> = listener.local_addr().ok();
-    let connections = TaskTracker::new();
-    loop {
-        let stream = tokio::select! {
-            () = stop.cancelled() => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of file descriptors and the like: back off instead of spinning.
-                    tracing::warn!(address = ?local, error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-        };
+    accept_loop(listener, stop, move |stream, stop| {
         let filter = filter.clone();
         let acceptor = acceptor.clone();
-        let stop = stop.clone();
-        connections.spawn(async move {
+        async move {
             let tls = match tokio::time::timeout(CLIENT_TIMEOUT, acceptor.accept(stream)).await {
                 Ok(Ok(tls)) => tls,
                 Ok(Err(e)) => {
@@ -427,25 +409,10 @@ pub(crate) async fn serve(
                 let filter = filter.clone();
                 async move { Ok::<_, Infallible>(filter.handle(request).await) }
             });
-            let connection = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(CLIENT_TIMEOUT)
-                .serve_connection(TokioIo::new(tls), service);
-            tokio::pin!(connection);
-            let result = tokio::select! {
-                r = connection.as_mut() => r,
-                () = stop.cancelled() => {
-                    connection.as_mut().graceful_shutdown();
-                    connection.await
-                }
-            };
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-        });
-    }
-    connections.close();
-    connections.wait().await;
+            serve_connection(TokioIo::new(tls), service, CLIENT_TIMEOUT, stop).await;
+        }
+    })
+    .await;
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -81,6 +81,29 @@ pub(crate) async fn bind(address: &str) -> Result<Option<TcpListener>> {
 /// Serves `handler` on `listener` until `stop` is cancelled, then lets open
 /// connections finish their request in flight and returns.
 pub(crate) async fn serve(listener: TcpListener, handler: Handler, stop: CancellationToken) {
+    accept_loop(listener, stop, move |stream, stop| {
+        let handler = handler.clone();
+        async move {
+            let service = service_fn(move |request: Request<Incoming>| {
+                let response = handler(&request);
+                async move { Ok::<_, Infallible>(response) }
+            });
+            serve_connection(TokioIo::new(stream), service, HEADER_READ_TIMEOUT, stop).await;
+        }
+    })
+    .await;
+}
+
+/// Accepts connections on `listener` until `stop` is cancelled, runs
+/// `connect` for each on its own task, then waits for those tasks to end.
+pub(crate) async fn accept_loop<F, Fut>(
+    listener: TcpListener,
+    stop: CancellationToken,
+    mut connect: F,
+) where
+    F: FnMut(TcpStream, CancellationToken) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let local: Option<SocketAddr> = listener.local_addr().ok();
     let connections = TaskTracker::new();
     loop {
@@ -97,33 +120,44 @@ pub(crate) async fn serve(listener: TcpListener, handler: Handler, stop: Cancell
                 }
             },
         };
-        let handler = handler.clone();
-        let stop = stop.clone();
-        connections.spawn(async move {
-            let service = service_fn(move |request: Request<Incoming>| {
-                let response = handler(&request);
-                async move { Ok::<_, Infallible>(response) }
-            });
-            let connection = http1::Builder::new()
-                // A client that never finishes its headers is dropped.
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            let result = tokio::select! {
-                r = connection.as_mut() => r,
-                () = stop.cancelled() => {
-                    connection.as_mut().graceful_shutdown();
-                    connection.await
-                }
-            };
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-        });
+        connections.spawn(connect(stream, stop.clone()));
     }
     connections.close();
     connections.wait().await;
+}
+
+/// Serves one HTTP/1.1 connection; a client that does not finish its headers
+/// within `header_timeout` is dropped, and on `stop` the request in flight is
+/// finished before the connection closes.
+pub(crate) async fn serve_connection<I, S, B>(
+    io: TokioIo<I>,
+    service: S,
+    header_timeout: Duration,
+    stop: CancellationToken,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>> + Send,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .serve_connection(io, service);
+    tokio::pin!(connection);
+    let result = tokio::select! {
+        r = connection.as_mut() => r,
+        () = stop.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(e) = result {
+        tracing::debug!(error = %e, "connection ended with an error");
+    }
 }
 
 #[cfg(test)]
