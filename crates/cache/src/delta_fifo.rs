@@ -5,14 +5,13 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use kube_core::Resource;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::error::{Error, Result};
-use crate::fifo::{DeltaFifoOptions, PopProcessFn, ProcessError, Queue, TransformFunc};
-use crate::store::{KeyFunc, KeyListerGetter, ObjectKey, Store, meta_namespace_key_func};
+use crate::fifo::{DeltaFifoOptions, ProcessError, TransformFunc};
+use crate::store::{KeyFunc, KeyListerGetter, ObjectKey, meta_namespace_key_func};
 use crate::thread_safe_store::panic_message;
 
 type Hasher = foldhash::fast::RandomState;
@@ -732,60 +731,12 @@ fn add_if_not_present_locked<K>(state: &mut State<K>, key: ObjectKey, deltas: De
     state.queue.push_back(key);
 }
 
-impl<K: Send + Sync + 'static> Store<K> for DeltaFifo<K> {
-    type Item = Deltas<K>;
-
-    fn add(&self, obj: Arc<K>) -> Result<()> {
-        DeltaFifo::add(self, obj)
-    }
-    fn update(&self, obj: Arc<K>) -> Result<()> {
-        DeltaFifo::update(self, obj)
-    }
-    fn delete(&self, obj: DeltaObject<K>) -> Result<()> {
-        DeltaFifo::delete(self, obj)
-    }
-    fn list(&self) -> Arc<[Deltas<K>]> {
-        DeltaFifo::list(self).into()
-    }
-    fn list_keys(&self) -> Vec<ObjectKey> {
-        DeltaFifo::list_keys(self)
-    }
-    fn get(&self, obj: &K) -> Result<Option<Deltas<K>>> {
-        DeltaFifo::get(self, obj)
-    }
-    fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
-        DeltaFifo::get_by_key(self, key)
-    }
-    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()> {
-        DeltaFifo::replace(self, list, resource_version)
-    }
-    fn resync(&self) -> Result<()> {
-        DeltaFifo::resync(self)
-    }
-}
-
-#[async_trait]
-impl<K: Send + Sync + 'static> Queue<K> for DeltaFifo<K> {
-    async fn pop(&self, process: PopProcessFn<'_, K>) -> Result<Deltas<K>> {
-        DeltaFifo::pop(self, process).await
-    }
-    fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<()> {
-        DeltaFifo::add_if_not_present(self, deltas)
-    }
-    fn has_synced(&self) -> bool {
-        DeltaFifo::has_synced(self)
-    }
-    fn close(&self) {
-        DeltaFifo::close(self)
-    }
-    fn is_closed(&self) -> bool {
-        DeltaFifo::is_closed(self)
-    }
-}
+crate::fifo::impl_fifo_traits!(DeltaFifo);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fifo::Queue;
     use crate::store::Cache;
     use crate::test_util::{cm, version};
     use k8s_openapi::api::core::v1::ConfigMap;

@@ -166,3 +166,71 @@ impl<K> DeltaFifoOptions<K> {
         self
     }
 }
+
+/// Implements [`Store`] and [`Queue`] for a FIFO type by forwarding to its
+/// inherent methods of the same names (both FIFOs share the signatures).
+macro_rules! impl_fifo_traits {
+    ($fifo:ident) => {
+        impl<K: Send + Sync + 'static> $crate::store::Store<K> for $fifo<K> {
+            type Item = $crate::delta_fifo::Deltas<K>;
+
+            fn add(&self, obj: std::sync::Arc<K>) -> $crate::error::Result<()> {
+                $fifo::add(self, obj)
+            }
+            fn update(&self, obj: std::sync::Arc<K>) -> $crate::error::Result<()> {
+                $fifo::update(self, obj)
+            }
+            fn delete(&self, obj: $crate::delta_fifo::DeltaObject<K>) -> $crate::error::Result<()> {
+                $fifo::delete(self, obj)
+            }
+            fn list(&self) -> std::sync::Arc<[$crate::delta_fifo::Deltas<K>]> {
+                $fifo::list(self).into()
+            }
+            fn list_keys(&self) -> Vec<$crate::store::ObjectKey> {
+                $fifo::list_keys(self)
+            }
+            fn get(&self, obj: &K) -> $crate::error::Result<Option<$crate::delta_fifo::Deltas<K>>> {
+                $fifo::get(self, obj)
+            }
+            fn get_by_key(&self, key: &str) -> Option<$crate::delta_fifo::Deltas<K>> {
+                $fifo::get_by_key(self, key)
+            }
+            fn replace(
+                &self,
+                list: Vec<std::sync::Arc<K>>,
+                resource_version: &str,
+            ) -> $crate::error::Result<()> {
+                $fifo::replace(self, list, resource_version)
+            }
+            fn resync(&self) -> $crate::error::Result<()> {
+                $fifo::resync(self)
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl<K: Send + Sync + 'static> $crate::fifo::Queue<K> for $fifo<K> {
+            async fn pop(
+                &self,
+                process: $crate::fifo::PopProcessFn<'_, K>,
+            ) -> $crate::error::Result<$crate::delta_fifo::Deltas<K>> {
+                $fifo::pop(self, process).await
+            }
+            fn add_if_not_present(
+                &self,
+                deltas: $crate::delta_fifo::Deltas<K>,
+            ) -> $crate::error::Result<()> {
+                $fifo::add_if_not_present(self, deltas)
+            }
+            fn has_synced(&self) -> bool {
+                $fifo::has_synced(self)
+            }
+            fn close(&self) {
+                $fifo::close(self)
+            }
+            fn is_closed(&self) -> bool {
+                $fifo::is_closed(self)
+            }
+        }
+    };
+}
+pub(crate) use impl_fifo_traits;

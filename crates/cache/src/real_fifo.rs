@@ -5,7 +5,6 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use kube_core::Resource;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
@@ -14,8 +13,8 @@ use crate::delta_fifo::{
     DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, FifoConfig,
 };
 use crate::error::{Error, Result};
-use crate::fifo::{DeltaFifoOptions, PopProcessFn, ProcessError, Queue};
-use crate::store::{ObjectKey, Store};
+use crate::fifo::{DeltaFifoOptions, ProcessError};
+use crate::store::ObjectKey;
 use crate::thread_safe_store::panic_message;
 
 type Hasher = foldhash::fast::RandomState;
@@ -374,56 +373,7 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
     }
 }
 
-impl<K: Send + Sync + 'static> Store<K> for RealFifo<K> {
-    type Item = Deltas<K>;
-
-    fn add(&self, obj: Arc<K>) -> Result<()> {
-        RealFifo::add(self, obj)
-    }
-    fn update(&self, obj: Arc<K>) -> Result<()> {
-        RealFifo::update(self, obj)
-    }
-    fn delete(&self, obj: DeltaObject<K>) -> Result<()> {
-        RealFifo::delete(self, obj)
-    }
-    fn list(&self) -> Arc<[Deltas<K>]> {
-        RealFifo::list(self).into()
-    }
-    fn list_keys(&self) -> Vec<ObjectKey> {
-        RealFifo::list_keys(self)
-    }
-    fn get(&self, obj: &K) -> Result<Option<Deltas<K>>> {
-        RealFifo::get(self, obj)
-    }
-    fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
-        RealFifo::get_by_key(self, key)
-    }
-    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()> {
-        RealFifo::replace(self, list, resource_version)
-    }
-    fn resync(&self) -> Result<()> {
-        RealFifo::resync(self)
-    }
-}
-
-#[async_trait]
-impl<K: Send + Sync + 'static> Queue<K> for RealFifo<K> {
-    async fn pop(&self, process: PopProcessFn<'_, K>) -> Result<Deltas<K>> {
-        RealFifo::pop(self, process).await
-    }
-    fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<()> {
-        RealFifo::add_if_not_present(self, deltas)
-    }
-    fn has_synced(&self) -> bool {
-        RealFifo::has_synced(self)
-    }
-    fn close(&self) {
-        RealFifo::close(self)
-    }
-    fn is_closed(&self) -> bool {
-        RealFifo::is_closed(self)
-    }
-}
+crate::fifo::impl_fifo_traits!(RealFifo);
 
 #[cfg(test)]
 mod tests {
