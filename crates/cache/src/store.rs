@@ -9,7 +9,7 @@ use kube_core::Resource;
 use crate::delta_fifo::DeltaObject;
 use crate::error::{Error, Result};
 use crate::index::{Indexer, Indexers, NAMESPACE_INDEX, meta_namespace_index_func};
-use crate::thread_safe_store::ThreadSafeStore;
+use crate::thread_safe_store::{KeyIn, ThreadSafeStore};
 
 /// The key of a cached object: `namespace/name`, or `name` for a
 /// cluster-scoped object. Shared, so the same key allocation serves the item
@@ -30,27 +30,49 @@ pub type KeyFunc<K> = Arc<dyn Fn(&K) -> Result<ObjectKey> + Send + Sync>;
 /// Fails with [`Error::ObjectHasNoName`] when `metadata.name` is missing or
 /// empty.
 pub fn meta_namespace_key_func<K: Resource>(obj: &K) -> Result<ObjectKey> {
-    let meta = obj.meta();
-    let name = match meta.name.as_deref() {
-        Some(name) if !name.is_empty() => name,
-        _ => return Err(Error::ObjectHasNoName),
-    };
-    match meta.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => {
-            // Joined in a reused per-thread buffer, so the key costs one
-            // allocation (the `Arc<str>`) instead of two.
-            thread_local! {
-                static BUFFER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-            }
-            Ok(BUFFER.with_borrow_mut(|key| {
-                key.clear();
-                key.push_str(ns);
-                key.push('/');
-                key.push_str(name);
-                Arc::from(key.as_str())
-            }))
+    Ok(Arc::from(&*KeyBuffer::meta_namespace_key(obj)?))
+}
+
+/// An object's `namespace/name` key written into a per-thread buffer, so a
+/// key that is only looked up (an update, a delete, a get) allocates
+/// nothing. Dereferences to the key; gives the buffer back when dropped.
+pub(crate) struct KeyBuffer(String);
+
+thread_local! {
+    static KEY_BUFFER: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+}
+
+impl KeyBuffer {
+    /// [`meta_namespace_key_func`]'s key, without the allocation. The buffer
+    /// is taken out of the thread-local while in use, so a nested call (an
+    /// index function computing a key) just allocates its own.
+    pub(crate) fn meta_namespace_key<K: Resource>(obj: &K) -> Result<Self> {
+        let meta = obj.meta();
+        let name = match meta.name.as_deref() {
+            Some(name) if !name.is_empty() => name,
+            _ => return Err(Error::ObjectHasNoName),
+        };
+        let mut key = KEY_BUFFER.take();
+        key.clear();
+        if let Some(ns) = meta.namespace.as_deref().filter(|ns| !ns.is_empty()) {
+            key.push_str(ns);
+            key.push('/');
         }
-        _ => Ok(Arc::from(name)),
+        key.push_str(name);
+        Ok(Self(key))
+    }
+}
+
+impl std::ops::Deref for KeyBuffer {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for KeyBuffer {
+    fn drop(&mut self) {
+        KEY_BUFFER.set(std::mem::take(&mut self.0));
     }
 }
 
@@ -206,6 +228,9 @@ impl<K, T: Store<K> + ?Sized> Store<K> for Arc<T> {
 pub struct Cache<K> {
     store: ThreadSafeStore<K>,
     key_func: KeyFunc<K>,
+    /// `key_func` is [`meta_namespace_key_func`]: keys are built in a
+    /// reused buffer and allocated only for objects new to the store.
+    meta_namespace_keys: bool,
     size_gauge: crate::metrics::Gauge,
 }
 
@@ -230,8 +255,13 @@ impl<K: Resource + Send + Sync + 'static> Cache<K> {
     where
         F: Fn(&K) -> Result<ObjectKey> + Send + Sync + 'static,
     {
+        fn type_id_of<T: 'static>(_: &T) -> std::any::TypeId {
+            std::any::TypeId::of::<T>()
+        }
         Self {
             store: ThreadSafeStore::new(indexers),
+            meta_namespace_keys: std::any::TypeId::of::<F>()
+                == type_id_of(&meta_namespace_key_func::<K>),
             key_func: Arc::new(key_func),
             size_gauge: crate::metrics::Gauge::default(),
         }
@@ -279,23 +309,35 @@ impl<K: Resource + Send + Sync + 'static> Cache<K> {
 
     /// Adds (or replaces) an object under its key.
     pub fn add(&self, obj: Arc<K>) -> Result<()> {
-        let key = (self.key_func)(&obj)?;
-        self.store.add(key, obj)?;
+        self.put(obj)?;
         self.record_size();
         Ok(())
     }
 
     /// Updates an object under its key (the same as [`Cache::add`]).
     pub fn update(&self, obj: Arc<K>) -> Result<()> {
-        let key = (self.key_func)(&obj)?;
-        self.store.update(key, obj)
+        self.put(obj)
+    }
+
+    fn put(&self, obj: Arc<K>) -> Result<()> {
+        if self.meta_namespace_keys {
+            let key = KeyBuffer::meta_namespace_key(&*obj)?;
+            self.store.put(KeyIn::Borrowed(&key), obj)
+        } else {
+            let key = (self.key_func)(&obj)?;
+            self.store.put(KeyIn::Owned(key), obj)
+        }
     }
 
     /// Deletes the object (or tombstone) under its key; deleting an absent
     /// key is not an error.
     pub fn delete(&self, obj: DeltaObject<K>) -> Result<()> {
-        let key = self.key_of_delta_object(&obj)?;
-        self.store.delete(&key)?;
+        match &obj {
+            DeltaObject::Object(o) if self.meta_namespace_keys => {
+                self.store.delete(&KeyBuffer::meta_namespace_key(&**o)?)?;
+            }
+            _ => self.store.delete(&self.key_of_delta_object(&obj)?)?,
+        }
         self.record_size();
         Ok(())
     }
@@ -309,6 +351,9 @@ impl<K: Resource + Send + Sync + 'static> Cache<K> {
 
     /// The object stored under `obj`'s key.
     pub fn get(&self, obj: &K) -> Result<Option<Arc<K>>> {
+        if self.meta_namespace_keys {
+            return Ok(self.store.get(&KeyBuffer::meta_namespace_key(obj)?));
+        }
         let key = (self.key_func)(obj)?;
         Ok(self.store.get(&key))
     }
@@ -455,6 +500,57 @@ mod tests {
             &*meta_namespace_key_func(&*cm("", "node-1", 0)).unwrap(),
             "node-1"
         );
+    }
+
+    #[test]
+    fn a_cache_should_use_its_own_key_function() {
+        // Keyed by name alone: the same name in two namespaces is one object.
+        let cache = Cache::new(
+            |cm: &ConfigMap| Ok(ObjectKey::from(cm.metadata.name.as_deref().unwrap_or(""))),
+            Indexers::default(),
+        );
+        cache.add(cm("ns1", "a", 1)).unwrap();
+        cache.update(cm("ns2", "a", 2)).unwrap();
+        assert_eq!(cache.len(), 1);
+        assert_eq!(cache.list_keys(), vec![ObjectKey::from("a")]);
+        assert_eq!(version(&cache.get_by_key("a").unwrap()), 2);
+        assert!(cache.get(&*cm("ns3", "a", 0)).unwrap().is_some());
+        cache
+            .delete(DeltaObject::Object(cm("ns9", "a", 0)))
+            .unwrap();
+        assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn an_index_function_may_compute_keys_while_the_cache_stores_one() {
+        // The cache builds its key in a per-thread buffer; a key function
+        // called from inside an index function must not disturb it.
+        let mut indexers = Indexers::default();
+        indexers.insert(
+            "key".to_owned(),
+            crate::index::index_func(|cm: &ConfigMap| {
+                vec![
+                    meta_namespace_key_func(cm)
+                        .map(|k| k.to_string())
+                        .unwrap_or_default(),
+                ]
+            }),
+        );
+        let cache = Cache::new(meta_namespace_key_func::<ConfigMap>, indexers);
+        cache.add(cm("ns", "a", 1)).unwrap();
+        cache.update(cm("ns", "a", 2)).unwrap();
+        cache.add(cm("", "cluster-wide", 1)).unwrap();
+        let mut keys = cache.list_keys();
+        keys.sort();
+        assert_eq!(
+            keys,
+            vec![ObjectKey::from("cluster-wide"), ObjectKey::from("ns/a")]
+        );
+        assert_eq!(version(&cache.by_index("key", "ns/a").unwrap()[0]), 2);
+        assert_eq!(cache.by_index("key", "cluster-wide").unwrap().len(), 1);
+        cache.delete(DeltaObject::Object(cm("ns", "a", 0))).unwrap();
+        assert!(cache.get_by_key("ns/a").is_none());
+        assert!(cache.by_index("key", "ns/a").unwrap().is_empty());
     }
 
     #[test]

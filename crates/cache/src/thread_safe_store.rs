@@ -2,6 +2,7 @@
 //! (client-go's `thread_safe_store.go`).
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, OnceLock};
 
@@ -14,22 +15,117 @@ use crate::store::{ObjectKey, Objects};
 type Hasher = foldhash::fast::RandomState;
 type Map<Key, V> = HashMap<Key, V, Hasher>;
 
-/// One index: value → bucket of (key → object).
+/// One index: value → bucket of the objects under it.
 type IndexMap<K> = Map<Arc<str>, Bucket<K>>;
 
-/// The keys (with their objects) under one index value. Keeping the object
-/// beside its key makes `by_index` need no lookup in the item map; the
-/// snapshot makes repeated `by_index` calls on an unchanged value O(1).
+/// One stored object, its key and where it sits in every index.
+///
+/// Objects live in a dense table (`Inner::slots`); the key map and the
+/// index buckets hold positions in it. Listing walks the table in order,
+/// and an update whose index values did not change touches no bucket
+/// beyond dropping its cached snapshot.
+struct Slot<K> {
+    key: ObjectKey,
+    obj: Arc<K>,
+    memberships: Memberships,
+}
+
+/// Where an object sits under one index value: the index, the value (the
+/// same `Arc` as the index's map key) and the object's position in that
+/// value's member list. Remembering it means an update or delete never
+/// calls an index function on the old object.
+struct Membership {
+    index: usize,
+    value: Arc<str>,
+    pos: usize,
+}
+
+/// An object's memberships: usually one (one index, one value), kept
+/// inline.
+#[derive(Default)]
+enum Memberships {
+    #[default]
+    None,
+    One(Membership),
+    Many(Vec<Membership>),
+}
+
+impl Memberships {
+    fn as_slice(&self) -> &[Membership] {
+        match self {
+            Self::None => &[],
+            Self::One(m) => std::slice::from_ref(m),
+            Self::Many(all) => all,
+        }
+    }
+
+    fn push(&mut self, membership: Membership) {
+        *self = match std::mem::take(self) {
+            Self::None => Self::One(membership),
+            Self::One(first) => Self::Many(vec![first, membership]),
+            Self::Many(mut all) => {
+                all.push(membership);
+                Self::Many(all)
+            }
+        };
+    }
+
+    /// Removes and returns membership `i` (the last one takes its place).
+    fn swap_remove(&mut self, i: usize) -> Option<Membership> {
+        match std::mem::take(self) {
+            Self::None => None,
+            Self::One(m) if i == 0 => Some(m),
+            Self::One(m) => {
+                *self = Self::One(m);
+                None
+            }
+            Self::Many(mut all) if i < all.len() => {
+                let removed = all.swap_remove(i);
+                *self = Self::Many(all);
+                Some(removed)
+            }
+            Self::Many(all) => {
+                *self = Self::Many(all);
+                None
+            }
+        }
+    }
+
+    fn find_mut(&mut self, index: usize, value: &Arc<str>) -> Option<&mut Membership> {
+        let all = match self {
+            Self::None => return None,
+            Self::One(m) => std::slice::from_mut(m),
+            Self::Many(all) => all.as_mut_slice(),
+        };
+        all.iter_mut()
+            .find(|m| m.index == index && (Arc::ptr_eq(&m.value, value) || m.value == *value))
+    }
+
+    fn into_vec(self) -> Vec<Membership> {
+        match self {
+            Self::None => Vec::new(),
+            Self::One(m) => vec![m],
+            Self::Many(all) => all,
+        }
+    }
+}
+
+/// The objects under one index value. The snapshot makes repeated
+/// `by_index` calls on an unchanged value O(1).
 struct Bucket<K> {
-    members: Map<ObjectKey, Arc<K>>,
-    /// What `by_index` last handed out; reset by every change to `members`.
+    /// The value, shared with the index map's key and the memberships.
+    value: Arc<str>,
+    /// Positions in the slot table.
+    members: Vec<usize>,
+    /// What `by_index` last handed out; reset by every change to a member.
     snapshot: OnceLock<Objects<K>>,
 }
 
 impl<K> Bucket<K> {
-    fn new() -> Self {
+    fn new(value: Arc<str>) -> Self {
         Self {
-            members: Map::default(),
+            value,
+            members: Vec::new(),
             snapshot: OnceLock::new(),
         }
     }
@@ -38,12 +134,20 @@ impl<K> Bucket<K> {
         self.snapshot.take();
     }
 
-    fn snapshot(&self) -> Objects<K> {
+    fn snapshot(&self, slots: &[Slot<K>]) -> Objects<K> {
         self.snapshot
-            .get_or_init(|| self.members.values().cloned().collect())
+            .get_or_init(|| {
+                self.members
+                    .iter()
+                    .filter_map(|&id| slots.get(id).map(|s| s.obj.clone()))
+                    .collect()
+            })
             .clone()
     }
 }
+
+/// Memberships to record once a new index is complete: (slot, membership).
+type Joined = Vec<(usize, Membership)>;
 
 /// A registered index function and the index it maintains.
 struct IndexEntry<K> {
@@ -53,25 +157,59 @@ struct IndexEntry<K> {
 }
 
 struct Inner<K> {
-    items: Map<ObjectKey, Arc<K>>,
-    /// What `list` last handed out; reset by every change to `items`.
+    /// Positions in `slots`, found by the hash of their key (the key itself
+    /// lives in the slot): a small table that stays in cache.
+    keys: hashbrown::HashTable<usize>,
+    hasher: Hasher,
+    /// Every object, densely.
+    slots: Vec<Slot<K>>,
+    /// What `list` last handed out, in slot order; reset when an object
+    /// comes or goes. An update writes the new object into it in place
+    /// when no caller holds it any more, so list after update stays O(1).
     list_snapshot: OnceLock<Objects<K>>,
-    /// Few entries (one per index name): a vector beats a map here.
+    /// Few entries (one per index name): a vector beats a map here. Only
+    /// ever appended to, so a position names an index for good.
     indices: Vec<IndexEntry<K>>,
+}
+
+/// The key an object is stored under: owned, or borrowed from a caller's
+/// buffer (allocated only when the key is new to the store).
+pub(crate) enum KeyIn<'a> {
+    Owned(ObjectKey),
+    Borrowed(&'a str),
+}
+
+impl KeyIn<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Self::Owned(key) => key,
+            Self::Borrowed(key) => key,
+        }
+    }
+
+    fn into_owned(self) -> ObjectKey {
+        match self {
+            Self::Owned(key) => key,
+            Self::Borrowed(key) => Arc::from(key),
+        }
+    }
 }
 
 /// Objects by key plus their indices, under one lock (client-go's
 /// `ThreadSafeStore` / `threadSafeMap`).
 ///
 /// * `Indexers`: index name → [`IndexFunc`] returning zero or more values.
-/// * `Indices`: index name → value → set of keys (here each key carries its
-///   object, so [`by_index`](Self::by_index) needs no second lookup).
+/// * `Indices`: index name → value → set of objects (each member is a
+///   position in the object table, so [`by_index`](Self::by_index) needs no
+///   key lookup).
 ///
 /// Invariants: after every operation each index holds exactly the values its
 /// function computes for the stored objects (an update removes the old
 /// object's entries before adding the new ones), and no index value maps to
 /// an empty set. If an index function fails (or panics) the operation
-/// returns an error and the store is unchanged.
+/// returns an error and the store is unchanged. The values an object was
+/// indexed under are remembered, so updates and deletes never call an index
+/// function on the old object.
 pub struct ThreadSafeStore<K> {
     // A parking_lot lock: every method is synchronous and short, and none is
     // held across an `.await`, so it is safe to use from async code.
@@ -82,7 +220,7 @@ impl<K> std::fmt::Debug for ThreadSafeStore<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let inner = self.inner.read();
         f.debug_struct("ThreadSafeStore")
-            .field("len", &inner.items.len())
+            .field("len", &inner.slots.len())
             .field(
                 "indices",
                 &inner
@@ -126,130 +264,291 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-fn remove_from_index<K>(index: &mut IndexMap<K>, value: &str, key: &str) {
-    if let Some(bucket) = index.get_mut(value) {
-        bucket.members.remove(key);
-        bucket.changed();
-        if bucket.members.is_empty() {
-            index.remove(value);
-        }
-    }
-}
-
-/// Moves `key` from the `old_values` entries to the `new_values` ones: old
-/// entries are removed first (dropping emptied values), then the new object
-/// is stored under every new value.
-fn update_index<K>(
+/// Puts slot `id` under `value` of index `ix` and records the membership.
+fn join<K>(
     index: &mut IndexMap<K>,
-    key: &ObjectKey,
-    obj: &Arc<K>,
-    old_values: &[std::borrow::Cow<'_, str>],
-    new_values: &[std::borrow::Cow<'_, str>],
+    ix: usize,
+    value: &str,
+    id: usize,
+    memberships: &mut Memberships,
 ) {
-    for value in old_values {
-        if !new_values.contains(value) {
-            remove_from_index(index, value, key);
+    if let Some(bucket) = index.get_mut(value) {
+        memberships.push(Membership {
+            index: ix,
+            value: bucket.value.clone(),
+            pos: bucket.members.len(),
+        });
+        bucket.members.push(id);
+        bucket.changed();
+        return;
+    }
+    let value: Arc<str> = Arc::from(value);
+    let mut bucket = Bucket::new(value.clone());
+    bucket.members.push(id);
+    memberships.push(Membership {
+        index: ix,
+        value: value.clone(),
+        pos: 0,
+    });
+    index.insert(value, bucket);
+}
+
+/// Takes a member out of its bucket (the bucket's last member takes its
+/// place, and that member's recorded position follows); a bucket left
+/// empty is removed.
+fn leave<K>(index: &mut IndexMap<K>, slots: &mut [Slot<K>], membership: Membership) {
+    let Membership {
+        index: ix,
+        value,
+        pos,
+    } = membership;
+    let Some(bucket) = index.get_mut(&*value) else {
+        return;
+    };
+    if pos < bucket.members.len() {
+        bucket.members.swap_remove(pos);
+        if let Some(&moved) = bucket.members.get(pos)
+            && let Some(m) = slots
+                .get_mut(moved)
+                .and_then(|s| s.memberships.find_mut(ix, &value))
+        {
+            m.pos = pos;
         }
     }
-    for value in new_values {
-        insert_into_index(index, value, key, obj);
+    bucket.changed();
+    if bucket.members.is_empty() {
+        index.remove(&*value);
     }
 }
 
-fn insert_into_index<K>(index: &mut IndexMap<K>, value: &str, key: &ObjectKey, obj: &Arc<K>) {
-    if let Some(bucket) = index.get_mut(value) {
-        match bucket.members.get_mut(&**key) {
-            Some(slot) => *slot = obj.clone(),
-            None => {
-                bucket.members.insert(key.clone(), obj.clone());
+/// Brings slot `id`'s memberships in index `ix` to `values`: the values it
+/// no longer has are left first, then the new ones are joined; the buckets
+/// of unchanged values drop their snapshots (they hold the old object).
+fn reindex<K>(
+    index: &mut IndexMap<K>,
+    slots: &mut [Slot<K>],
+    ix: usize,
+    id: usize,
+    memberships: &mut Memberships,
+    values: &[std::borrow::Cow<'_, str>],
+) {
+    let mut i = 0;
+    while let Some(m) = memberships.as_slice().get(i) {
+        if m.index == ix && !values.iter().any(|v| **v == *m.value) {
+            if let Some(m) = memberships.swap_remove(i) {
+                leave(index, slots, m);
             }
+        } else {
+            i += 1;
         }
-        bucket.changed();
-    } else {
-        let mut bucket = Bucket::new();
-        bucket.members.insert(key.clone(), obj.clone());
-        index.insert(Arc::from(value), bucket);
+    }
+    for (n, value) in values.iter().enumerate() {
+        if values[..n].contains(value) {
+            continue; // an index function may repeat a value: a set, as in client-go
+        }
+        let kept = memberships
+            .as_slice()
+            .iter()
+            .find(|m| m.index == ix && *m.value == **value);
+        match kept {
+            Some(m) => {
+                if let Some(bucket) = index.get_mut(&*m.value) {
+                    bucket.changed();
+                }
+            }
+            None => join(index, ix, value, id, memberships),
+        }
     }
 }
 
 impl<K> Inner<K> {
-    fn put(&mut self, key: ObjectKey, obj: Arc<K>) -> Result<()> {
-        self.list_snapshot.take();
-        if self.indices.is_empty() {
-            self.items.insert(key, obj);
-            return Ok(());
+    fn empty_like(&self, capacity: usize) -> Self {
+        Inner {
+            keys: hashbrown::HashTable::with_capacity(capacity),
+            hasher: Hasher::default(),
+            slots: Vec::with_capacity(capacity),
+            list_snapshot: OnceLock::new(),
+            indices: self
+                .indices
+                .iter()
+                .map(|e| IndexEntry {
+                    name: e.name.clone(),
+                    func: e.func.clone(),
+                    index: IndexMap::default(),
+                })
+                .collect(),
         }
-        // Reuse the key allocation already shared by the item map and indices.
-        let (key, old) = match self.items.get_key_value(&*key) {
-            Some((k, old)) => (k.clone(), Some(old.clone())),
-            None => (key, None),
+    }
+
+    /// The position of the object stored under `key`.
+    fn find(&self, key: &str) -> Option<usize> {
+        let slots = &self.slots;
+        self.keys
+            .find(self.hasher.hash_one(key), |&id| {
+                slots.get(id).is_some_and(|s| *s.key == *key)
+            })
+            .copied()
+    }
+
+    fn put(&mut self, key: KeyIn<'_>, obj: Arc<K>) -> Result<()> {
+        let found = self.find(key.as_str());
+        let id = found.unwrap_or(self.slots.len());
+        let mut memberships = match found.and_then(|id| self.slots.get_mut(id)) {
+            Some(slot) => std::mem::take(&mut slot.memberships),
+            None => Memberships::None,
         };
-        // Compute every value first, so a failing index function leaves the
-        // store untouched.
-        if let [entry] = self.indices.as_mut_slice() {
+        // Every value is computed before anything changes, so a failing
+        // index function leaves the store untouched.
+        let indexed = match self.indices.as_mut_slice() {
+            [] => Ok(()),
             // The common case (one index, usually by namespace): no buffer.
-            let new_values = call_index_func(&entry.name, &entry.func, &*obj, &key)?;
-            let old_values = match &old {
-                Some(old) => call_index_func(&entry.name, &entry.func, &**old, &key)?,
-                None => IndexValues::new(),
-            };
-            update_index(&mut entry.index, &key, &obj, &old_values, &new_values);
-        } else {
-            let mut computed: Vec<(IndexValues<'_>, IndexValues<'_>)> =
-                Vec::with_capacity(self.indices.len());
-            for entry in &self.indices {
-                let new_values = call_index_func(&entry.name, &entry.func, &*obj, &key)?;
-                let old_values = match &old {
-                    Some(old) => call_index_func(&entry.name, &entry.func, &**old, &key)?,
-                    None => IndexValues::new(),
-                };
-                computed.push((old_values, new_values));
+            [entry] => {
+                call_index_func(&entry.name, &entry.func, &*obj, key.as_str()).map(|values| {
+                    reindex(
+                        &mut entry.index,
+                        &mut self.slots,
+                        0,
+                        id,
+                        &mut memberships,
+                        &values,
+                    )
+                })
             }
-            for (entry, (old_values, new_values)) in self.indices.iter_mut().zip(&computed) {
-                update_index(&mut entry.index, &key, &obj, old_values, new_values);
+            entries => entries
+                .iter()
+                .map(|e| call_index_func(&e.name, &e.func, &*obj, key.as_str()))
+                .collect::<Result<Vec<_>>>()
+                .map(|computed| {
+                    for (ix, (entry, values)) in entries.iter_mut().zip(&computed).enumerate() {
+                        reindex(
+                            &mut entry.index,
+                            &mut self.slots,
+                            ix,
+                            id,
+                            &mut memberships,
+                            values,
+                        );
+                    }
+                }),
+        };
+        if let Err(e) = indexed {
+            if let Some(slot) = found.and_then(|id| self.slots.get_mut(id)) {
+                slot.memberships = memberships;
             }
+            return Err(e);
         }
-        match self.items.get_mut(&*key) {
-            Some(slot) => *slot = obj,
+        match found.and_then(|id| self.slots.get_mut(id)) {
+            Some(slot) => {
+                let listed = self
+                    .list_snapshot
+                    .get_mut()
+                    .and_then(Arc::get_mut)
+                    .and_then(|listed| listed.get_mut(id));
+                match listed {
+                    Some(listed) => *listed = obj.clone(),
+                    None => drop(self.list_snapshot.take()),
+                }
+                slot.obj = obj;
+                slot.memberships = memberships;
+            }
             None => {
-                self.items.insert(key, obj);
+                self.list_snapshot.take();
+                let hash = self.hasher.hash_one(key.as_str());
+                self.slots.push(Slot {
+                    key: key.into_owned(),
+                    obj,
+                    memberships,
+                });
+                let (slots, hasher) = (&self.slots, &self.hasher);
+                self.keys.insert_unique(hash, id, |&i| {
+                    slots.get(i).map_or(0, |s| hasher.hash_one(&*s.key))
+                });
             }
         }
         Ok(())
     }
 
-    fn remove(&mut self, key: &str) {
-        let Some((key, old)) = self.items.remove_entry(key) else {
-            return;
-        };
-        self.list_snapshot.take();
-        for IndexEntry { name, func, index } in &mut self.indices {
-            match call_index_func(name, func, &*old, &key) {
-                Ok(values) => {
-                    for value in &values {
-                        remove_from_index(index, value, &key);
-                    }
-                }
-                // The function cannot say where the object was indexed:
-                // sweep the whole index so nothing stale is left behind.
-                Err(_) => index.retain(|_, bucket| {
-                    if bucket.members.remove(&*key).is_some() {
-                        bucket.changed();
-                    }
-                    !bucket.members.is_empty()
-                }),
+    fn remove(&mut self, key: &str) -> Option<Arc<K>> {
+        let slots = &self.slots;
+        let (id, _) = self
+            .keys
+            .find_entry(self.hasher.hash_one(key), |&id| {
+                slots.get(id).is_some_and(|s| *s.key == *key)
+            })
+            .ok()?
+            .remove();
+        let memberships = std::mem::take(&mut self.slots.get_mut(id)?.memberships);
+        for m in memberships.into_vec() {
+            if let Some(entry) = self.indices.get_mut(m.index) {
+                leave(&mut entry.index, &mut self.slots, m);
             }
         }
+        self.list_snapshot.take();
+        let removed = self.slots.swap_remove(id);
+        // The last slot moved into `id`: point its key and buckets there.
+        let was = self.slots.len();
+        if let Some(moved) = self.slots.get(id) {
+            if let Some(at) = self
+                .keys
+                .find_mut(self.hasher.hash_one(&*moved.key), |&i| i == was)
+            {
+                *at = id;
+            }
+            for m in moved.memberships.as_slice() {
+                if let Some(at) = self
+                    .indices
+                    .get_mut(m.index)
+                    .and_then(|e| e.index.get_mut(&*m.value))
+                    .and_then(|b| b.members.get_mut(m.pos))
+                {
+                    *at = id;
+                }
+            }
+        }
+        Some(removed.obj)
     }
 
-    fn build_index(&self, name: &str, func: &IndexFunc<K>) -> Result<IndexMap<K>> {
+    /// Indexes every stored object with a new index function that will sit
+    /// at position `ix`; returns the index and the memberships to record,
+    /// changing nothing (so a failing function leaves the store as it was).
+    fn build_index(
+        &self,
+        ix: usize,
+        name: &str,
+        func: &IndexFunc<K>,
+    ) -> Result<(IndexMap<K>, Joined)> {
         let mut index = IndexMap::default();
-        for (key, obj) in &self.items {
-            for value in &call_index_func(name, func, &**obj, key)? {
-                insert_into_index(&mut index, value, key, obj);
+        let mut joined = Vec::with_capacity(self.slots.len());
+        for (id, slot) in self.slots.iter().enumerate() {
+            let values = call_index_func(name, func, &*slot.obj, &slot.key)?;
+            let mut memberships = Memberships::None;
+            for (n, value) in values.iter().enumerate() {
+                if !values[..n].contains(value) {
+                    join(&mut index, ix, value, id, &mut memberships);
+                }
             }
+            joined.extend(memberships.into_vec().into_iter().map(|m| (id, m)));
         }
-        Ok(index)
+        Ok((index, joined))
+    }
+
+    /// Builds every index named in `indexers` first, then registers them
+    /// all: on an error nothing changes.
+    fn add_indices(&mut self, indexers: Vec<(String, IndexFunc<K>)>) -> Result<()> {
+        let mut built = Vec::with_capacity(indexers.len());
+        for (n, (name, func)) in indexers.into_iter().enumerate() {
+            let (index, joined) = self.build_index(self.indices.len() + n, &name, &func)?;
+            built.push((IndexEntry { name, func, index }, joined));
+        }
+        for (entry, joined) in built {
+            for (id, m) in joined {
+                if let Some(slot) = self.slots.get_mut(id) {
+                    slot.memberships.push(m);
+                }
+            }
+            self.indices.push(entry);
+        }
+        Ok(())
     }
 
     fn entry(&self, index_name: &str) -> Result<&IndexEntry<K>> {
@@ -276,7 +575,9 @@ impl<K> ThreadSafeStore<K> {
         indices.sort_by(|a, b| a.name.cmp(&b.name));
         Self {
             inner: RwLock::new(Inner {
-                items: Map::default(),
+                keys: hashbrown::HashTable::new(),
+                hasher: Hasher::default(),
+                slots: Vec::new(),
                 list_snapshot: OnceLock::new(),
                 indices,
             }),
@@ -286,25 +587,35 @@ impl<K> ThreadSafeStore<K> {
     /// Adds `obj` under `key`, replacing what was there (and its index
     /// entries).
     pub fn add(&self, key: ObjectKey, obj: Arc<K>) -> Result<()> {
-        self.inner.write().put(key, obj)
+        self.inner.write().put(KeyIn::Owned(key), obj)
     }
 
     /// Updates the object under `key`: the old object's index entries are
     /// removed before the new object's are added.
     pub fn update(&self, key: ObjectKey, obj: Arc<K>) -> Result<()> {
+        self.inner.write().put(KeyIn::Owned(key), obj)
+    }
+
+    /// [`add`](Self::add) / [`update`](Self::update) with a key that is
+    /// copied only if it is new to the store.
+    pub(crate) fn put(&self, key: KeyIn<'_>, obj: Arc<K>) -> Result<()> {
         self.inner.write().put(key, obj)
     }
 
     /// Deletes the object under `key` and its index entries; an index value
     /// left with no key is removed. Deleting an absent key does nothing.
     pub fn delete(&self, key: &str) -> Result<()> {
-        self.inner.write().remove(key);
+        // The old object is dropped once the lock is released.
+        let removed = self.inner.write().remove(key);
+        drop(removed);
         Ok(())
     }
 
     /// The object under `key`.
     pub fn get(&self, key: &str) -> Option<Arc<K>> {
-        self.inner.read().items.get(key).cloned()
+        let inner = self.inner.read();
+        let id = inner.find(key)?;
+        inner.slots.get(id).map(|s| s.obj.clone())
     }
 
     /// Every object, in no particular order, as a shared snapshot: until
@@ -314,18 +625,23 @@ impl<K> ThreadSafeStore<K> {
         let inner = self.inner.read();
         inner
             .list_snapshot
-            .get_or_init(|| inner.items.values().cloned().collect())
+            .get_or_init(|| inner.slots.iter().map(|s| s.obj.clone()).collect())
             .clone()
     }
 
     /// Every key, in no particular order.
     pub fn list_keys(&self) -> Vec<ObjectKey> {
-        self.inner.read().items.keys().cloned().collect()
+        self.inner
+            .read()
+            .slots
+            .iter()
+            .map(|s| s.key.clone())
+            .collect()
     }
 
     /// The number of objects.
     pub fn len(&self) -> usize {
-        self.inner.read().items.len()
+        self.inner.read().slots.len()
     }
 
     /// Whether the store is empty.
@@ -337,38 +653,24 @@ impl<K> ThreadSafeStore<K> {
     /// the store is unchanged. The resource version is accepted for
     /// client-go parity and not used.
     pub fn replace(&self, items: Vec<(ObjectKey, Arc<K>)>, _resource_version: &str) -> Result<()> {
-        let mut fresh = {
-            let inner = self.inner.read();
-            Inner {
-                items: Map::with_capacity_and_hasher(items.len(), Hasher::default()),
-                list_snapshot: OnceLock::new(),
-                indices: inner
-                    .indices
-                    .iter()
-                    .map(|e| IndexEntry {
-                        name: e.name.clone(),
-                        func: e.func.clone(),
-                        index: IndexMap::default(),
-                    })
-                    .collect(),
-            }
-        };
+        // Built outside the lock, so readers are not held up meanwhile.
+        let mut fresh = self.inner.read().empty_like(items.len());
         for (key, obj) in items {
-            fresh.put(key, obj)?;
+            fresh.put(KeyIn::Owned(key), obj)?;
         }
         let mut inner = self.inner.write();
-        // Indexers added between the read above and now are indexed here.
-        for entry in &inner.indices {
-            if !fresh.indices.iter().any(|e| e.name == entry.name) {
-                let index = fresh.build_index(&entry.name, &entry.func)?;
-                fresh.indices.push(IndexEntry {
-                    name: entry.name.clone(),
-                    func: entry.func.clone(),
-                    index,
-                });
-            }
-        }
-        *inner = fresh;
+        // Indexers added between the read above and now (they are only
+        // ever appended) are indexed here.
+        let added: Vec<_> = inner
+            .indices
+            .iter()
+            .skip(fresh.indices.len())
+            .map(|e| (e.name.clone(), e.func.clone()))
+            .collect();
+        fresh.add_indices(added)?;
+        let old = std::mem::replace(&mut *inner, fresh);
+        drop(inner);
+        drop(old);
         Ok(())
     }
 
@@ -382,16 +684,20 @@ impl<K> ThreadSafeStore<K> {
             [one] => Ok(entry
                 .index
                 .get(&**one)
-                .map(Bucket::snapshot)
+                .map(|b| b.snapshot(&inner.slots))
                 .unwrap_or_else(|| Objects::from([]))),
             many => {
-                let mut union: Map<&ObjectKey, &Arc<K>> = Map::default();
-                for value in many {
-                    if let Some(bucket) = entry.index.get(&**value) {
-                        union.extend(bucket.members.iter());
-                    }
-                }
-                Ok(union.into_values().cloned().collect())
+                let mut ids: Vec<usize> = many
+                    .iter()
+                    .filter_map(|value| entry.index.get(&**value))
+                    .flat_map(|bucket| bucket.members.iter().copied())
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                Ok(ids
+                    .into_iter()
+                    .filter_map(|id| inner.slots.get(id).map(|s| s.obj.clone()))
+                    .collect())
             }
         }
     }
@@ -404,7 +710,12 @@ impl<K> ThreadSafeStore<K> {
         Ok(entry
             .index
             .get(indexed_value)
-            .map(|b| b.members.keys().cloned().collect())
+            .map(|b| {
+                b.members
+                    .iter()
+                    .filter_map(|&id| inner.slots.get(id).map(|s| s.key.clone()))
+                    .collect()
+            })
             .unwrap_or_default())
     }
 
@@ -427,7 +738,7 @@ impl<K> ThreadSafeStore<K> {
         Ok(entry
             .index
             .get(indexed_value)
-            .map(Bucket::snapshot)
+            .map(|b| b.snapshot(&inner.slots))
             .unwrap_or_else(|| Objects::from([])))
     }
 
@@ -453,35 +764,45 @@ impl<K> ThreadSafeStore<K> {
         {
             return Err(Error::IndexerConflict { name: name.clone() });
         }
-        let mut built = Vec::with_capacity(indexers.len());
-        for (name, func) in indexers {
-            let index = inner.build_index(&name, &func)?;
-            built.push(IndexEntry { name, func, index });
-        }
-        inner.indices.extend(built);
-        inner.indices.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(())
+        let mut indexers: Vec<_> = indexers.into_iter().collect();
+        indexers.sort_by(|a, b| a.0.cmp(&b.0));
+        inner.add_indices(indexers)
     }
 
     /// Resync is a no-op for a store (kept for client-go parity).
     pub fn resync(&self) {}
 
-    /// Test helper: rebuilds every index from the items, from scratch, and
-    /// compares it with the maintained one under a single read lock.
+    /// Test helper: rebuilds every index from the objects, from scratch, and
+    /// compares it with the maintained one (values, members, recorded
+    /// positions, snapshots) under a single read lock.
     #[cfg(test)]
     pub(crate) fn check_indices(&self) -> std::result::Result<(), String> {
         use std::collections::{BTreeMap, BTreeSet};
         let inner = self.inner.read();
-        for entry in &inner.indices {
+        if inner.keys.len() != inner.slots.len() {
+            return Err("key map and object table differ in length".to_owned());
+        }
+        for (id, slot) in inner.slots.iter().enumerate() {
+            if inner.find(&slot.key) != Some(id) {
+                return Err(format!("{} is not mapped to its slot", slot.key));
+            }
+        }
+        if let Some(listed) = inner.list_snapshot.get() {
+            let fresh = inner.slots.iter().map(|s| Arc::as_ptr(&s.obj));
+            if !listed.iter().map(Arc::as_ptr).eq(fresh) {
+                return Err("the list snapshot is stale".to_owned());
+            }
+        }
+        for (ix, entry) in inner.indices.iter().enumerate() {
             let mut expected: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-            for (key, obj) in &inner.items {
-                let values = call_index_func(&entry.name, &entry.func, &**obj, key)
+            for slot in &inner.slots {
+                let values = call_index_func(&entry.name, &entry.func, &*slot.obj, &slot.key)
                     .map_err(|e| e.to_string())?;
                 for value in &values {
                     expected
                         .entry(value.to_string())
                         .or_default()
-                        .insert(key.to_string());
+                        .insert(slot.key.to_string());
                 }
             }
             let mut actual: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -493,8 +814,11 @@ impl<K> ThreadSafeStore<K> {
                     ));
                 }
                 if let Some(snapshot) = bucket.snapshot.get() {
-                    let mut fresh: Vec<*const K> =
-                        bucket.members.values().map(Arc::as_ptr).collect();
+                    let mut fresh: Vec<*const K> = bucket
+                        .members
+                        .iter()
+                        .map(|&id| Arc::as_ptr(&inner.slots[id].obj))
+                        .collect();
                     let mut cached: Vec<*const K> = snapshot.iter().map(Arc::as_ptr).collect();
                     fresh.sort();
                     cached.sort();
@@ -505,25 +829,50 @@ impl<K> ThreadSafeStore<K> {
                         ));
                     }
                 }
-                for (key, obj) in &bucket.members {
-                    match inner.items.get(key) {
-                        Some(item) if Arc::ptr_eq(item, obj) => {}
-                        _ => {
-                            return Err(format!(
-                                "index {}: {key} holds a stale object",
-                                entry.name
-                            ));
-                        }
+                for (pos, &id) in bucket.members.iter().enumerate() {
+                    let slot = inner
+                        .slots
+                        .get(id)
+                        .ok_or_else(|| format!("index {}: {value} names no object", entry.name))?;
+                    let recorded = slot.memberships.as_slice().iter().any(|m| {
+                        m.index == ix && Arc::ptr_eq(&m.value, &bucket.value) && m.pos == pos
+                    });
+                    if !recorded {
+                        return Err(format!(
+                            "index {}: {} does not record its place under {value}",
+                            entry.name, slot.key
+                        ));
                     }
-                    actual
-                        .entry(value.to_string())
-                        .or_default()
-                        .insert(key.to_string());
+                    let set = actual.entry(value.to_string()).or_default();
+                    if !set.insert(slot.key.to_string()) {
+                        return Err(format!(
+                            "index {}: {} is twice under {value}",
+                            entry.name, slot.key
+                        ));
+                    }
                 }
+            }
+            let recorded: usize = inner
+                .slots
+                .iter()
+                .map(|s| {
+                    s.memberships
+                        .as_slice()
+                        .iter()
+                        .filter(|m| m.index == ix)
+                        .count()
+                })
+                .sum();
+            let members: usize = entry.index.values().map(|b| b.members.len()).sum();
+            if recorded != members {
+                return Err(format!(
+                    "index {}: {recorded} recorded memberships for {members} members",
+                    entry.name
+                ));
             }
             if expected != actual {
                 return Err(format!(
-                    "index {} disagrees with the items:\nexpected {expected:?}\nactual   {actual:?}",
+                    "index {} disagrees with the objects:\nexpected {expected:?}\nactual   {actual:?}",
                     entry.name
                 ));
             }
@@ -536,7 +885,7 @@ impl<K> ThreadSafeStore<K> {
 mod tests {
     use super::*;
     use crate::index::{NAMESPACE_INDEX, index_func, meta_namespace_index_func, try_index_func};
-    use crate::test_util::{cm, cm_labels};
+    use crate::test_util::{cm, cm_labels, version};
     use k8s_openapi::api::core::v1::ConfigMap;
     use std::collections::BTreeSet;
 
@@ -833,6 +1182,133 @@ mod tests {
     }
 
     #[test]
+    fn list_after_an_update_should_serve_the_new_object_and_never_change_a_held_snapshot() {
+        let s = store();
+        for name in ["a", "b", "c"] {
+            s.add(format!("ns/{name}").into(), cm("ns", name, 1))
+                .unwrap();
+        }
+        // Nobody holds the snapshot: the update is written into it.
+        drop(s.list());
+        let newer = cm("ns", "b", 2);
+        s.update("ns/b".into(), newer.clone()).unwrap();
+        let listed = s.list();
+        assert_eq!(listed.len(), 3);
+        assert!(listed.iter().any(|o| Arc::ptr_eq(o, &newer)));
+        assert!(
+            listed
+                .iter()
+                .all(|o| o.metadata.name.as_deref() != Some("b") || version(o) == 2)
+        );
+        // A held snapshot is left as it was; the next list sees the change.
+        let newest = cm("ns", "b", 3);
+        s.update("ns/b".into(), newest.clone()).unwrap();
+        assert!(listed.iter().any(|o| Arc::ptr_eq(o, &newer)));
+        assert!(s.list().iter().any(|o| Arc::ptr_eq(o, &newest)));
+        // Objects coming and going are seen too.
+        drop(listed);
+        s.delete("ns/a").unwrap();
+        s.add("ns/d".into(), cm("ns", "d", 1)).unwrap();
+        let mut names: Vec<_> = s
+            .list()
+            .iter()
+            .map(|o| o.metadata.name.clone().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["b", "c", "d"]);
+        s.check_indices().unwrap();
+    }
+
+    #[test]
+    fn an_index_function_repeating_a_value_should_index_the_object_once() {
+        let mut indexers = Indexers::default();
+        indexers.insert(
+            "twice".to_owned(),
+            index_func(|cm: &ConfigMap| {
+                let ns = cm.metadata.namespace.clone().unwrap_or_default();
+                vec![ns.clone(), ns]
+            }),
+        );
+        let s = ThreadSafeStore::new(indexers);
+        s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
+        s.update("ns/a".into(), cm("ns", "a", 2)).unwrap();
+        assert_eq!(s.by_index("twice", "ns").unwrap().len(), 1);
+        assert_eq!(s.index_keys("twice", "ns").unwrap().len(), 1);
+        s.check_indices().unwrap();
+        s.delete("ns/a").unwrap();
+        assert!(s.list_index_func_values("twice").is_empty());
+    }
+
+    #[test]
+    fn deleting_and_updating_among_many_should_keep_every_position_right() {
+        // Objects indexed under several values each; deletes from the middle
+        // move other objects in the table and in the buckets.
+        let mut indexers = Indexers::default();
+        indexers.insert(
+            "letters".to_owned(),
+            index_func(|cm: &ConfigMap| {
+                let name = cm.metadata.name.clone().unwrap_or_default();
+                let mut values: Vec<String> = name.chars().map(String::from).collect();
+                values.push(format!("v{}", version(cm)));
+                values
+            }),
+        );
+        indexers.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
+        let s = ThreadSafeStore::new(indexers);
+        let names = ["ab", "bc", "cd", "da", "abcd", "b"];
+        for (i, name) in names.iter().enumerate() {
+            let ns = if i % 2 == 0 { "even" } else { "odd" };
+            s.add(format!("{ns}/{name}").into(), cm(ns, name, 1))
+                .unwrap();
+            s.check_indices().unwrap();
+        }
+        s.delete("even/ab").unwrap();
+        s.check_indices().unwrap();
+        s.update("odd/bc".into(), cm("odd", "bc", 2)).unwrap();
+        s.check_indices().unwrap();
+        s.delete("even/abcd").unwrap();
+        s.check_indices().unwrap();
+        s.add("even/ab".into(), cm("even", "ab", 3)).unwrap();
+        s.check_indices().unwrap();
+        s.delete("odd/b").unwrap();
+        s.check_indices().unwrap();
+        assert_eq!(
+            keys(s.index_keys("letters", "b").unwrap()),
+            BTreeSet::from(["even/ab".to_owned(), "odd/bc".to_owned()])
+        );
+        assert_eq!(
+            keys(s.index_keys("letters", "v1").unwrap()),
+            BTreeSet::from(["even/cd".to_owned(), "odd/da".to_owned()])
+        );
+        assert_eq!(s.by_index(NAMESPACE_INDEX, "odd").unwrap().len(), 2);
+        assert_eq!(s.len(), 4);
+    }
+
+    #[test]
+    fn updates_and_deletes_should_not_call_the_index_function_on_the_old_object() {
+        // Where an object was indexed is remembered: an update computes the
+        // new object's values only, a delete computes none.
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut indexers = Indexers::default();
+        let counted = calls.clone();
+        indexers.insert(
+            "counted".to_owned(),
+            index_func(move |cm: &ConfigMap| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                cm.metadata.namespace.clone().into_iter().collect()
+            }),
+        );
+        let s = ThreadSafeStore::new(indexers);
+        s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
+        s.update("ns/a".into(), cm("ns", "a", 2)).unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        s.delete("ns/a").unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert!(s.list_index_func_values("counted").is_empty());
+    }
+
+    #[test]
     fn the_checker_should_notice_a_stale_index_entry() {
         // Guards the concurrency test: a store whose index misses an update
         // must fail the check.
@@ -842,7 +1318,7 @@ mod tests {
         {
             let mut inner = s.inner.write();
             let new = cm_labels("ns", "a", &[("app", "db")]);
-            inner.items.insert("ns/a".into(), new);
+            inner.slots[0].obj = new;
         }
         assert!(s.check_indices().is_err());
     }
