@@ -1,6 +1,6 @@
 //! [`DelayingQueue`]: a [`Queue`] whose items can be added after a delay.
 
-use std::collections::{BTreeMap, hash_map};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::ops::Deref;
 use std::sync::atomic::Ordering;
@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::config::Config;
-use crate::queue::{Delayed, Item, Map, Queue, Shared};
+use crate::queue::{Delayed, Hashed, Item, Queue, Shared};
 
 /// How many due items the timer moves per lock hold, so that a large batch
 /// never keeps workers and producers waiting long.
@@ -41,32 +41,46 @@ impl<T: Item> Shared<T> {
         }
         if let Some(inbox) = &self.inbox {
             // Unbounded: the caller never waits for the timer.
-            inbox.push(item, ready_at);
+            inbox.push(self.hashed(item), ready_at);
         }
     }
 
     /// Queues the due items of `batch` in order; false once the queue is shut down.
-    fn enqueue_due(&self, batch: &mut Vec<T>) -> bool {
+    fn enqueue_due(&self, batch: &mut Vec<Hashed<T>>) -> bool {
         let mut wakers = Vec::new();
         let mut items = batch.drain(..);
         loop {
+            let chunk = items.len().min(FIRE_BATCH);
+            // Depth first, as in `add`.
+            let now = self.metrics.now();
+            for _ in 0..chunk {
+                self.metrics.depth_inc();
+            }
             let mut st = self.state.lock();
             if st.shutting_down {
+                drop(st);
+                for _ in 0..chunk {
+                    self.metrics.depth_dec();
+                }
                 return false;
             }
-            let mut moved = 0;
-            for item in items.by_ref() {
-                wakers.extend(self.enqueue(&mut st, item));
-                moved += 1;
-                if moved == FIRE_BATCH {
-                    break;
-                }
+            let mut queued = 0;
+            for item in items.by_ref().take(chunk) {
+                let (waker, newly) = self.enqueue(&mut st, item, now);
+                wakers.extend(waker);
+                queued += usize::from(newly);
             }
             drop(st);
             for waker in wakers.drain(..) {
                 waker.wake();
             }
-            if moved < FIRE_BATCH {
+            for _ in 0..queued {
+                self.metrics.added();
+            }
+            for _ in queued..chunk {
+                self.metrics.depth_dec();
+            }
+            if items.len() == 0 {
                 return true;
             }
         }
@@ -90,7 +104,9 @@ pub(crate) struct Inbox<T> {
 }
 
 struct InboxState<T> {
-    adds: Vec<(T, Instant)>,
+    adds: Vec<(Hashed<T>, Instant)>,
+    /// The earliest ready time in `adds`.
+    earliest: Option<Instant>,
     /// The time the sleeping timer wakes at by itself; `None` while it runs
     /// (it looks at the inbox again before it sleeps) or once an add woke it.
     armed: Option<Instant>,
@@ -103,6 +119,7 @@ impl<T> Inbox<T> {
         Self {
             state: parking_lot::Mutex::new(InboxState {
                 adds: Vec::new(),
+                earliest: None,
                 armed: None,
                 closed: false,
             }),
@@ -110,7 +127,7 @@ impl<T> Inbox<T> {
         }
     }
 
-    fn push(&self, item: T, ready_at: Instant) {
+    fn push(&self, item: Hashed<T>, ready_at: Instant) {
         let mut st = self.state.lock();
         if st.closed {
             // The timer has ended: the item is dropped, as shut down drops
@@ -118,6 +135,7 @@ impl<T> Inbox<T> {
             return;
         }
         st.adds.push((item, ready_at));
+        st.earliest = Some(st.earliest.map_or(ready_at, |at| at.min(ready_at)));
         let wake = st.armed.is_some();
         if wake {
             st.armed = None;
@@ -132,6 +150,7 @@ impl<T> Inbox<T> {
         let mut st = self.state.lock();
         st.closed = true;
         st.adds = Vec::new();
+        st.earliest = None;
         drop(st);
         self.wake.notify_one();
     }
@@ -145,7 +164,7 @@ const BUCKET_NANOS: u128 = 1_000_000;
 
 /// The delayed items whose ready time falls in one millisecond.
 struct Bucket<T> {
-    items: Vec<Delayed<T>>,
+    items: Vec<Delayed<Hashed<T>>>,
     /// The earliest ready time in `items`.
     min: Instant,
     /// `items` is in (ready time, arrival) order.
@@ -161,10 +180,19 @@ struct Bucket<T> {
 struct Timer<T> {
     buckets: BTreeMap<u64, Bucket<T>>,
     /// Each waiting item's ready time and the sequence number of its live
-    /// entry (older entries for the same item are skipped).
-    waiting: Map<T, (Instant, u64)>,
+    /// entry (older entries for the same item are skipped), found by the
+    /// hash the item came with.
+    waiting: hashbrown::HashTable<Waiting<T>>,
     seq: u64,
     epoch: Instant,
+}
+
+/// A waiting item's live entry in the timer.
+struct Waiting<T> {
+    hash: u64,
+    item: T,
+    ready_at: Instant,
+    seq: u64,
 }
 
 fn order<T>(a: &Delayed<T>, b: &Delayed<T>) -> std::cmp::Ordering {
@@ -175,24 +203,31 @@ impl<T: Item> Timer<T> {
     fn new() -> Self {
         Self {
             buckets: BTreeMap::new(),
-            waiting: Map::default(),
+            waiting: hashbrown::HashTable::new(),
             seq: 0,
             epoch: Instant::now(),
         }
     }
 
-    fn insert(&mut self, item: T, ready_at: Instant) {
+    fn insert(&mut self, item: Hashed<T>, ready_at: Instant) {
         let seq = self.seq + 1;
-        match self.waiting.entry(item.clone()) {
-            hash_map::Entry::Occupied(mut waiting) => {
-                if waiting.get().0 <= ready_at {
+        match self.waiting.find_mut(item.hash, |w| w.item == item.item) {
+            Some(waiting) => {
+                if waiting.ready_at <= ready_at {
                     // Waiting already, and ready sooner: keep the earlier time.
                     return;
                 }
-                waiting.insert((ready_at, seq));
+                waiting.ready_at = ready_at;
+                waiting.seq = seq;
             }
-            hash_map::Entry::Vacant(vacant) => {
-                vacant.insert((ready_at, seq));
+            None => {
+                let waiting = Waiting {
+                    hash: item.hash,
+                    item: item.item.clone(),
+                    ready_at,
+                    seq,
+                };
+                self.waiting.insert_unique(item.hash, waiting, |w| w.hash);
             }
         }
         self.seq = seq;
@@ -225,7 +260,7 @@ impl<T: Item> Timer<T> {
     }
 
     /// Moves the items due at `now` to `batch`, in ready-time order.
-    fn due(&mut self, now: Instant, batch: &mut Vec<T>) {
+    fn due(&mut self, now: Instant, batch: &mut Vec<Hashed<T>>) {
         while let Some(mut first) = self.buckets.first_entry() {
             let bucket = first.get_mut();
             if bucket.min > now {
@@ -237,14 +272,13 @@ impl<T: Item> Timer<T> {
             }
             let due = bucket.items.partition_point(|d| d.ready_at <= now);
             for delayed in bucket.items.drain(..due) {
-                // One lookup: take the item's waiting record out, and put it
-                // back in the rare case that this entry was superseded.
-                match self.waiting.remove_entry(&delayed.item) {
-                    Some((_, (_, seq))) if seq == delayed.seq => batch.push(delayed.item),
-                    Some((item, live)) => {
-                        self.waiting.insert(item, live);
-                    }
-                    None => {}
+                // Skip an entry superseded by an earlier ready time.
+                let Hashed { hash, item } = &delayed.item;
+                if let Ok(waiting) = self.waiting.find_entry(*hash, |w| w.item == *item)
+                    && waiting.get().seq == delayed.seq
+                {
+                    waiting.remove();
+                    batch.push(delayed.item);
                 }
             }
             match bucket.items.first() {
@@ -280,6 +314,7 @@ pub(crate) async fn run_timer<T: Item>(queue: Weak<Shared<T>>, inbox: Arc<Inbox<
                 return;
             }
             std::mem::swap(&mut st.adds, &mut adds);
+            st.earliest = None;
             st.armed = None;
         }
         for (item, ready_at) in adds.drain(..) {
@@ -308,9 +343,8 @@ pub(crate) async fn run_timer<T: Item>(queue: Weak<Shared<T>>, inbox: Arc<Inbox<
             // What came in meanwhile waits for the next wake-up, unless it is
             // due sooner.
             let sooner = st
-                .adds
-                .iter()
-                .any(|(_, at)| next.is_none_or(|next| *at < next));
+                .earliest
+                .is_some_and(|at| next.is_none_or(|next| at < next));
             if !sooner {
                 st.armed = Some(next.unwrap_or_else(|| far_future(Instant::now())));
             }

@@ -90,6 +90,39 @@ mod enabled {
             }
         }
 
+        /// The plain queue's depth, raised before its lock is taken for an
+        /// add (so a worker taking the item at once never sees it below
+        /// zero) and lowered again if the add queued nothing.
+        #[inline]
+        pub(crate) fn depth_inc(&self) {
+            if let Some(r) = &self.0 {
+                match &r.depth {
+                    Depth::Plain(d) => d.inc(),
+                    Depth::Priority(d) => d.inc(0),
+                }
+            }
+        }
+
+        /// See [`Metrics::depth_inc`].
+        #[inline]
+        pub(crate) fn depth_dec(&self) {
+            if let Some(r) = &self.0 {
+                match &r.depth {
+                    Depth::Plain(d) => d.dec(),
+                    Depth::Priority(d) => d.dec(0),
+                }
+            }
+        }
+
+        /// An add queued an item (the adds counter alone; see
+        /// [`Metrics::depth_inc`]).
+        #[inline]
+        pub(crate) fn added(&self) {
+            if let Some(r) = &self.0 {
+                r.adds.inc();
+            }
+        }
+
         /// A queued item changed priority.
         #[inline]
         pub(crate) fn reprioritize(&self, from: i32, to: i32) {
@@ -174,6 +207,12 @@ mod disabled {
         }
         #[inline(always)]
         pub(crate) fn add(&self, _priority: i32) {}
+        #[inline(always)]
+        pub(crate) fn depth_inc(&self) {}
+        #[inline(always)]
+        pub(crate) fn depth_dec(&self) {}
+        #[inline(always)]
+        pub(crate) fn added(&self) {}
         #[inline(always)]
         pub(crate) fn reprioritize(&self, _from: i32, _to: i32) {}
         #[inline(always)]

@@ -1,8 +1,7 @@
 //! [`Queue`]: client-go's `Type`, the fair, stingy work queue.
 
-use std::collections::hash_map;
 use std::collections::{HashMap, VecDeque};
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
@@ -23,7 +22,22 @@ pub trait Item: Clone + Eq + Hash + Send + Sync + 'static {}
 
 impl<T: Clone + Eq + Hash + Send + Sync + 'static> Item for T {}
 
-pub(crate) type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type Hasher = foldhash::fast::RandomState;
+pub(crate) type Map<K, V> = HashMap<K, V, Hasher>;
+
+/// An item with its hash, computed once, before the lock is taken, and
+/// carried along (inbox, timer, FIFO) so no later step hashes it again.
+pub(crate) struct Hashed<T> {
+    pub(crate) hash: u64,
+    pub(crate) item: T,
+}
+
+/// An item the queue knows, in its table.
+pub(crate) struct Slot<T> {
+    hash: u64,
+    item: T,
+    entry: Entry,
+}
 
 /// What the queue knows of one item.
 #[derive(Default)]
@@ -64,8 +78,9 @@ impl<T> Ord for Delayed<T> {
 }
 
 pub(crate) struct State<T> {
-    pub(crate) items: Map<T, Entry>,
-    pub(crate) fifo: VecDeque<T>,
+    /// Every item queued or being processed, found by its hash.
+    pub(crate) items: hashbrown::HashTable<Slot<T>>,
+    pub(crate) fifo: VecDeque<Hashed<T>>,
     pub(crate) processing: usize,
     pub(crate) shutting_down: bool,
     pub(crate) drain: bool,
@@ -81,6 +96,7 @@ pub(crate) struct Shared<T> {
     // A parking_lot mutex in async code: it is only ever held for a few
     // non-blocking operations on the maps, never across an `.await`.
     pub(crate) state: Mutex<State<T>>,
+    hasher: Hasher,
     pub(crate) metrics: Metrics,
     drained: Notify,
     /// Delaying queues: where `add_after` leaves items for the timer task,
@@ -115,7 +131,7 @@ impl<T: Item> Shared<T> {
         let inbox = delaying.then(|| Arc::new(Inbox::new()));
         let shared = Arc::new_cyclic(|me| Shared {
             state: Mutex::new(State {
-                items: Map::default(),
+                items: hashbrown::HashTable::new(),
                 fifo: VecDeque::new(),
                 processing: 0,
                 shutting_down: false,
@@ -123,6 +139,7 @@ impl<T: Item> Shared<T> {
                 waiters: Waiters::default(),
                 spawn_deferred: true,
             }),
+            hasher: Hasher::default(),
             metrics,
             drained: Notify::new(),
             inbox,
@@ -161,53 +178,83 @@ impl<T: Item> Shared<T> {
         self.spawned.store(true, Ordering::Release);
     }
 
-    /// Marks `item` queued; returns a parked worker to wake, if it entered the FIFO.
-    pub(crate) fn enqueue(&self, st: &mut State<T>, item: T) -> Option<Waker> {
+    /// `item` with its hash (computed without the lock).
+    pub(crate) fn hashed(&self, item: T) -> Hashed<T> {
+        Hashed {
+            hash: self.hasher.hash_one(&item),
+            item,
+        }
+    }
+
+    /// Marks `item` queued at `now`; returns a parked worker to wake, if it
+    /// entered the FIFO, and whether it became queued (it was not waiting
+    /// already). Records no metrics: the caller does, outside the lock.
+    pub(crate) fn enqueue(
+        &self,
+        st: &mut State<T>,
+        hashed: Hashed<T>,
+        now: Stamp,
+    ) -> (Option<Waker>, bool) {
         let State {
             items,
             fifo,
             waiters,
             ..
         } = st;
-        match items.entry(item) {
-            hash_map::Entry::Occupied(mut occupied) => {
-                let entry = occupied.get_mut();
+        let Hashed { hash, item } = hashed;
+        match items.find_mut(hash, |slot| slot.item == item) {
+            Some(slot) => {
+                let entry = &mut slot.entry;
                 if entry.queued {
-                    return None;
+                    return (None, false);
                 }
                 entry.queued = true;
-                entry.added = self.metrics.now();
-                self.metrics.add(0);
+                entry.added = now;
                 if entry.processing {
                     // Queued again at `done`.
-                    return None;
+                    return (None, true);
                 }
-                fifo.push_back(occupied.key().clone());
+                fifo.push_back(Hashed { hash, item });
             }
-            hash_map::Entry::Vacant(vacant) => {
-                fifo.push_back(vacant.key().clone());
-                vacant.insert(Entry {
-                    queued: true,
-                    added: self.metrics.now(),
-                    ..Entry::default()
+            None => {
+                fifo.push_back(Hashed {
+                    hash,
+                    item: item.clone(),
                 });
-                self.metrics.add(0);
+                let entry = Entry {
+                    queued: true,
+                    added: now,
+                    ..Entry::default()
+                };
+                items.insert_unique(hash, Slot { hash, item, entry }, |slot| slot.hash);
             }
         }
-        waiters.take_for(fifo.len())
+        (waiters.take_for(fifo.len()), true)
     }
 
     pub(crate) fn add(&self, item: T) {
+        // Hash, clock and depth before the lock: the critical section is
+        // the table and the FIFO alone.
+        let hashed = self.hashed(item);
+        let now = self.metrics.now();
+        self.metrics.depth_inc();
         let mut st = self.state.lock();
-        if st.shutting_down {
-            return;
-        }
-        let waker = self.enqueue(&mut st, item);
+        let (waker, queued) = if st.shutting_down {
+            (None, false)
+        } else {
+            self.enqueue(&mut st, hashed, now)
+        };
         drop(st);
         wake(waker);
+        if queued {
+            self.metrics.added();
+        } else {
+            self.metrics.depth_dec();
+        }
     }
 
     pub(crate) fn done(&self, item: &T) {
+        let hash = self.hasher.hash_one(item);
         let mut st = self.state.lock();
         let State {
             items,
@@ -217,27 +264,28 @@ impl<T: Item> Shared<T> {
             drain,
             ..
         } = &mut *st;
-        // One lookup on the common path: take the entry out, put it back only
-        // if the item was added while it was processed.
-        let Some((key, mut entry)) = items.remove_entry(item) else {
+        let Ok(mut found) = items.find_entry(hash, |slot| slot.item == *item) else {
             return;
         };
+        let entry = &mut found.get_mut().entry;
         if !entry.processing {
-            items.insert(key, entry);
             return;
         }
         entry.processing = false;
         *processing -= 1;
         let started = std::mem::take(&mut entry.started);
-        let waker = if entry.queued {
-            fifo.push_back(key.clone());
-            items.insert(key, entry);
-            waiters.take_for(fifo.len())
+        let (waker, forgotten) = if entry.queued {
+            // Added while it was processed: queued again now.
+            let item = found.get().item.clone();
+            fifo.push_back(Hashed { hash, item });
+            (waiters.take_for(fifo.len()), None)
         } else {
-            None
+            (None, Some(found.remove().0))
         };
         let drained = *drain && *processing == 0;
         drop(st);
+        // The queue's copy of a finished item is dropped outside the lock.
+        drop(forgotten);
         wake(waker);
         self.metrics.done(started);
         if drained {
@@ -289,6 +337,7 @@ impl<T: Item> Shared<T> {
 
 impl<T: Item> Source<T> for Shared<T> {
     fn poll_get(&self, cx: &mut Context<'_>, slot: &mut Option<u64>) -> Poll<Option<T>> {
+        let now = self.metrics.now();
         let mut st = self.state.lock();
         if st.spawn_deferred {
             self.try_spawn(&mut st);
@@ -301,13 +350,12 @@ impl<T: Item> Source<T> for Shared<T> {
             shutting_down,
             ..
         } = &mut *st;
-        if let Some(item) = fifo.pop_front() {
+        if let Some(Hashed { hash, item }) = fifo.pop_front() {
             if let Some(id) = slot.take() {
                 waiters.remove(id);
             }
-            let now = self.metrics.now();
             let mut added = Stamp::default();
-            if let Some(entry) = items.get_mut(&item) {
+            if let Some(Slot { entry, .. }) = items.find_mut(hash, |slot| slot.item == item) {
                 entry.queued = false;
                 entry.processing = true;
                 added = std::mem::take(&mut entry.added);
@@ -350,9 +398,9 @@ impl<T: Item> Background for Shared<T> {
         }
         self.metrics.update_unfinished(
             st.items
-                .values()
-                .filter(|entry| entry.processing)
-                .map(|entry| entry.started),
+                .iter()
+                .filter(|slot| slot.entry.processing)
+                .map(|slot| slot.entry.started),
         );
         true
     }
