@@ -32,14 +32,30 @@ pub(crate) struct Hashed<T> {
     pub(crate) item: T,
 }
 
-/// An item the queue knows, in its table.
+/// An item the queue knows. Slots stay where they are (a freed one is
+/// reused), so the FIFO can point at them.
 pub(crate) struct Slot<T> {
     hash: u64,
-    item: T,
+    /// `None` while the slot is free.
+    item: Option<T>,
     entry: Entry,
 }
 
-/// What the queue knows of one item.
+/// A FIFO element: the item, and the slot that holds its state, so that
+/// `get` needs no lookup.
+pub(crate) struct Queued<T> {
+    slot: usize,
+    item: T,
+}
+
+/// How many finished items a queue keeps in its table before it lets them
+/// all go. Keys come back (requeues, resyncs, the next change of the same
+/// object): a kept entry makes the next add of the same item a flag change,
+/// with no table insert and no clone of the item, and its `done` no removal.
+const IDLE_KEEP: usize = 16_384;
+
+/// What the queue knows of one item. Neither queued nor processing: idle,
+/// kept for reuse (see [`IDLE_KEEP`]).
 #[derive(Default)]
 pub(crate) struct Entry {
     /// Dirty: waiting to be handed out (in the FIFO unless being processed).
@@ -78,10 +94,16 @@ impl<T> Ord for Delayed<T> {
 }
 
 pub(crate) struct State<T> {
-    /// Every item queued or being processed, found by its hash.
-    pub(crate) items: hashbrown::HashTable<Slot<T>>,
-    pub(crate) fifo: VecDeque<Hashed<T>>,
+    /// The slot of every item queued, being processed or idle, found by the
+    /// item's hash.
+    index: hashbrown::HashTable<usize>,
+    slots: Vec<Slot<T>>,
+    /// Free slots.
+    free: Vec<usize>,
+    pub(crate) fifo: VecDeque<Queued<T>>,
     pub(crate) processing: usize,
+    /// Idle slots.
+    idle: usize,
     pub(crate) shutting_down: bool,
     pub(crate) drain: bool,
     pub(crate) waiters: Waiters,
@@ -131,9 +153,12 @@ impl<T: Item> Shared<T> {
         let inbox = delaying.then(|| Arc::new(Inbox::new()));
         let shared = Arc::new_cyclic(|me| Shared {
             state: Mutex::new(State {
-                items: hashbrown::HashTable::new(),
+                index: hashbrown::HashTable::new(),
+                slots: Vec::new(),
+                free: Vec::new(),
                 fifo: VecDeque::new(),
                 processing: 0,
+                idle: 0,
                 shutting_down: false,
                 drain: false,
                 waiters: Waiters::default(),
@@ -196,17 +221,28 @@ impl<T: Item> Shared<T> {
         now: Stamp,
     ) -> (Option<Waker>, bool) {
         let State {
-            items,
+            index,
+            slots,
+            free,
             fifo,
             waiters,
+            idle,
             ..
         } = st;
         let Hashed { hash, item } = hashed;
-        match items.find_mut(hash, |slot| slot.item == item) {
-            Some(slot) => {
+        let found = index
+            .find(hash, |&i| {
+                slots.get(i).and_then(|s| s.item.as_ref()) == Some(&item)
+            })
+            .copied();
+        match found.and_then(|i| Some((i, slots.get_mut(i)?))) {
+            Some((i, slot)) => {
                 let entry = &mut slot.entry;
                 if entry.queued {
                     return (None, false);
+                }
+                if !entry.processing {
+                    *idle -= 1;
                 }
                 entry.queued = true;
                 entry.added = now;
@@ -214,19 +250,30 @@ impl<T: Item> Shared<T> {
                     // Queued again at `done`.
                     return (None, true);
                 }
-                fifo.push_back(Hashed { hash, item });
+                fifo.push_back(Queued { slot: i, item });
             }
             None => {
-                fifo.push_back(Hashed {
+                let slot = Slot {
                     hash,
-                    item: item.clone(),
-                });
-                let entry = Entry {
-                    queued: true,
-                    added: now,
-                    ..Entry::default()
+                    item: Some(item.clone()),
+                    entry: Entry {
+                        queued: true,
+                        added: now,
+                        ..Entry::default()
+                    },
                 };
-                items.insert_unique(hash, Slot { hash, item, entry }, |slot| slot.hash);
+                let i = match free.pop() {
+                    Some(i) if i < slots.len() => {
+                        slots[i] = slot;
+                        i
+                    }
+                    _ => {
+                        slots.push(slot);
+                        slots.len() - 1
+                    }
+                };
+                index.insert_unique(hash, i, |&j| slots.get(j).map_or(0, |s| s.hash));
+                fifo.push_back(Queued { slot: i, item });
             }
         }
         (waiters.take_for(fifo.len()), true)
@@ -257,34 +304,57 @@ impl<T: Item> Shared<T> {
         let hash = self.hasher.hash_one(item);
         let mut st = self.state.lock();
         let State {
-            items,
+            index,
+            slots,
+            free,
             fifo,
             waiters,
             processing,
+            idle,
             drain,
             ..
         } = &mut *st;
-        let Ok(mut found) = items.find_entry(hash, |slot| slot.item == *item) else {
+        let Some(&i) = index.find(hash, |&i| {
+            slots.get(i).and_then(|s| s.item.as_ref()) == Some(item)
+        }) else {
             return;
         };
-        let entry = &mut found.get_mut().entry;
+        let Some(slot) = slots.get_mut(i) else {
+            return;
+        };
+        let entry = &mut slot.entry;
         if !entry.processing {
             return;
         }
         entry.processing = false;
         *processing -= 1;
         let started = std::mem::take(&mut entry.started);
-        let (waker, forgotten) = if entry.queued {
+        let mut forgotten = Vec::new();
+        let waker = if entry.queued {
             // Added while it was processed: queued again now.
-            let item = found.get().item.clone();
-            fifo.push_back(Hashed { hash, item });
-            (waiters.take_for(fifo.len()), None)
+            if let Some(item) = slot.item.clone() {
+                fifo.push_back(Queued { slot: i, item });
+            }
+            waiters.take_for(fifo.len())
         } else {
-            (None, Some(found.remove().0))
+            *idle += 1;
+            if *idle > IDLE_KEEP {
+                // Let every idle item go; their slots are reused.
+                index.retain(|&mut i| match slots.get_mut(i) {
+                    Some(s) if !s.entry.queued && !s.entry.processing => {
+                        forgotten.extend(s.item.take());
+                        free.push(i);
+                        false
+                    }
+                    _ => true,
+                });
+                *idle = 0;
+            }
+            None
         };
         let drained = *drain && *processing == 0;
         drop(st);
-        // The queue's copy of a finished item is dropped outside the lock.
+        // Idle items let go are dropped outside the lock.
         drop(forgotten);
         wake(waker);
         self.metrics.done(started);
@@ -343,19 +413,19 @@ impl<T: Item> Source<T> for Shared<T> {
             self.try_spawn(&mut st);
         }
         let State {
-            items,
+            slots,
             fifo,
             waiters,
             processing,
             shutting_down,
             ..
         } = &mut *st;
-        if let Some(Hashed { hash, item }) = fifo.pop_front() {
+        if let Some(Queued { slot: i, item }) = fifo.pop_front() {
             if let Some(id) = slot.take() {
                 waiters.remove(id);
             }
             let mut added = Stamp::default();
-            if let Some(Slot { entry, .. }) = items.find_mut(hash, |slot| slot.item == item) {
+            if let Some(Slot { entry, .. }) = slots.get_mut(i) {
                 entry.queued = false;
                 entry.processing = true;
                 added = std::mem::take(&mut entry.added);
@@ -397,7 +467,7 @@ impl<T: Item> Background for Shared<T> {
             return false;
         }
         self.metrics.update_unfinished(
-            st.items
+            st.slots
                 .iter()
                 .filter(|slot| slot.entry.processing)
                 .map(|slot| slot.entry.started),
@@ -522,5 +592,63 @@ impl<T: Item> Queue<T> {
     /// Whether the queue is shutting down.
     pub fn is_shutting_down(&self) -> bool {
         self.shared.is_shutting_down()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table_len<T>(queue: &Queue<T>) -> usize {
+        queue.shared.state.lock().index.len()
+    }
+
+    #[tokio::test]
+    async fn a_finished_item_should_be_kept_for_reuse_and_let_go_past_the_bound() {
+        let queue: Queue<Arc<str>> = Queue::new();
+        let first: Arc<str> = Arc::from("ns/first");
+        queue.add(first.clone());
+        let item = queue.get().await.unwrap();
+        queue.done(&item);
+        drop(item);
+        // Kept idle: not queued, not counted, but still in the table.
+        assert_eq!(queue.len(), 0);
+        assert_eq!(table_len(&queue), 1);
+        assert_eq!(Arc::strong_count(&first), 2);
+        // Added again, it is queued and handed out as any item.
+        queue.add(first.clone());
+        assert_eq!(queue.len(), 1);
+        let item = queue.get().await.unwrap();
+        assert!(Arc::ptr_eq(&item, &first));
+        queue.done(&item);
+        drop(item);
+        // Past the bound every idle item is let go at once.
+        for i in 0..IDLE_KEEP {
+            queue.add(Arc::from(format!("ns/{i}")));
+            let item = queue.get().await.unwrap();
+            queue.done(&item);
+        }
+        assert_eq!(table_len(&queue), 0);
+        assert_eq!(Arc::strong_count(&first), 1);
+        // An item being processed or queued is never let go.
+        queue.add(first.clone());
+        let held = queue.get().await.unwrap();
+        queue.add(Arc::from("ns/waiting"));
+        for i in 0..IDLE_KEEP {
+            queue.add(Arc::from(format!("ns/again-{i}")));
+        }
+        for _ in 0..IDLE_KEEP + 1 {
+            let item = queue.get().await.unwrap();
+            queue.done(&item);
+        }
+        assert_eq!(table_len(&queue), 1, "only the held item is left");
+        assert!(
+            queue.shared.state.lock().slots.len() <= IDLE_KEEP + 2,
+            "freed slots are reused"
+        );
+        queue.add(first.clone());
+        assert_eq!(queue.len(), 0, "being processed: queued again at done");
+        queue.done(&held);
+        assert_eq!(queue.len(), 1);
     }
 }
