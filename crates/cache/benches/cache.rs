@@ -163,6 +163,16 @@ fn reads(c: &mut Criterion) {
             cache.list()
         })
     });
+    // The same, but a reader still holds the previous list: the snapshot
+    // cannot be written in place and is rebuilt.
+    let mut held = cache.list();
+    group.bench_function("kcr_cache_after_a_write_list_held", |b| {
+        b.iter(|| {
+            cache.update(any.clone()).expect("valid object");
+            let listed = cache.list();
+            std::mem::replace(&mut held, listed)
+        })
+    });
     group.bench_function("kube_runtime_store", |b| b.iter(|| store.state()));
     group.finish();
 }

@@ -19,11 +19,11 @@
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use prometheus::{
-    Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
-    IntGaugeVec, Opts, Registry,
+    Gauge, GaugeVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
 };
 
 use crate::Result;
+use crate::histogram::HistogramVec;
 
 /// The subsystem (name prefix) of every work queue family.
 pub const SUBSYSTEM: &str = "workqueue";
@@ -110,10 +110,15 @@ fn opts(name: &str, help: &str) -> Opts {
     Opts::new(name, help).subsystem(SUBSYSTEM)
 }
 
-fn histogram_opts(name: &str, help: &str) -> HistogramOpts {
-    HistogramOpts::new(name, help)
-        .subsystem(SUBSYSTEM)
-        .buckets(DURATION_BUCKETS.to_vec())
+/// A duration histogram: observed on every `get` and `done`, so it is
+/// kcr-metrics' own lighter histogram (see `histogram.rs`).
+fn duration_histogram(name: &str, help: &str) -> Result<HistogramVec> {
+    HistogramVec::new(
+        &format!("{SUBSYSTEM}_{name}"),
+        help,
+        &["name", "controller"],
+        &DURATION_BUCKETS,
+    )
 }
 
 impl WorkqueueMetrics {
@@ -138,19 +143,13 @@ impl WorkqueueMetrics {
                 ),
                 NAME,
             )?,
-            latency: HistogramVec::new(
-                histogram_opts(
-                    "queue_duration_seconds",
-                    "How long in seconds an item stays in the work queue before a worker requests it",
-                ),
-                NAME,
+            latency: duration_histogram(
+                "queue_duration_seconds",
+                "How long in seconds an item stays in the work queue before a worker requests it",
             )?,
-            work_duration: HistogramVec::new(
-                histogram_opts(
-                    "work_duration_seconds",
-                    "How long in seconds processing an item from the work queue takes",
-                ),
-                NAME,
+            work_duration: duration_histogram(
+                "work_duration_seconds",
+                "How long in seconds processing an item from the work queue takes",
             )?,
             unfinished: GaugeVec::new(
                 opts(
@@ -228,9 +227,9 @@ impl CounterMetric for IntCounter {
     }
 }
 
-impl HistogramMetric for Histogram {
+impl HistogramMetric for prometheus::Histogram {
     fn observe(&self, value: f64) {
-        Histogram::observe(self, value);
+        prometheus::Histogram::observe(self, value);
     }
 }
 

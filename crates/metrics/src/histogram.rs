@@ -1,0 +1,242 @@
+//! A histogram family built for hot paths (the work queue's two duration
+//! histograms, observed on every `get` and `done`).
+//!
+//! An observation is two relaxed atomic additions: its bucket and the sum
+//! (kept in nanoseconds). prometheus' own histogram makes four, two of them
+//! ordered, so that a scrape never sees an observation half recorded; here a
+//! scrape running at that very moment may count an observation in its
+//! bucket before its duration is in the sum. The exposition is the same:
+//! cumulative buckets, `_sum` and `_count` (the buckets' total).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::{self, LabelPair, MetricFamily, MetricType};
+
+use crate::Result;
+use crate::workqueue::HistogramMetric;
+
+/// A histogram family with variable labels; register it with
+/// `registry.register(Box::new(vec.clone()))`.
+#[derive(Clone)]
+pub(crate) struct HistogramVec(Arc<Family>);
+
+struct Family {
+    desc: Desc,
+    bounds: Arc<[f64]>,
+    children: RwLock<HashMap<Vec<String>, Arc<Child>>>,
+}
+
+/// One labelled histogram.
+struct Child {
+    labels: Vec<LabelPair>,
+    bounds: Arc<[f64]>,
+    /// One count per bound, and a last one for observations above every bound.
+    counts: Box<[AtomicU64]>,
+    sum_nanos: AtomicU64,
+}
+
+impl std::fmt::Debug for HistogramVec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HistogramVec")
+            .field("name", &self.0.desc.fq_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HistogramVec {
+    /// A family named `name` (the full name) with the given labels and
+    /// bucket upper bounds (ascending).
+    pub(crate) fn new(name: &str, help: &str, labels: &[&str], bounds: &[f64]) -> Result<Self> {
+        let desc = Desc::new(
+            name.to_owned(),
+            help.to_owned(),
+            labels.iter().map(|l| (*l).to_owned()).collect(),
+            HashMap::new(),
+        )?;
+        Ok(Self(Arc::new(Family {
+            desc,
+            bounds: bounds.into(),
+            children: RwLock::new(HashMap::new()),
+        })))
+    }
+
+    /// The histogram with these label values (in the order of the labels
+    /// given to [`HistogramVec::new`]), created at first use.
+    pub(crate) fn with_label_values(&self, values: &[&str]) -> Histogram {
+        let family = &self.0;
+        let key: Vec<String> = values.iter().map(|v| (*v).to_owned()).collect();
+        if let Some(child) = family
+            .children
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            return Histogram(child.clone());
+        }
+        let mut children = family
+            .children
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let child = children.entry(key).or_insert_with_key(|key| {
+            // Sorted by label name, as prometheus' own families expose them.
+            let mut labels: Vec<LabelPair> = family
+                .desc
+                .variable_labels
+                .iter()
+                .zip(key)
+                .map(|(name, value)| {
+                    let mut pair = LabelPair::default();
+                    pair.set_name(name.clone());
+                    pair.set_value(value.clone());
+                    pair
+                })
+                .collect();
+            labels.sort_by(|a, b| a.name().cmp(b.name()));
+            Arc::new(Child {
+                labels,
+                bounds: family.bounds.clone(),
+                counts: (0..=family.bounds.len())
+                    .map(|_| AtomicU64::new(0))
+                    .collect(),
+                sum_nanos: AtomicU64::new(0),
+            })
+        });
+        Histogram(child.clone())
+    }
+}
+
+/// One histogram of a [`HistogramVec`].
+pub(crate) struct Histogram(Arc<Child>);
+
+impl HistogramMetric for Histogram {
+    /// Records `value` seconds. The sum keeps whole nanoseconds (a negative
+    /// or NaN value adds nothing to it); NaN counts above every bound.
+    fn observe(&self, value: f64) {
+        let child = &*self.0;
+        let bucket = child
+            .bounds
+            .iter()
+            .position(|bound| value <= *bound)
+            .unwrap_or(child.bounds.len());
+        if let Some(count) = child.counts.get(bucket) {
+            count.fetch_add(1, Relaxed);
+        }
+        let nanos = (value * 1e9).round();
+        if nanos >= 1.0 {
+            // `as` saturates: a value past u64 adds u64::MAX.
+            child.sum_nanos.fetch_add(nanos as u64, Relaxed);
+        }
+    }
+}
+
+impl Collector for HistogramVec {
+    fn desc(&self) -> Vec<&Desc> {
+        vec![&self.0.desc]
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let family = &self.0;
+        let children = family
+            .children
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if children.is_empty() {
+            return Vec::new();
+        }
+        let mut metrics: Vec<proto::Metric> = children
+            .values()
+            .map(|child| {
+                let mut cumulative = 0;
+                let buckets = child
+                    .bounds
+                    .iter()
+                    .zip(child.counts.iter())
+                    .map(|(bound, count)| {
+                        cumulative += count.load(Relaxed);
+                        let mut bucket = proto::Bucket::default();
+                        bucket.set_upper_bound(*bound);
+                        bucket.set_cumulative_count(cumulative);
+                        bucket
+                    })
+                    .collect();
+                let above = child.counts.last().map_or(0, |c| c.load(Relaxed));
+                let mut histogram = proto::Histogram::default();
+                histogram.set_bucket(buckets);
+                histogram.set_sample_count(cumulative + above);
+                histogram.set_sample_sum(child.sum_nanos.load(Relaxed) as f64 / 1e9);
+                let mut metric = proto::Metric::default();
+                metric.set_label(child.labels.clone());
+                metric.set_histogram(histogram);
+                metric
+            })
+            .collect();
+        metrics.sort_by(|a, b| {
+            let values = |m: &proto::Metric| {
+                m.get_label()
+                    .iter()
+                    .map(|l| l.value().to_owned())
+                    .collect::<Vec<_>>()
+            };
+            values(a).cmp(&values(b))
+        });
+        let mut out = MetricFamily::default();
+        out.set_name(family.desc.fq_name.clone());
+        out.set_help(family.desc.help.clone());
+        out.set_field_type(MetricType::HISTOGRAM);
+        out.set_metric(metrics);
+        vec![out]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prometheus::Registry;
+
+    #[test]
+    fn observations_should_be_exposed_as_cumulative_buckets_sum_and_count() {
+        let vec = HistogramVec::new("t_seconds", "help", &["name", "controller"], &[0.1, 1.0])
+            .expect("valid family");
+        let registry = Registry::new();
+        registry
+            .register(Box::new(vec.clone()))
+            .expect("registered");
+        assert_eq!(crate::encode_text(&registry).expect("text"), "");
+        let h = vec.with_label_values(&["q", "c"]);
+        for v in [0.05, 0.1, 0.5, 2.0, f64::NAN, -1.0] {
+            h.observe(v);
+        }
+        vec.with_label_values(&["a", "c"]).observe(1.0);
+        let text = crate::encode_text(&registry).expect("text");
+        let expected = [
+            "# HELP t_seconds help",
+            "# TYPE t_seconds histogram",
+            r#"t_seconds_bucket{controller="c",name="a",le="0.1"} 0"#,
+            r#"t_seconds_bucket{controller="c",name="a",le="1"} 1"#,
+            r#"t_seconds_bucket{controller="c",name="a",le="+Inf"} 1"#,
+            r#"t_seconds_sum{controller="c",name="a"} 1"#,
+            r#"t_seconds_count{controller="c",name="a"} 1"#,
+            r#"t_seconds_bucket{controller="c",name="q",le="0.1"} 3"#,
+            r#"t_seconds_bucket{controller="c",name="q",le="1"} 4"#,
+            r#"t_seconds_bucket{controller="c",name="q",le="+Inf"} 6"#,
+            r#"t_seconds_sum{controller="c",name="q"} 2.65"#,
+            r#"t_seconds_count{controller="c",name="q"} 6"#,
+        ];
+        assert_eq!(text.lines().collect::<Vec<_>>(), expected);
+    }
+
+    #[test]
+    fn the_same_labels_should_give_the_same_histogram() {
+        let vec = HistogramVec::new("u_seconds", "help", &["name"], &[1.0]).expect("valid");
+        vec.with_label_values(&["x"]).observe(0.5);
+        vec.with_label_values(&["x"]).observe(0.5);
+        let families = vec.collect();
+        assert_eq!(families.len(), 1);
+        let metric = &families[0].get_metric()[0];
+        assert_eq!(metric.get_histogram().get_sample_count(), 2);
+        assert_eq!(metric.get_histogram().get_sample_sum(), 1.0);
+    }
+}
