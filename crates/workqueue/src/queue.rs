@@ -48,11 +48,16 @@ pub(crate) struct Queued<T> {
     item: T,
 }
 
-/// How many finished items a queue keeps in its table before it lets them
-/// all go. Keys come back (requeues, resyncs, the next change of the same
-/// object): a kept entry makes the next add of the same item a flag change,
-/// with no table insert and no clone of the item, and its `done` no removal.
+/// How many finished items a queue keeps in its table; past that, each
+/// `done` lets one idle item go. Keys come back (requeues, resyncs, the next
+/// change of the same object): a kept entry makes the next add of the same
+/// item a flag change, with no table insert and no clone of the item, and
+/// its `done` no removal.
 const IDLE_KEEP: usize = 16_384;
+
+/// How many slots one `done` looks at, at most, for an idle item to let go:
+/// the lock is never held for a sweep of the whole table.
+const SWEEP: usize = 64;
 
 /// What the queue knows of one item. Neither queued nor processing: idle,
 /// kept for reuse (see [`IDLE_KEEP`]).
@@ -104,6 +109,8 @@ pub(crate) struct State<T> {
     pub(crate) processing: usize,
     /// Idle slots.
     idle: usize,
+    /// Where the search for an idle item to let go goes on from.
+    sweep: usize,
     pub(crate) shutting_down: bool,
     pub(crate) drain: bool,
     pub(crate) waiters: Waiters,
@@ -159,6 +166,7 @@ impl<T: Item> Shared<T> {
                 fifo: VecDeque::new(),
                 processing: 0,
                 idle: 0,
+                sweep: 0,
                 shutting_down: false,
                 drain: false,
                 waiters: Waiters::default(),
@@ -241,15 +249,14 @@ impl<T: Item> Shared<T> {
                 if entry.queued {
                     return (None, false);
                 }
-                if !entry.processing {
-                    *idle -= 1;
-                }
+                let was_idle = !entry.processing;
                 entry.queued = true;
                 entry.added = now;
-                if entry.processing {
+                if !was_idle {
                     // Queued again at `done`.
                     return (None, true);
                 }
+                *idle -= 1;
                 fifo.push_back(Queued { slot: i, item });
             }
             None => {
@@ -311,6 +318,7 @@ impl<T: Item> Shared<T> {
             waiters,
             processing,
             idle,
+            sweep,
             drain,
             ..
         } = &mut *st;
@@ -329,7 +337,7 @@ impl<T: Item> Shared<T> {
         entry.processing = false;
         *processing -= 1;
         let started = std::mem::take(&mut entry.started);
-        let mut forgotten = Vec::new();
+        let mut forgotten = None;
         let waker = if entry.queued {
             // Added while it was processed: queued again now.
             if let Some(item) = slot.item.clone() {
@@ -339,22 +347,29 @@ impl<T: Item> Shared<T> {
         } else {
             *idle += 1;
             if *idle > IDLE_KEEP {
-                // Let every idle item go; their slots are reused.
-                index.retain(|&mut i| match slots.get_mut(i) {
-                    Some(s) if !s.entry.queued && !s.entry.processing => {
-                        forgotten.extend(s.item.take());
-                        free.push(i);
-                        false
+                // Let one idle item go; its slot is reused.
+                for _ in 0..SWEEP.min(slots.len()) {
+                    *sweep = (*sweep + 1) % slots.len();
+                    let at = *sweep;
+                    let Some(slot) = slots.get_mut(at) else {
+                        break;
+                    };
+                    if slot.item.is_some() && !slot.entry.queued && !slot.entry.processing {
+                        if let Ok(found) = index.find_entry(slot.hash, |&j| j == at) {
+                            found.remove();
+                        }
+                        forgotten = slot.item.take();
+                        free.push(at);
+                        *idle -= 1;
+                        break;
                     }
-                    _ => true,
-                });
-                *idle = 0;
+                }
             }
             None
         };
         let drained = *drain && *processing == 0;
         drop(st);
-        // Idle items let go are dropped outside the lock.
+        // An idle item let go is dropped outside the lock.
         drop(forgotten);
         wake(waker);
         self.metrics.done(started);
@@ -603,14 +618,17 @@ mod tests {
         queue.shared.state.lock().index.len()
     }
 
+    async fn process(queue: &Queue<Arc<str>>, item: Arc<str>) {
+        queue.add(item);
+        let got = queue.get().await.unwrap();
+        queue.done(&got);
+    }
+
     #[tokio::test]
     async fn a_finished_item_should_be_kept_for_reuse_and_let_go_past_the_bound() {
         let queue: Queue<Arc<str>> = Queue::new();
         let first: Arc<str> = Arc::from("ns/first");
-        queue.add(first.clone());
-        let item = queue.get().await.unwrap();
-        queue.done(&item);
-        drop(item);
+        process(&queue, first.clone()).await;
         // Kept idle: not queued, not counted, but still in the table.
         assert_eq!(queue.len(), 0);
         assert_eq!(table_len(&queue), 1);
@@ -622,33 +640,121 @@ mod tests {
         assert!(Arc::ptr_eq(&item, &first));
         queue.done(&item);
         drop(item);
-        // Past the bound every idle item is let go at once.
-        for i in 0..IDLE_KEEP {
-            queue.add(Arc::from(format!("ns/{i}")));
-            let item = queue.get().await.unwrap();
-            queue.done(&item);
+        // Past the bound each `done` lets one idle item go: the table stays
+        // at the bound.
+        let keys: Vec<Arc<str>> = (0..IDLE_KEEP + 100)
+            .map(|i| Arc::from(format!("ns/{i}")))
+            .collect();
+        for key in &keys {
+            process(&queue, key.clone()).await;
+            assert!(table_len(&queue) <= IDLE_KEEP);
         }
-        assert_eq!(table_len(&queue), 0);
-        assert_eq!(Arc::strong_count(&first), 1);
+        assert_eq!(table_len(&queue), IDLE_KEEP);
+        let kept = keys
+            .iter()
+            .chain([&first])
+            .filter(|k| Arc::strong_count(k) == 2)
+            .count();
+        assert_eq!(kept, IDLE_KEEP, "the others were let go (dropped)");
         // An item being processed or queued is never let go.
-        queue.add(first.clone());
+        let held_key: Arc<str> = Arc::from("ns/held");
+        queue.add(held_key.clone());
         let held = queue.get().await.unwrap();
         queue.add(Arc::from("ns/waiting"));
-        for i in 0..IDLE_KEEP {
+        for i in 0..IDLE_KEEP + 10 {
             queue.add(Arc::from(format!("ns/again-{i}")));
         }
-        for _ in 0..IDLE_KEEP + 1 {
+        let _waiting = queue.get().await.unwrap();
+        for _ in 0..IDLE_KEEP + 10 {
             let item = queue.get().await.unwrap();
             queue.done(&item);
         }
-        assert_eq!(table_len(&queue), 1, "only the held item is left");
+        assert_eq!(
+            table_len(&queue),
+            IDLE_KEEP + 2,
+            "idle ones, the held and the waiting"
+        );
         assert!(
-            queue.shared.state.lock().slots.len() <= IDLE_KEEP + 2,
+            queue.shared.state.lock().slots.len() <= 2 * IDLE_KEEP + 16,
             "freed slots are reused"
         );
-        queue.add(first.clone());
+        queue.add(held_key.clone());
         assert_eq!(queue.len(), 0, "being processed: queued again at done");
         queue.done(&held);
         assert_eq!(queue.len(), 1);
+        check(&queue);
+    }
+
+    /// The idle count is the number of idle slots, and the index holds
+    /// exactly the slots that hold an item.
+    fn check(queue: &Queue<Arc<str>>) {
+        let st = queue.shared.state.lock();
+        let idle = st
+            .slots
+            .iter()
+            .filter(|s| s.item.is_some() && !s.entry.queued && !s.entry.processing)
+            .count();
+        assert_eq!(idle, st.idle);
+        let held = st.slots.iter().filter(|s| s.item.is_some()).count();
+        assert_eq!(held, st.index.len());
+        for (i, slot) in st.slots.iter().enumerate() {
+            if let Some(item) = &slot.item {
+                assert_eq!(
+                    st.index.find(slot.hash, |&j| j == i),
+                    Some(&i),
+                    "{item} indexed"
+                );
+            }
+        }
+        for &i in &st.free {
+            assert!(st.slots[i].item.is_none(), "a free slot is empty");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_table_should_stay_consistent_through_reuse_and_letting_go() {
+        let queue: Queue<Arc<str>> = Queue::new();
+        let keys: Vec<Arc<str>> = (0..2 * IDLE_KEEP)
+            .map(|i| Arc::from(format!("k{i}")))
+            .collect();
+        let mut seed = 0x9e37_79b9_u32;
+        let mut in_hand = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for step in 0..5 * keys.len() {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            let key = &keys[(seed >> 8) as usize % keys.len()];
+            match seed % 4 {
+                0 | 1 => queue.add(key.clone()),
+                2 if !queue.is_empty() => {
+                    let item = queue.get().await.unwrap();
+                    seen.insert(item.clone());
+                    in_hand.push(item);
+                }
+                _ => {
+                    if let Some(item) = in_hand.pop() {
+                        queue.done(&item);
+                    }
+                }
+            }
+            if step % 4096 == 0 {
+                check(&queue);
+            }
+        }
+        for item in in_hand.drain(..) {
+            queue.done(&item);
+        }
+        while !queue.is_empty() {
+            let item = queue.get().await.unwrap();
+            seen.insert(item.clone());
+            queue.done(&item);
+        }
+        check(&queue);
+        assert!(
+            seen.len() > IDLE_KEEP,
+            "idle items were let go along the way"
+        );
+        assert_eq!(table_len(&queue), IDLE_KEEP);
     }
 }
