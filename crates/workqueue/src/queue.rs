@@ -504,6 +504,11 @@ impl<T: Item> Background for Shared<T> {
 ///
 /// A handle is an `Arc`: clone it for every producer and worker.
 ///
+/// The queue keeps its copy of up to 16,384 finished items, so that a key
+/// that comes back (a requeue, a resync, the next change of an object) costs
+/// no allocation; past that, each `done` drops one of them. Items are keys:
+/// nothing should depend on when the queue's copy is dropped.
+///
 /// ```
 /// use kcr_workqueue::Queue;
 ///
