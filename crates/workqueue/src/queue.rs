@@ -59,6 +59,14 @@ const IDLE_KEEP: usize = 16_384;
 /// the lock is never held for a sweep of the whole table.
 const SWEEP: usize = 64;
 
+thread_local! {
+    /// The queue (its address) and slot of the last item this thread got:
+    /// a worker usually calls `done` for it next, on the same thread, and
+    /// then needs neither a hash nor a lookup. Only a hint: `done` checks the
+    /// slot holds an equal item, and looks the item up otherwise.
+    static LAST_GOT: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, usize::MAX)) };
+}
+
 /// What the queue knows of one item. Neither queued nor processing: idle,
 /// kept for reuse (see [`IDLE_KEEP`]).
 #[derive(Default)]
@@ -211,6 +219,11 @@ impl<T: Item> Shared<T> {
         self.spawned.store(true, Ordering::Release);
     }
 
+    /// This queue's address, naming it in [`LAST_GOT`].
+    fn address(&self) -> usize {
+        std::ptr::from_ref(self).addr()
+    }
+
     /// `item` with its hash (computed without the lock).
     pub(crate) fn hashed(&self, item: T) -> Hashed<T> {
         Hashed {
@@ -308,7 +321,9 @@ impl<T: Item> Shared<T> {
     }
 
     pub(crate) fn done(&self, item: &T) {
-        let hash = self.hasher.hash_one(item);
+        let (owner, hint) = LAST_GOT.get();
+        let hinted = owner == self.address();
+        let hash = (!hinted).then(|| self.hasher.hash_one(item));
         let mut st = self.state.lock();
         let State {
             index,
@@ -322,10 +337,15 @@ impl<T: Item> Shared<T> {
             drain,
             ..
         } = &mut *st;
-        let Some(&i) = index.find(hash, |&i| {
-            slots.get(i).and_then(|s| s.item.as_ref()) == Some(item)
-        }) else {
-            return;
+        let holds = |i: usize| slots.get(i).and_then(|s| s.item.as_ref()) == Some(item);
+        let i = if hinted && holds(hint) {
+            hint
+        } else {
+            let hash = hash.unwrap_or_else(|| self.hasher.hash_one(item));
+            match index.find(hash, |&i| holds(i)) {
+                Some(&i) => i,
+                None => return,
+            }
         };
         let Some(slot) = slots.get_mut(i) else {
             return;
@@ -448,6 +468,7 @@ impl<T: Item> Source<T> for Shared<T> {
             }
             *processing += 1;
             drop(st);
+            LAST_GOT.set((self.address(), i));
             self.metrics.get(0, added, now);
             return Poll::Ready(Some(item));
         }
@@ -761,5 +782,41 @@ mod tests {
             "idle items were let go along the way"
         );
         assert_eq!(table_len(&queue), IDLE_KEEP);
+    }
+
+    #[tokio::test]
+    async fn done_should_find_its_item_whatever_was_got_last() {
+        // `done` starts from the slot of the item this thread got last: a
+        // hint that must never pick the wrong item or queue.
+        let q1: Queue<Arc<str>> = Queue::new();
+        let q2: Queue<Arc<str>> = Queue::new();
+        let key: Arc<str> = Arc::from("ns/same");
+        q1.add(key.clone());
+        q2.add(key.clone());
+        q1.add(Arc::from("ns/other"));
+        let a = q1.get().await.unwrap();
+        let b = q2.get().await.unwrap();
+        let c = q1.get().await.unwrap();
+        // Re-added while processed: queued again at its own queue's `done`.
+        q1.add(key.clone());
+        q2.done(&b);
+        assert_eq!((q1.len(), q2.len()), (0, 0));
+        q1.done(&a);
+        assert_eq!(q1.len(), 1, "q1's item came back, not q2's");
+        q1.done(&c);
+        let again = q1.get().await.unwrap();
+        assert!(Arc::ptr_eq(&again, &key));
+        // A `done` on another thread than the `get`.
+        let q = q1.clone();
+        tokio::task::spawn_blocking(move || q.done(&again))
+            .await
+            .unwrap();
+        assert_eq!(q1.len(), 0);
+        q1.add(key.clone());
+        assert_eq!(q1.len(), 1, "it was done: added again, it is queued");
+        // A `done` for an item not being processed changes nothing.
+        q2.done(&key);
+        q2.add(key.clone());
+        assert_eq!(q2.len(), 1);
     }
 }
