@@ -163,8 +163,9 @@ const INBOX_KEEP: usize = 4096;
 const BUCKET_NANOS: u128 = 1_000_000;
 
 /// The delayed items whose ready time falls in one millisecond.
-struct Bucket<T> {
-    items: Vec<Delayed<Hashed<T>>>,
+struct Bucket {
+    /// The entries' hashes: the items themselves wait in `Timer::waiting`.
+    items: Vec<Delayed<u64>>,
     /// The earliest ready time in `items`.
     min: Instant,
     /// `items` is in (ready time, arrival) order.
@@ -178,10 +179,10 @@ struct Bucket<T> {
 /// structure of hundreds of thousands of entries, which is what made a binary
 /// heap slow here), and a bucket is sorted once, when it comes due.
 struct Timer<T> {
-    buckets: BTreeMap<u64, Bucket<T>>,
-    /// Each waiting item's ready time and the sequence number of its live
-    /// entry (older entries for the same item are skipped), found by the
-    /// hash the item came with.
+    buckets: BTreeMap<u64, Bucket>,
+    /// Each waiting item, its ready time and the sequence number of its
+    /// live bucket entry (older entries for the same item find no match and
+    /// are skipped), found by the hash the item came with.
     waiting: hashbrown::HashTable<Waiting<T>>,
     seq: u64,
     epoch: Instant,
@@ -223,7 +224,7 @@ impl<T: Item> Timer<T> {
             None => {
                 let waiting = Waiting {
                     hash: item.hash,
-                    item: item.item.clone(),
+                    item: item.item,
                     ready_at,
                     seq,
                 };
@@ -242,7 +243,7 @@ impl<T: Item> Timer<T> {
         let delayed = Delayed {
             ready_at,
             seq,
-            item,
+            item: item.hash,
         };
         if bucket
             .items
@@ -272,13 +273,12 @@ impl<T: Item> Timer<T> {
             }
             let due = bucket.items.partition_point(|d| d.ready_at <= now);
             for delayed in bucket.items.drain(..due) {
-                // Skip an entry superseded by an earlier ready time.
-                let Hashed { hash, item } = &delayed.item;
-                if let Ok(waiting) = self.waiting.find_entry(*hash, |w| w.item == *item)
-                    && waiting.get().seq == delayed.seq
-                {
-                    waiting.remove();
-                    batch.push(delayed.item);
+                // The live entry of an item has its sequence number; one
+                // superseded by an earlier ready time finds nothing.
+                let hash = delayed.item;
+                if let Ok(waiting) = self.waiting.find_entry(hash, |w| w.seq == delayed.seq) {
+                    let (Waiting { item, .. }, _) = waiting.remove();
+                    batch.push(Hashed { hash, item });
                 }
             }
             match bucket.items.first() {
