@@ -48,16 +48,13 @@ pub(crate) struct Queued<T> {
     item: T,
 }
 
-/// How many finished items a queue keeps in its table; past that, each
-/// `done` lets one idle item go. Keys come back (requeues, resyncs, the next
-/// change of the same object): a kept entry makes the next add of the same
-/// item a flag change, with no table insert and no clone of the item, and
-/// its `done` no removal.
+/// How many finished items a queue keeps in its table; past that, a `done`
+/// lets its own item go at once (O(1): no search for another idle item
+/// under the lock). Keys come back (requeues, resyncs, the next change of
+/// the same object): a kept entry makes the next add of the same item a
+/// flag change, with no table insert and no clone of the item, and its
+/// `done` no removal.
 const IDLE_KEEP: usize = 16_384;
-
-/// How many slots one `done` looks at, at most, for an idle item to let go:
-/// the lock is never held for a sweep of the whole table.
-const SWEEP: usize = 64;
 
 thread_local! {
     /// The queue (its address) and slot of the last item this thread got:
@@ -117,8 +114,6 @@ pub(crate) struct State<T> {
     pub(crate) processing: usize,
     /// Idle slots.
     idle: usize,
-    /// Where the search for an idle item to let go goes on from.
-    sweep: usize,
     pub(crate) shutting_down: bool,
     pub(crate) drain: bool,
     pub(crate) waiters: Waiters,
@@ -174,7 +169,6 @@ impl<T: Item> Shared<T> {
                 fifo: VecDeque::new(),
                 processing: 0,
                 idle: 0,
-                sweep: 0,
                 shutting_down: false,
                 drain: false,
                 waiters: Waiters::default(),
@@ -333,7 +327,6 @@ impl<T: Item> Shared<T> {
             waiters,
             processing,
             idle,
-            sweep,
             drain,
             ..
         } = &mut *st;
@@ -365,25 +358,15 @@ impl<T: Item> Shared<T> {
             }
             waiters.take_for(fifo.len())
         } else {
-            *idle += 1;
-            if *idle > IDLE_KEEP {
-                // Let one idle item go; its slot is reused.
-                for _ in 0..SWEEP.min(slots.len()) {
-                    *sweep = (*sweep + 1) % slots.len();
-                    let at = *sweep;
-                    let Some(slot) = slots.get_mut(at) else {
-                        break;
-                    };
-                    if slot.item.is_some() && !slot.entry.queued && !slot.entry.processing {
-                        if let Ok(found) = index.find_entry(slot.hash, |&j| j == at) {
-                            found.remove();
-                        }
-                        forgotten = slot.item.take();
-                        free.push(at);
-                        *idle -= 1;
-                        break;
-                    }
+            if *idle < IDLE_KEEP {
+                *idle += 1;
+            } else {
+                // Enough kept: this item goes; its slot is reused.
+                if let Ok(found) = index.find_entry(slot.hash, |&j| j == i) {
+                    found.remove();
                 }
+                forgotten = slot.item.take();
+                free.push(i);
             }
             None
         };
@@ -527,8 +510,9 @@ impl<T: Item> Background for Shared<T> {
 ///
 /// The queue keeps its copy of up to 16,384 finished items, so that a key
 /// that comes back (a requeue, a resync, the next change of an object) costs
-/// no allocation; past that, each `done` drops one of them. Items are keys:
-/// nothing should depend on when the queue's copy is dropped.
+/// no allocation; once that many are kept, an item finished is dropped at
+/// its `done`. Items are keys: nothing should depend on when the queue's
+/// copy is dropped.
 ///
 /// ```
 /// use kcr_workqueue::Queue;
