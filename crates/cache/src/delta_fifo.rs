@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::error::{Error, Result};
-use crate::fifo::{DeltaFifoOptions, ProcessError, TransformFunc};
+use crate::fifo::{DeltaFifoOptions, ProcessError, TransformFunc, process_popped};
 use crate::store::{KeyFunc, KeyListerGetter, ObjectKey, meta_namespace_key_func};
 use crate::thread_safe_store::panic_message;
 
@@ -610,32 +610,11 @@ impl<K: Send + Sync + 'static> DeltaFifo<K> {
                         continue;
                     };
                     self.changed(&state);
-                    let outcome =
-                        catch_unwind(AssertUnwindSafe(|| process(&deltas, in_initial_list)));
-                    let mut requeued = false;
-                    let result = match outcome {
-                        Ok(Ok(())) => Ok(deltas),
-                        Ok(Err(ProcessError::Requeue { source })) => {
-                            requeued = true;
+                    let (requeued, result) =
+                        process_popped(&key, deltas, in_initial_list, process, |deltas| {
                             add_if_not_present_locked(&mut state, key.clone(), deltas.clone());
                             self.changed(&state);
-                            match source {
-                                None => Ok(deltas),
-                                Some(source) => Err(Error::Process {
-                                    key: key.to_string(),
-                                    source,
-                                }),
-                            }
-                        }
-                        Ok(Err(ProcessError::Failed(source))) => Err(Error::Process {
-                            key: key.to_string(),
-                            source,
-                        }),
-                        Err(panic) => Err(Error::ProcessPanicked {
-                            key: key.to_string(),
-                            message: panic_message(panic.as_ref()),
-                        }),
-                    };
+                        });
                     drop(state);
                     if requeued {
                         // Another popper may be waiting for what was requeued.

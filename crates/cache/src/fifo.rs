@@ -6,8 +6,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::delta_fifo::Deltas;
-use crate::error::{BoxError, Result};
-use crate::store::{KeyFunc, KeyListerGetter, Store};
+use crate::error::{BoxError, Error, Result};
+use crate::store::{KeyFunc, KeyListerGetter, ObjectKey, Store};
+use crate::thread_safe_store::panic_message;
 
 /// A transform applied to every object before it is queued (client-go's
 /// `TransformFunc`), for instance to drop `metadata.managedFields`. It is not
@@ -47,6 +48,53 @@ impl ProcessError {
     /// A failure.
     pub fn failed(source: impl Into<BoxError>) -> Self {
         Self::Failed(source.into())
+    }
+}
+
+/// A `pop`'s common step, for both FIFOs: runs `process` on the popped
+/// `deltas` of `key` (catching a panic), calls `requeue` when it asks for a
+/// requeue, and maps the outcome to what `pop` returns. The flag says
+/// whether the deltas were requeued (other poppers may need waking).
+pub(crate) fn process_popped<K, F>(
+    key: &ObjectKey,
+    deltas: Deltas<K>,
+    in_initial_list: bool,
+    process: F,
+    requeue: impl FnOnce(&Deltas<K>),
+) -> (bool, Result<Deltas<K>>)
+where
+    F: FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError>,
+{
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        process(&deltas, in_initial_list)
+    }));
+    match outcome {
+        Ok(Ok(())) => (false, Ok(deltas)),
+        Ok(Err(ProcessError::Requeue { source })) => {
+            requeue(&deltas);
+            let result = match source {
+                None => Ok(deltas),
+                Some(source) => Err(Error::Process {
+                    key: key.to_string(),
+                    source,
+                }),
+            };
+            (true, result)
+        }
+        Ok(Err(ProcessError::Failed(source))) => (
+            false,
+            Err(Error::Process {
+                key: key.to_string(),
+                source,
+            }),
+        ),
+        Err(panic) => (
+            false,
+            Err(Error::ProcessPanicked {
+                key: key.to_string(),
+                message: panic_message(panic.as_ref()),
+            }),
+        ),
     }
 }
 

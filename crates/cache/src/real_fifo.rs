@@ -2,7 +2,6 @@
 //! `the_real_fifo.go`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use kube_core::Resource;
@@ -13,9 +12,8 @@ use crate::delta_fifo::{
     DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, FifoConfig,
 };
 use crate::error::{Error, Result};
-use crate::fifo::{DeltaFifoOptions, ProcessError};
+use crate::fifo::{DeltaFifoOptions, ProcessError, process_popped};
 use crate::store::ObjectKey;
-use crate::thread_safe_store::panic_message;
 
 type Hasher = foldhash::fast::RandomState;
 
@@ -250,34 +248,19 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
                     }
                     self.changed(&state);
                     let deltas = Deltas::new(vec![delta]);
-                    let outcome =
-                        catch_unwind(AssertUnwindSafe(|| process(&deltas, in_initial_list)));
-                    return match outcome {
-                        Ok(Ok(())) => Ok(deltas),
-                        Ok(Err(ProcessError::Requeue { source })) => {
+                    let (requeued, result) =
+                        process_popped(&key, deltas, in_initial_list, process, |deltas| {
+                            // Back to the front: not overtaken by newer events.
                             for delta in deltas.iter().rev() {
                                 state.items.push_front((key.clone(), delta.clone()));
                             }
                             self.changed(&state);
-                            drop(state);
-                            self.notify.notify_waiters();
-                            match source {
-                                None => Ok(deltas),
-                                Some(source) => Err(Error::Process {
-                                    key: key.to_string(),
-                                    source,
-                                }),
-                            }
-                        }
-                        Ok(Err(ProcessError::Failed(source))) => Err(Error::Process {
-                            key: key.to_string(),
-                            source,
-                        }),
-                        Err(panic) => Err(Error::ProcessPanicked {
-                            key: key.to_string(),
-                            message: panic_message(panic.as_ref()),
-                        }),
-                    };
+                        });
+                    drop(state);
+                    if requeued {
+                        self.notify.notify_waiters();
+                    }
+                    return result;
                 }
                 if state.closed {
                     return Err(Error::Closed);
