@@ -273,6 +273,35 @@ impl<K> FifoConfig<K> {
             .collect::<Result<Vec<_>>>()?;
         Ok((action, prepared))
     }
+
+    /// `replace`'s deletions detected against the known objects: a
+    /// `Deleted` tombstone, with the last known state, for every known key
+    /// that `covered` does not claim (listed, or already tombstoned from the
+    /// queue).
+    pub(crate) fn known_tombstones(
+        &self,
+        covered: impl Fn(&ObjectKey) -> bool,
+    ) -> Vec<(ObjectKey, Delta<K>)> {
+        let Some(known) = &self.known_objects else {
+            return Vec::new();
+        };
+        known
+            .list_keys()
+            .into_iter()
+            .filter(|key| !covered(key))
+            .map(|key| {
+                let obj = known.get_by_key(&key);
+                if obj.is_none() {
+                    tracing::debug!(%key, "key vanished from the known objects; tombstone without object");
+                }
+                let tombstone = DeletedFinalStateUnknown {
+                    key: key.clone(),
+                    obj,
+                };
+                (key, Delta::new(DeltaType::Deleted, tombstone))
+            })
+            .collect()
+    }
 }
 
 struct State<K> {
@@ -523,22 +552,12 @@ impl<K: Send + Sync + 'static> DeltaFifo<K> {
                 state.push(key, Delta::new(DeltaType::Deleted, tombstone));
             }
             // Deletions detected against the known objects.
-            if let Some(known) = &self.config.known_objects {
-                for key in known.list_keys() {
-                    if listed.contains(&key) || state.items.contains_key(&*key) {
-                        continue;
-                    }
-                    let obj = known.get_by_key(&key);
-                    if obj.is_none() {
-                        tracing::debug!(%key, "key vanished from the known objects; tombstone without object");
-                    }
-                    queued_deletions += 1;
-                    let tombstone = DeletedFinalStateUnknown {
-                        key: key.clone(),
-                        obj,
-                    };
-                    state.push(key, Delta::new(DeltaType::Deleted, tombstone));
-                }
+            let known = self
+                .config
+                .known_tombstones(|key| listed.contains(key) || state.items.contains_key(&**key));
+            for (key, delta) in known {
+                queued_deletions += 1;
+                state.push(key, delta);
             }
             if !state.populated {
                 state.populated = true;

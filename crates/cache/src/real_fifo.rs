@@ -176,21 +176,10 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
                     .items
                     .push_back((key, Delta::new(DeltaType::Deleted, tombstone)));
             }
-            if let Some(known) = &self.config.known_objects {
-                for key in known.list_keys() {
-                    if listed.contains(&key) || queued.contains_key(&key) {
-                        continue;
-                    }
-                    let obj = known.get_by_key(&key);
-                    let tombstone = DeletedFinalStateUnknown {
-                        key: key.clone(),
-                        obj,
-                    };
-                    state
-                        .items
-                        .push_back((key, Delta::new(DeltaType::Deleted, tombstone)));
-                }
-            }
+            let known = self
+                .config
+                .known_tombstones(|key| listed.contains(key) || queued.contains_key(key));
+            state.items.extend(known);
             if !state.populated {
                 state.populated = true;
                 state.initial_population_count = state.items.len();
