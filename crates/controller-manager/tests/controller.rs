@@ -3,7 +3,6 @@
 //! the retry schedule, metrics, readiness and graceful shutdown.
 
 use std::collections::{HashMap, HashSet};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -21,11 +20,10 @@ use kcr_testenv::TestEnv;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+mod common;
+use common::{get, start};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -37,23 +35,6 @@ fn quiet() -> Options {
         .with_health_probe_bind_address("0")
 }
 
-fn start(
-    manager: &Manager,
-) -> (
-    oneshot::Sender<()>,
-    JoinHandle<kcr_controller_manager::Result<()>>,
-) {
-    let (tx, rx) = oneshot::channel::<()>();
-    let m = manager.clone();
-    let task = tokio::spawn(async move {
-        m.start(async move {
-            let _ = rx.await;
-        })
-        .await
-    });
-    (tx, task)
-}
-
 /// Waits (in paused time, 10 ms steps, up to 60 s) until `cond` holds.
 async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
     for _ in 0..6000 {
@@ -63,22 +44,6 @@ async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     cond()
-}
-
-/// `GET path` over a fresh connection: (status, body).
-async fn get(addr: SocketAddr, path: &str) -> Result<(u16, String), Box<dyn std::error::Error>> {
-    let mut stream = TcpStream::connect(addr).await?;
-    stream
-        .write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").as_bytes(),
-        )
-        .await?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await?;
-    let text = String::from_utf8(raw)?;
-    let (head, body) = text.split_once("\r\n\r\n").ok_or("no header end")?;
-    let status = head.split_whitespace().nth(1).ok_or("no status")?.parse()?;
-    Ok((status, body.to_owned()))
 }
 
 /// Every call a reconciler received, with the (paused) time of the call.

@@ -2,7 +2,6 @@
 //! graceful shutdown and leader election against kcr-testenv, under a
 //! paused clock.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -19,45 +18,15 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
+mod common;
+use common::{get, start};
 
-/// `GET path` over a fresh connection: (status, body).
-async fn get(addr: SocketAddr, path: &str) -> Result<(u16, String), Box<dyn std::error::Error>> {
-    let mut stream = TcpStream::connect(addr).await?;
-    stream
-        .write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").as_bytes(),
-        )
-        .await?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await?;
-    let text = String::from_utf8(raw)?;
-    let (head, body) = text.split_once("\r\n\r\n").ok_or("no header end")?;
-    let status = head.split_whitespace().nth(1).ok_or("no status")?.parse()?;
-    Ok((status, body.to_owned()))
-}
+type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 fn options() -> Options {
     Options::default()
         .with_metrics_bind_address("127.0.0.1:0")
         .with_health_probe_bind_address("127.0.0.1:0")
-}
-
-fn start(
-    manager: &Manager,
-) -> (
-    oneshot::Sender<()>,
-    JoinHandle<kcr_controller_manager::Result<()>>,
-) {
-    let (tx, rx) = oneshot::channel::<()>();
-    let m = manager.clone();
-    let task = tokio::spawn(async move {
-        m.start(async move {
-            let _ = rx.await;
-        })
-        .await
-    });
-    (tx, task)
 }
 
 /// A runnable that records its start (and whether the probe server
