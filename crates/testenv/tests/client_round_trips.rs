@@ -769,16 +769,21 @@ fn crd(scope: &str, plural: &str, kind: &str) -> serde_json::Value {
     })
 }
 
-#[tokio::test]
-async fn a_crd_should_serve_its_resource_until_it_is_deleted() {
-    let env = TestEnv::start().await.unwrap();
-    let crds: Api<DynamicObject> = Api::all_with(
+/// CustomResourceDefinitions, as dynamic objects.
+fn crd_api(env: &TestEnv) -> Api<DynamicObject> {
+    Api::all_with(
         env.client(),
         &ApiResource::from_gvk_with_plural(
             &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
             "customresourcedefinitions",
         ),
-    );
+    )
+}
+
+#[tokio::test]
+async fn a_crd_should_serve_its_resource_until_it_is_deleted() {
+    let env = TestEnv::start().await.unwrap();
+    let crds = crd_api(&env);
     let crd_obj: DynamicObject =
         serde_json::from_value(crd("Namespaced", "widgets", "Widget")).unwrap();
     let created = crds.create(&PostParams::default(), &crd_obj).await.unwrap();
@@ -855,13 +860,7 @@ async fn a_crd_should_serve_its_resource_until_it_is_deleted() {
 #[tokio::test]
 async fn a_cluster_scoped_crd_should_serve_cluster_scoped_objects() {
     let env = TestEnv::start().await.unwrap();
-    let crds: Api<DynamicObject> = Api::all_with(
-        env.client(),
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            "customresourcedefinitions",
-        ),
-    );
+    let crds = crd_api(&env);
     let crd_obj: DynamicObject =
         serde_json::from_value(crd("Cluster", "gadgets", "Gadget")).unwrap();
     crds.create(&PostParams::default(), &crd_obj).await.unwrap();
