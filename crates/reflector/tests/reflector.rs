@@ -132,11 +132,7 @@ async fn reflector_should_list_without_pagination_then_watch_every_change() {
             .timeout_seconds
             .is_some_and(|t| (300..600).contains(&t))
     );
-    assert!(
-        store.violations.lock().is_empty(),
-        "{:?}",
-        store.violations.lock()
-    );
+    store.assert_no_violations();
     r.stop().await;
 }
 
@@ -216,11 +212,7 @@ async fn a_watch_closed_by_the_server_should_resume_from_the_last_version_withou
         let (a, b) = (a.parse::<u64>().unwrap_or(0), b.parse::<u64>().unwrap_or(0));
         assert!(b >= a, "each watch resumes from the last version");
     }
-    assert!(
-        store.violations.lock().is_empty(),
-        "{:?}",
-        store.violations.lock()
-    );
+    store.assert_no_violations();
     r.stop().await;
 }
 
@@ -408,11 +400,7 @@ async fn reflector_should_recover_when_the_server_stops_and_restarts() {
         "a refused watch is retried without relisting: {:?}",
         errors.lock()
     );
-    assert!(
-        store.violations.lock().is_empty(),
-        "{:?}",
-        store.violations.lock()
-    );
+    store.assert_no_violations();
     r.stop().await;
 }
 
@@ -609,5 +597,5 @@ async fn cancellation_should_stop_the_reflector_promptly_and_leave_the_store_con
         .unwrap_or_else(|e| panic!("the reflector task failed: {e}"));
     assert_eq!(store.cache.len(), 3);
     assert!(!reflector.last_sync_resource_version().is_empty());
-    assert!(store.violations.lock().is_empty());
+    store.assert_no_violations();
 }

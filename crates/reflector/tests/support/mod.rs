@@ -84,6 +84,12 @@ impl<K: Resource + Send + Sync + 'static> Checked<K> {
         })
     }
 
+    /// Fails the test if any key's version went backwards.
+    pub fn assert_no_violations(&self) {
+        let violations = self.violations.lock();
+        assert!(violations.is_empty(), "{violations:?}");
+    }
+
     fn key(obj: &K) -> String {
         let m = obj.meta();
         format!(
