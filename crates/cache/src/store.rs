@@ -309,17 +309,26 @@ impl<K: Resource + Send + Sync + 'static> Cache<K> {
 
     /// Adds (or replaces) an object under its key.
     pub fn add(&self, obj: Arc<K>) -> Result<()> {
-        self.put(obj)?;
-        self.record_size();
-        Ok(())
+        self.upsert(obj).map(drop)
     }
 
     /// Updates an object under its key (the same as [`Cache::add`]).
     pub fn update(&self, obj: Arc<K>) -> Result<()> {
-        self.put(obj)
+        self.upsert(obj).map(drop)
     }
 
-    fn put(&self, obj: Arc<K>) -> Result<()> {
+    /// Adds or updates an object under its key and returns the object it
+    /// replaced, in one step: what an informer needs to tell an add from an
+    /// update without a `get` first.
+    pub fn upsert(&self, obj: Arc<K>) -> Result<Option<Arc<K>>> {
+        let old = self.put(obj)?;
+        if old.is_none() {
+            self.record_size();
+        }
+        Ok(old)
+    }
+
+    fn put(&self, obj: Arc<K>) -> Result<Option<Arc<K>>> {
         if self.meta_namespace_keys {
             let key = KeyBuffer::meta_namespace_key(&*obj)?;
             self.store.put(KeyIn::Borrowed(&key), obj)
@@ -500,6 +509,17 @@ mod tests {
             &*meta_namespace_key_func(&*cm("", "node-1", 0)).unwrap(),
             "node-1"
         );
+    }
+
+    #[test]
+    fn upsert_should_return_the_object_it_replaced() {
+        let cache = Cache::<ConfigMap>::with_namespace_index();
+        assert!(cache.upsert(cm("ns", "a", 1)).unwrap().is_none());
+        let old = cache.upsert(cm("ns", "a", 2)).unwrap().expect("replaced");
+        assert_eq!(version(&old), 1);
+        assert_eq!(version(&cache.get_by_key("ns/a").unwrap()), 2);
+        assert_eq!(cache.by_index(NAMESPACE_INDEX, "ns").unwrap().len(), 1);
+        assert_eq!(cache.len(), 1);
     }
 
     #[test]

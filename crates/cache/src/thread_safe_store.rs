@@ -390,7 +390,8 @@ impl<K> Inner<K> {
             .copied()
     }
 
-    fn put(&mut self, key: KeyIn<'_>, obj: Arc<K>) -> Result<()> {
+    /// Stores `obj` under `key`; returns the object it replaced.
+    fn put(&mut self, key: KeyIn<'_>, obj: Arc<K>) -> Result<Option<Arc<K>>> {
         let found = self.find(key.as_str());
         let id = found.unwrap_or(self.slots.len());
         let mut memberships = match found.and_then(|id| self.slots.get_mut(id)) {
@@ -448,8 +449,8 @@ impl<K> Inner<K> {
                     Some(listed) => *listed = obj.clone(),
                     None => drop(self.list_snapshot.take()),
                 }
-                slot.obj = obj;
                 slot.memberships = memberships;
+                Ok(Some(std::mem::replace(&mut slot.obj, obj)))
             }
             None => {
                 self.list_snapshot.take();
@@ -463,9 +464,9 @@ impl<K> Inner<K> {
                 self.keys.insert_unique(hash, id, |&i| {
                     slots.get(i).map_or(0, |s| hasher.hash_one(&*s.key))
                 });
+                Ok(None)
             }
         }
-        Ok(())
     }
 
     fn remove(&mut self, key: &str) -> Option<Arc<K>> {
@@ -587,18 +588,19 @@ impl<K> ThreadSafeStore<K> {
     /// Adds `obj` under `key`, replacing what was there (and its index
     /// entries).
     pub fn add(&self, key: ObjectKey, obj: Arc<K>) -> Result<()> {
-        self.inner.write().put(KeyIn::Owned(key), obj)
+        self.put(KeyIn::Owned(key), obj).map(drop)
     }
 
     /// Updates the object under `key`: the old object's index entries are
     /// removed before the new object's are added.
     pub fn update(&self, key: ObjectKey, obj: Arc<K>) -> Result<()> {
-        self.inner.write().put(KeyIn::Owned(key), obj)
+        self.put(KeyIn::Owned(key), obj).map(drop)
     }
 
     /// [`add`](Self::add) / [`update`](Self::update) with a key that is
-    /// copied only if it is new to the store.
-    pub(crate) fn put(&self, key: KeyIn<'_>, obj: Arc<K>) -> Result<()> {
+    /// copied only if it is new to the store; returns the object replaced
+    /// (dropped by the caller, after the lock is released).
+    pub(crate) fn put(&self, key: KeyIn<'_>, obj: Arc<K>) -> Result<Option<Arc<K>>> {
         self.inner.write().put(key, obj)
     }
 

@@ -617,19 +617,15 @@ where
                         tracing::warn!(?delta.type_, "a tombstone in a non-delete delta; skipped");
                         continue;
                     };
-                    let old = match self.indexer.get(obj) {
+                    let old = match self.indexer.upsert(obj.clone()) {
                         Ok(old) => old,
                         Err(e) => {
-                            tracing::warn!(error = %e, "could not look the object up in the cache");
+                            tracing::warn!(error = %e, "could not store the object in the cache");
                             continue;
                         }
                     };
                     match old {
                         Some(old) => {
-                            if let Err(e) = self.indexer.update(obj.clone()) {
-                                tracing::warn!(error = %e, "could not update the cache");
-                                continue;
-                            }
                             // client-go: an unchanged resource version is a
                             // resync, for the handlers that asked for one.
                             let is_sync =
@@ -643,10 +639,6 @@ where
                             );
                         }
                         None => {
-                            if let Err(e) = self.indexer.add(obj.clone()) {
-                                tracing::warn!(error = %e, "could not add to the cache");
-                                continue;
-                            }
                             self.processor.distribute(
                                 Notification::Add {
                                     obj: obj.clone(),
