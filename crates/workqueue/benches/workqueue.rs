@@ -108,6 +108,45 @@ fn single_task(c: &mut Criterion) {
     group.finish();
 }
 
+/// One task draining a backlog: 10,000 keys added, then get → done for each.
+/// The worker's cost when it has fallen behind, without a producer beside it
+/// (compare with `producer_workers`, where the same work runs against a
+/// producer on the other core).
+fn backlog(c: &mut Criterion) {
+    let keys = keys(KEYS);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut group = c.benchmark_group("backlog_10k_single_task");
+    group.throughput(Throughput::Elements(KEYS as u64));
+    for metrics in [false, true] {
+        let label = if metrics { "metrics_on" } else { "metrics_off" };
+        group.bench_function(label, |b| {
+            let queue: Queue<Arc<str>> =
+                rt.block_on(async { Queue::with_config(config(metrics, "bench_backlog")) });
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        for key in &keys {
+                            queue.add(key.clone());
+                        }
+                        let start = Instant::now();
+                        for _ in 0..KEYS {
+                            let item = queue.get().await.expect("queued");
+                            queue.done(black_box(&item));
+                        }
+                        total += start.elapsed();
+                    }
+                    total
+                })
+            });
+        });
+    }
+    group.finish();
+}
+
 /// What a producer loop on Tokio must do: give the scheduler a chance every
 /// so often (here when the task's budget of 128 operations is spent, so about
 /// every 128 adds; a real producer awaits its event source anyway).
@@ -227,10 +266,16 @@ fn producer_workers(c: &mut Criterion) {
                     total
                 });
             });
-            let rate = median(&mut rates.lock());
+            let mut rates = rates.lock();
+            let rate = median(&mut rates);
+            // The runs are bimodal (see the README's performance section):
+            // the spread shows which regimes a run met.
+            let (low, high) = (rates.first().copied(), rates.last().copied());
             println!(
-                "producer_workers/{label}: median {:.2} M items processed/s",
-                rate / 1e6
+                "producer_workers/{label}: median {:.2} M items processed/s (runs {:.2}-{:.2})",
+                rate / 1e6,
+                low.unwrap_or(f64::NAN) / 1e6,
+                high.unwrap_or(f64::NAN) / 1e6,
             );
         }
     }
@@ -419,6 +464,6 @@ fn criterion() -> Criterion {
 criterion_group! {
     name = benches;
     config = criterion();
-    targets = single_task, priority_single_task, producer_workers, add_after, rate_limited_cycle
+    targets = single_task, backlog, priority_single_task, producer_workers, add_after, rate_limited_cycle
 }
 criterion_main!(benches);
