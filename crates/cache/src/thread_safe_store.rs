@@ -904,10 +904,22 @@ mod tests {
     }
 
     fn store() -> ThreadSafeStore<ConfigMap> {
-        let mut indexers = Indexers::default();
-        indexers.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
-        indexers.insert("app".to_owned(), label_index("app"));
-        ThreadSafeStore::new(indexers)
+        store_with([
+            (NAMESPACE_INDEX, meta_namespace_index_func()),
+            ("app", label_index("app")),
+        ])
+    }
+
+    /// A store with these named index functions.
+    fn store_with<const N: usize>(
+        indexes: [(&str, IndexFunc<ConfigMap>); N],
+    ) -> ThreadSafeStore<ConfigMap> {
+        ThreadSafeStore::new(
+            indexes
+                .into_iter()
+                .map(|(name, func)| (name.to_owned(), func))
+                .collect(),
+        )
     }
 
     fn keys(v: Vec<ObjectKey>) -> BTreeSet<String> {
@@ -998,9 +1010,8 @@ mod tests {
 
     #[test]
     fn an_index_function_may_return_several_values() {
-        let mut indexers = Indexers::default();
-        indexers.insert(
-            "labels".to_owned(),
+        let s = store_with([(
+            "labels",
             try_index_func(|cm: &ConfigMap| {
                 Ok(cm
                     .metadata
@@ -1010,8 +1021,7 @@ mod tests {
                     .map(|(k, v)| std::borrow::Cow::Owned(format!("{k}={v}")))
                     .collect())
             }),
-        );
-        let s = ThreadSafeStore::new(indexers);
+        )]);
         s.add(
             "ns/a".into(),
             cm_labels("ns", "a", &[("app", "web"), ("tier", "front")]),
@@ -1043,9 +1053,8 @@ mod tests {
 
     #[test]
     fn a_failing_index_function_should_leave_the_store_unchanged() {
-        let mut indexers = Indexers::default();
-        indexers.insert(
-            "picky".to_owned(),
+        let s = store_with([(
+            "picky",
             try_index_func(|cm: &ConfigMap| {
                 if cm.metadata.name.as_deref() == Some("bad") {
                     Err("no".into())
@@ -1053,8 +1062,7 @@ mod tests {
                     Ok(IndexValues::one("ok"))
                 }
             }),
-        );
-        let s = ThreadSafeStore::new(indexers);
+        )]);
         s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
         let err = s.add("ns/bad".into(), cm("ns", "bad", 1)).unwrap_err();
         assert!(matches!(err, Error::IndexFunc { .. }));
@@ -1069,12 +1077,10 @@ mod tests {
 
     #[test]
     fn a_panicking_index_function_should_be_caught() {
-        let mut indexers = Indexers::default();
-        indexers.insert(
-            "boom".to_owned(),
+        let s = store_with([(
+            "boom",
             index_func(|_: &ConfigMap| -> Vec<String> { panic!("index function exploded") }),
-        );
-        let s = ThreadSafeStore::new(indexers);
+        )]);
         let err = s.add("ns/a".into(), cm("ns", "a", 1)).unwrap_err();
         assert!(format!("{:?}", err).contains("exploded"));
         assert!(s.is_empty());
@@ -1223,15 +1229,13 @@ mod tests {
 
     #[test]
     fn an_index_function_repeating_a_value_should_index_the_object_once() {
-        let mut indexers = Indexers::default();
-        indexers.insert(
-            "twice".to_owned(),
+        let s = store_with([(
+            "twice",
             index_func(|cm: &ConfigMap| {
                 let ns = cm.metadata.namespace.clone().unwrap_or_default();
                 vec![ns.clone(), ns]
             }),
-        );
-        let s = ThreadSafeStore::new(indexers);
+        )]);
         s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
         s.update("ns/a".into(), cm("ns", "a", 2)).unwrap();
         assert_eq!(s.by_index("twice", "ns").unwrap().len(), 1);
@@ -1245,18 +1249,18 @@ mod tests {
     fn deleting_and_updating_among_many_should_keep_every_position_right() {
         // Objects indexed under several values each; deletes from the middle
         // move other objects in the table and in the buckets.
-        let mut indexers = Indexers::default();
-        indexers.insert(
-            "letters".to_owned(),
-            index_func(|cm: &ConfigMap| {
-                let name = cm.metadata.name.clone().unwrap_or_default();
-                let mut values: Vec<String> = name.chars().map(String::from).collect();
-                values.push(format!("v{}", version(cm)));
-                values
-            }),
-        );
-        indexers.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
-        let s = ThreadSafeStore::new(indexers);
+        let s = store_with([
+            (
+                "letters",
+                index_func(|cm: &ConfigMap| {
+                    let name = cm.metadata.name.clone().unwrap_or_default();
+                    let mut values: Vec<String> = name.chars().map(String::from).collect();
+                    values.push(format!("v{}", version(cm)));
+                    values
+                }),
+            ),
+            (NAMESPACE_INDEX, meta_namespace_index_func()),
+        ]);
         let names = ["ab", "bc", "cd", "da", "abcd", "b"];
         for (i, name) in names.iter().enumerate() {
             let ns = if i % 2 == 0 { "even" } else { "odd" };
@@ -1292,16 +1296,14 @@ mod tests {
         // new object's values only, a delete computes none.
         use std::sync::atomic::{AtomicUsize, Ordering};
         let calls = Arc::new(AtomicUsize::new(0));
-        let mut indexers = Indexers::default();
         let counted = calls.clone();
-        indexers.insert(
-            "counted".to_owned(),
+        let s = store_with([(
+            "counted",
             index_func(move |cm: &ConfigMap| {
                 counted.fetch_add(1, Ordering::SeqCst);
                 cm.metadata.namespace.clone().into_iter().collect()
             }),
-        );
-        let s = ThreadSafeStore::new(indexers);
+        )]);
         s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
         s.update("ns/a".into(), cm("ns", "a", 2)).unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2);
