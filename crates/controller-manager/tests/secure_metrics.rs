@@ -18,6 +18,9 @@ use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 
+mod common;
+use common::start;
+
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -107,14 +110,7 @@ async fn start_manager(env: &TestEnv, secure: SecureServing) -> BoxResult<Runnin
         .with_metrics_registry(registry)
         .with_secure_metrics(secure);
     let manager = Manager::new(env.client(), options)?;
-    let (tx, rx) = oneshot::channel::<()>();
-    let m = manager.clone();
-    let task = tokio::spawn(async move {
-        m.start(async move {
-            let _ = rx.await;
-        })
-        .await
-    });
+    let (tx, task) = start(&manager);
     let addr = manager.metrics_addr().await.ok_or("metrics not served")?;
     Ok(Running {
         addr,

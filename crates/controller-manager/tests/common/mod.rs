@@ -1,5 +1,8 @@
 //! Helpers shared by the controller-manager's integration tests.
 
+// Each test binary uses some of them.
+#![allow(dead_code)]
+
 use std::net::SocketAddr;
 
 use kcr_controller_manager::Manager;
