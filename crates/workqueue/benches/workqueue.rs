@@ -48,6 +48,13 @@ fn median(values: &mut [f64]) -> f64 {
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+fn one_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
 fn two_threads() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -67,10 +74,7 @@ fn thread_cpu_time() -> Option<Duration> {
 /// One task doing add → get → done: the data structure alone.
 fn single_task(c: &mut Criterion) {
     let keys = keys(KEYS);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = one_thread();
     let mut group = c.benchmark_group("add_get_done_single_task");
     group.throughput(Throughput::Elements(1));
     for metrics in [false, true] {
@@ -114,10 +118,7 @@ fn single_task(c: &mut Criterion) {
 /// producer on the other core).
 fn backlog(c: &mut Criterion) {
     let keys = keys(KEYS);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = one_thread();
     let mut group = c.benchmark_group("backlog_10k_single_task");
     group.throughput(Throughput::Elements(KEYS as u64));
     for metrics in [false, true] {
@@ -165,10 +166,7 @@ async fn cooperate() {
 /// four priorities (the depth gauge has a label set per priority).
 fn priority_single_task(c: &mut Criterion) {
     let keys = keys(KEYS);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = one_thread();
     let mut group = c.benchmark_group("priority_add_get_done_single_task");
     group.throughput(Throughput::Elements(1));
     for metrics in [false, true] {
