@@ -111,9 +111,9 @@ pub(crate) struct State<T> {
     /// Free slots.
     free: Vec<usize>,
     pub(crate) fifo: VecDeque<Queued<T>>,
+    /// Items handed out and not yet done (queued again or not). The idle
+    /// items are the table's others: `index.len() - fifo.len() - processing`.
     pub(crate) processing: usize,
-    /// Idle slots.
-    idle: usize,
     pub(crate) shutting_down: bool,
     pub(crate) drain: bool,
     pub(crate) waiters: Waiters,
@@ -168,7 +168,6 @@ impl<T: Item> Shared<T> {
                 free: Vec::new(),
                 fifo: VecDeque::new(),
                 processing: 0,
-                idle: 0,
                 shutting_down: false,
                 drain: false,
                 waiters: Waiters::default(),
@@ -241,7 +240,6 @@ impl<T: Item> Shared<T> {
             free,
             fifo,
             waiters,
-            idle,
             ..
         } = st;
         let Hashed { hash, item } = hashed;
@@ -263,7 +261,6 @@ impl<T: Item> Shared<T> {
                     // Queued again at `done`.
                     return (None, true);
                 }
-                *idle -= 1;
                 fifo.push_back(Queued { slot: i, item });
             }
             None => {
@@ -326,7 +323,6 @@ impl<T: Item> Shared<T> {
             fifo,
             waiters,
             processing,
-            idle,
             drain,
             ..
         } = &mut *st;
@@ -358,9 +354,9 @@ impl<T: Item> Shared<T> {
             }
             waiters.take_for(fifo.len())
         } else {
-            if *idle < IDLE_KEEP {
-                *idle += 1;
-            } else {
+            // Idle items, this one included.
+            let idle = index.len() - fifo.len() - *processing;
+            if idle > IDLE_KEEP {
                 // Enough kept: this item goes; its slot is reused.
                 if let Ok(found) = index.find_entry(slot.hash, |&j| j == i) {
                     found.remove();
@@ -704,7 +700,7 @@ mod tests {
             .iter()
             .filter(|s| s.item.is_some() && !s.entry.queued && !s.entry.processing)
             .count();
-        assert_eq!(idle, st.idle);
+        assert_eq!(idle, st.index.len() - st.fifo.len() - st.processing);
         let held = st.slots.iter().filter(|s| s.item.is_some()).count();
         assert_eq!(held, st.index.len());
         for (i, slot) in st.slots.iter().enumerate() {
