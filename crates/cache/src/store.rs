@@ -295,10 +295,13 @@ impl<K: Resource + Send + Sync + 'static> Cache<K> {
         (self.key_func)(obj)
     }
 
-    fn key_of_delta_object(&self, obj: &DeltaObject<K>) -> Result<ObjectKey> {
-        match obj {
-            DeltaObject::Object(obj) => (self.key_func)(obj),
-            DeltaObject::DeletedFinalStateUnknown(tombstone) => Ok(tombstone.key.clone()),
+    /// `obj`'s key: written in the per-thread buffer when the key function
+    /// is [`meta_namespace_key_func`], computed by the key function otherwise.
+    fn stored_key(&self, obj: &K) -> Result<KeyIn> {
+        if self.meta_namespace_keys {
+            KeyBuffer::meta_namespace_key(obj).map(KeyIn::Buffer)
+        } else {
+            (self.key_func)(obj).map(KeyIn::Owned)
         }
     }
 
@@ -329,23 +332,17 @@ impl<K: Resource + Send + Sync + 'static> Cache<K> {
     }
 
     fn put(&self, obj: Arc<K>) -> Result<Option<Arc<K>>> {
-        if self.meta_namespace_keys {
-            let key = KeyBuffer::meta_namespace_key(&*obj)?;
-            self.store.put(KeyIn::Borrowed(&key), obj)
-        } else {
-            let key = (self.key_func)(&obj)?;
-            self.store.put(KeyIn::Owned(key), obj)
-        }
+        self.store.put(self.stored_key(&obj)?, obj)
     }
 
     /// Deletes the object (or tombstone) under its key; deleting an absent
     /// key is not an error.
     pub fn delete(&self, obj: DeltaObject<K>) -> Result<()> {
         match &obj {
-            DeltaObject::Object(o) if self.meta_namespace_keys => {
-                self.store.delete(&KeyBuffer::meta_namespace_key(&**o)?)?;
+            DeltaObject::Object(o) => self.store.delete(self.stored_key(o)?.as_str())?,
+            DeltaObject::DeletedFinalStateUnknown(tombstone) => {
+                self.store.delete(&tombstone.key)?;
             }
-            _ => self.store.delete(&self.key_of_delta_object(&obj)?)?,
         }
         self.record_size();
         Ok(())
@@ -360,11 +357,7 @@ impl<K: Resource + Send + Sync + 'static> Cache<K> {
 
     /// The object stored under `obj`'s key.
     pub fn get(&self, obj: &K) -> Result<Option<Arc<K>>> {
-        if self.meta_namespace_keys {
-            return Ok(self.store.get(&KeyBuffer::meta_namespace_key(obj)?));
-        }
-        let key = (self.key_func)(obj)?;
-        Ok(self.store.get(&key))
+        Ok(self.store.get(self.stored_key(obj)?.as_str()))
     }
 
     /// The object stored under `key`.

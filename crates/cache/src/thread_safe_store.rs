@@ -10,7 +10,7 @@ use parking_lot::RwLock;
 
 use crate::error::{Error, Result};
 use crate::index::{IndexFunc, IndexValues, Indexers};
-use crate::store::{ObjectKey, Objects};
+use crate::store::{KeyBuffer, ObjectKey, Objects};
 
 type Hasher = foldhash::fast::RandomState;
 type Map<Key, V> = HashMap<Key, V, Hasher>;
@@ -172,25 +172,25 @@ struct Inner<K> {
     indices: Vec<IndexEntry<K>>,
 }
 
-/// The key an object is stored under: owned, or borrowed from a caller's
-/// buffer (allocated only when the key is new to the store).
-pub(crate) enum KeyIn<'a> {
+/// The key an object is stored under: owned, or written in the per-thread
+/// key buffer (allocated only when the key is new to the store).
+pub(crate) enum KeyIn {
     Owned(ObjectKey),
-    Borrowed(&'a str),
+    Buffer(KeyBuffer),
 }
 
-impl KeyIn<'_> {
-    fn as_str(&self) -> &str {
+impl KeyIn {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Self::Owned(key) => key,
-            Self::Borrowed(key) => key,
+            Self::Buffer(key) => key,
         }
     }
 
     fn into_owned(self) -> ObjectKey {
         match self {
             Self::Owned(key) => key,
-            Self::Borrowed(key) => Arc::from(key),
+            Self::Buffer(key) => Arc::from(&*key),
         }
     }
 }
@@ -391,7 +391,7 @@ impl<K> Inner<K> {
     }
 
     /// Stores `obj` under `key`; returns the object it replaced.
-    fn put(&mut self, key: KeyIn<'_>, obj: Arc<K>) -> Result<Option<Arc<K>>> {
+    fn put(&mut self, key: KeyIn, obj: Arc<K>) -> Result<Option<Arc<K>>> {
         let found = self.find(key.as_str());
         let id = found.unwrap_or(self.slots.len());
         let mut memberships = match found.and_then(|id| self.slots.get_mut(id)) {
@@ -600,7 +600,7 @@ impl<K> ThreadSafeStore<K> {
     /// [`add`](Self::add) / [`update`](Self::update) with a key that is
     /// copied only if it is new to the store; returns the object replaced
     /// (dropped by the caller, after the lock is released).
-    pub(crate) fn put(&self, key: KeyIn<'_>, obj: Arc<K>) -> Result<Option<Arc<K>>> {
+    pub(crate) fn put(&self, key: KeyIn, obj: Arc<K>) -> Result<Option<Arc<K>>> {
         self.inner.write().put(key, obj)
     }
 
