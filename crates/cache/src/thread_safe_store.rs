@@ -382,17 +382,21 @@ impl<K> Inner<K> {
 
     /// The position of the object stored under `key`.
     fn find(&self, key: &str) -> Option<usize> {
+        self.find_hashed(self.hasher.hash_one(key), key)
+    }
+
+    /// [`Inner::find`] with the key's hash already computed.
+    fn find_hashed(&self, hash: u64, key: &str) -> Option<usize> {
         let slots = &self.slots;
         self.keys
-            .find(self.hasher.hash_one(key), |&id| {
-                slots.get(id).is_some_and(|s| *s.key == *key)
-            })
+            .find(hash, |&id| slots.get(id).is_some_and(|s| *s.key == *key))
             .copied()
     }
 
     /// Stores `obj` under `key`; returns the object it replaced.
     fn put(&mut self, key: KeyIn, obj: Arc<K>) -> Result<Option<Arc<K>>> {
-        let found = self.find(key.as_str());
+        let hash = self.hasher.hash_one(key.as_str());
+        let found = self.find_hashed(hash, key.as_str());
         let id = found.unwrap_or(self.slots.len());
         let mut memberships = match found.and_then(|id| self.slots.get_mut(id)) {
             Some(slot) => std::mem::take(&mut slot.memberships),
@@ -454,7 +458,6 @@ impl<K> Inner<K> {
             }
             None => {
                 self.list_snapshot.take();
-                let hash = self.hasher.hash_one(key.as_str());
                 self.slots.push(Slot {
                     key: key.into_owned(),
                     obj,
