@@ -156,6 +156,12 @@ impl<T> Inbox<T> {
     }
 }
 
+/// How many inbox items the timer files before it queues what is due: a
+/// burst of adds must not hold back the items already due until all of it
+/// is filed (unpaced `add_after` bench: mean lateness 28-75 ms with the
+/// whole inbox filed first, 2-5 ms with 256, 6-9 ms with 1024).
+const INSERT_CHUNK: usize = 256;
+
 /// The inbox capacity kept between wake-ups of the timer.
 const INBOX_KEEP: usize = 4096;
 
@@ -317,22 +323,32 @@ pub(crate) async fn run_timer<T: Item>(queue: Weak<Shared<T>>, inbox: Arc<Inbox<
             st.earliest = None;
             st.armed = None;
         }
-        for (item, ready_at) in adds.drain(..) {
-            timer.insert(item, ready_at);
+        // In chunks, queueing what is due after each: an item whose ready
+        // time has passed when it is filed is queued then, as client-go's
+        // timer queues an item that comes in due.
+        let mut pending = adds.drain(..);
+        loop {
+            for (item, ready_at) in pending.by_ref().take(INSERT_CHUNK) {
+                timer.insert(item, ready_at);
+            }
+            timer.due(Instant::now(), &mut batch);
+            if !batch.is_empty() {
+                let Some(queue) = queue.upgrade() else {
+                    return;
+                };
+                if !queue.enqueue_due(&mut batch) {
+                    return;
+                }
+            }
+            if pending.len() == 0 {
+                break;
+            }
         }
+        drop(pending);
         if adds.capacity() > INBOX_KEEP {
             // After a burst: do not keep its memory (this vector is the
             // inbox's next one).
             adds = Vec::new();
-        }
-        timer.due(Instant::now(), &mut batch);
-        if !batch.is_empty() {
-            let Some(queue) = queue.upgrade() else {
-                return;
-            };
-            if !queue.enqueue_due(&mut batch) {
-                return;
-            }
         }
         let next = timer.next();
         let sooner = {
@@ -388,7 +404,10 @@ pub(crate) async fn run_timer<T: Item>(queue: Weak<Shared<T>>, inbox: Arc<Inbox<
 ///
 /// - A zero delay adds now.
 /// - An item already waiting keeps the earlier of its two ready times.
-/// - Ready items enter the queue in ready-time order.
+/// - Ready items enter the queue in ready-time order. An item whose ready
+///   time has already passed when the timer takes it in (in a burst of adds
+///   the timer is still filing, in chunks) is queued as it is taken in, as
+///   client-go's timer queues an item that reaches it due.
 /// - Shut down drops the waiting items.
 ///
 /// Callers never block and never take the queue's lock for a delayed add: it
