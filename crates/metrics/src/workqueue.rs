@@ -13,11 +13,16 @@
 //! | `workqueue_retries_total` | counter | `name`, `controller` |
 //!
 //! `name` and `controller` both carry the queue's name; `priority` is empty for
-//! queues without priorities. The histograms have the buckets
+//! queues without priorities. The prometheus provider reads the depth of such
+//! a queue when the families are gathered ([`DepthSource`]); a priority queue
+//! raises and lowers a gauge per priority. The histograms have the buckets
 //! 1e-8 s × 10^k for k = 0..12 (10 ns up to 1000 s).
 
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock, Weak};
 
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::{self, LabelPair, Metric, MetricFamily, MetricType};
 use prometheus::{
     Gauge, GaugeVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
 };
@@ -67,6 +72,12 @@ pub trait DepthMetricWithPriority: Send + Sync {
     fn dec(&self, priority: i32);
 }
 
+/// A queue whose depth can be read when the metrics are gathered.
+pub trait DepthSource: Send + Sync {
+    /// How many items wait in the queue now.
+    fn depth(&self) -> i64;
+}
+
 /// Makes the metrics of one named queue (client-go's `MetricsProvider`, plus
 /// controller-runtime's `NewDepthMetricWithPriority`).
 ///
@@ -92,12 +103,22 @@ pub trait MetricsProvider: Send + Sync {
     ) -> Box<dyn SettableGaugeMetric>;
     /// The retries counter (every add with a non-zero delay).
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric>;
+    /// Reads the depth of the queue `name` (one without priorities) from
+    /// `source` whenever the metrics are gathered, instead of a gauge that
+    /// the queue raises on every add and lowers on every get (two atomic
+    /// writes that producers and workers on different cores contend for).
+    /// Returns false if the provider cannot; the queue then records into
+    /// [`MetricsProvider::new_depth_metric`]. The default cannot.
+    fn new_depth_source(&self, name: &str, source: Weak<dyn DepthSource>) -> bool {
+        let _ = (name, source);
+        false
+    }
 }
 
 /// The work queue families, registered against one registry. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct WorkqueueMetrics {
-    depth: IntGaugeVec,
+    depth: DepthFamily,
     adds: IntCounterVec,
     latency: HistogramVec,
     work_duration: HistogramVec,
@@ -129,13 +150,16 @@ impl WorkqueueMetrics {
     pub fn register(registry: &Registry) -> Result<Self> {
         const NAME: &[&str] = &["name", "controller"];
         let metrics = Self {
-            depth: IntGaugeVec::new(
-                opts(
-                    "depth",
-                    "Current depth of the work queue, by queue and priority",
-                ),
-                &["name", "controller", "priority"],
-            )?,
+            depth: DepthFamily {
+                gauges: IntGaugeVec::new(
+                    opts(
+                        "depth",
+                        "Current depth of the work queue, by queue and priority",
+                    ),
+                    &["name", "controller", "priority"],
+                )?,
+                sources: Arc::default(),
+            },
             adds: IntCounterVec::new(
                 opts(
                     "adds_total",
@@ -233,6 +257,113 @@ impl HistogramMetric for prometheus::Histogram {
     }
 }
 
+/// The `workqueue_depth` family: gauges that queues raise and lower, and
+/// queues read when the family is gathered ([`DepthSource`]).
+#[derive(Clone)]
+struct DepthFamily {
+    gauges: IntGaugeVec,
+    sources: Arc<RwLock<Vec<Sampled>>>,
+}
+
+/// A queue whose depth is read at gathering.
+struct Sampled {
+    name: String,
+    source: Weak<dyn DepthSource>,
+    /// The depth last read: what a dropped queue's depth stays at, as a
+    /// gauge keeps its last value.
+    last: AtomicI64,
+}
+
+impl std::fmt::Debug for DepthFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DepthFamily").finish_non_exhaustive()
+    }
+}
+
+fn label(name: &str, value: &str) -> LabelPair {
+    let mut pair = LabelPair::default();
+    pair.set_name(name.to_owned());
+    pair.set_value(value.to_owned());
+    pair
+}
+
+impl Collector for DepthFamily {
+    fn desc(&self) -> Vec<&Desc> {
+        self.gauges.desc()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let mut families = self.gauges.collect();
+        let sources = self.sources.read().unwrap_or_else(PoisonError::into_inner);
+        if sources.is_empty() {
+            return families;
+        }
+        // One value per queue name: queues that share a name add up, as
+        // they would in one gauge.
+        let mut depths: Vec<(&str, i64)> = Vec::new();
+        for sampled in sources.iter() {
+            let depth = match sampled.source.upgrade() {
+                Some(source) => {
+                    let depth = source.depth();
+                    sampled.last.store(depth, Relaxed);
+                    depth
+                }
+                None => sampled.last.load(Relaxed),
+            };
+            match depths.iter_mut().find(|(name, _)| *name == sampled.name) {
+                Some((_, total)) => *total += depth,
+                None => depths.push((&sampled.name, depth)),
+            }
+        }
+        if families.is_empty() {
+            let mut family = MetricFamily::default();
+            if let Some(desc) = self.gauges.desc().first() {
+                family.set_name(desc.fq_name.clone());
+                family.set_help(desc.help.clone());
+            }
+            family.set_field_type(MetricType::GAUGE);
+            families.push(family);
+        }
+        let Some(family) = families.first_mut() else {
+            return families;
+        };
+        let metrics = family.mut_metric();
+        for (name, depth) in depths {
+            // Labels in name order, as prometheus exposes them.
+            let labels = [
+                label("controller", name),
+                label("name", name),
+                label("priority", ""),
+            ];
+            let same = |m: &&mut Metric| m.get_label() == labels.as_slice();
+            match metrics.iter_mut().find(same) {
+                // A gauge with the same labels (a queue recording into it).
+                Some(metric) => {
+                    let mut gauge = proto::Gauge::default();
+                    gauge.set_value(metric.get_gauge().get_value() + depth as f64);
+                    metric.set_gauge(gauge);
+                }
+                None => {
+                    let mut metric = Metric::default();
+                    metric.set_label(labels.to_vec());
+                    let mut gauge = proto::Gauge::default();
+                    gauge.set_value(depth as f64);
+                    metric.set_gauge(gauge);
+                    metrics.push(metric);
+                }
+            }
+        }
+        let values = |m: &Metric| {
+            m.get_label()
+                .iter()
+                .map(|l| l.value().to_owned())
+                .collect::<Vec<_>>()
+        };
+        metrics.sort_by_key(values);
+        families
+    }
+}
+
 /// How many priorities a priority depth gauge keeps at hand.
 const PRIORITY_CACHE_LEN: usize = 32;
 
@@ -311,11 +442,16 @@ impl PrometheusProvider {
 impl MetricsProvider for PrometheusProvider {
     fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric> {
         // No priority: the label is empty, as controller-runtime does.
-        Box::new(self.metrics.depth.with_label_values(&[name, name, ""]))
+        Box::new(
+            self.metrics
+                .depth
+                .gauges
+                .with_label_values(&[name, name, ""]),
+        )
     }
 
     fn new_depth_metric_with_priority(&self, name: &str) -> Box<dyn DepthMetricWithPriority> {
-        Box::new(PriorityDepth::new(self.metrics.depth.clone(), name))
+        Box::new(PriorityDepth::new(self.metrics.depth.gauges.clone(), name))
     }
 
     fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
@@ -347,6 +483,20 @@ impl MetricsProvider for PrometheusProvider {
 
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
         Box::new(self.metrics.retries.with_label_values(&[name, name]))
+    }
+
+    fn new_depth_source(&self, name: &str, source: Weak<dyn DepthSource>) -> bool {
+        self.metrics
+            .depth
+            .sources
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Sampled {
+                name: name.to_owned(),
+                source,
+                last: AtomicI64::new(0),
+            });
+        true
     }
 }
 
@@ -429,6 +579,66 @@ mod tests {
             r#"workqueue_depth{{controller="p",name="p",priority="{}"}} 1"#,
             -many
         )));
+        Ok(())
+    }
+
+    struct Depth(AtomicI64);
+
+    impl DepthSource for Depth {
+        fn depth(&self) -> i64 {
+            self.0.load(Relaxed)
+        }
+    }
+
+    fn depth_lines(registry: &Registry, name: &str) -> Vec<String> {
+        let prefix = format!(r#"workqueue_depth{{controller="{name}""#);
+        text(registry)
+            .lines()
+            .filter(|l| l.starts_with(&prefix))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn a_depth_source_should_be_read_at_each_gathering() -> Result<()> {
+        let registry = Registry::new();
+        let provider = PrometheusProvider::new(WorkqueueMetrics::register(&registry)?);
+        let line = |depth: i64| {
+            format!(r#"workqueue_depth{{controller="s",name="s",priority=""}} {depth}"#)
+        };
+        let a = Arc::new(Depth(AtomicI64::new(3)));
+        let source: Weak<dyn DepthSource> = Arc::downgrade(&a) as Weak<dyn DepthSource>;
+        assert!(provider.new_depth_source("s", source));
+        assert_eq!(depth_lines(&registry, "s"), [line(3)]);
+        a.0.store(5, Relaxed);
+        assert_eq!(depth_lines(&registry, "s"), [line(5)]);
+        // Another queue of the same name, and a gauge with the same labels,
+        // add up into one line.
+        let b = Arc::new(Depth(AtomicI64::new(2)));
+        let source: Weak<dyn DepthSource> = Arc::downgrade(&b) as Weak<dyn DepthSource>;
+        assert!(provider.new_depth_source("s", source));
+        provider.new_depth_metric("s").inc();
+        assert_eq!(depth_lines(&registry, "s"), [line(8)]);
+        // A dropped queue stays at the depth last read.
+        drop(a);
+        b.0.store(0, Relaxed);
+        assert_eq!(depth_lines(&registry, "s"), [line(6)]);
+        // Other queues keep their own lines, in label order.
+        let c = Arc::new(Depth(AtomicI64::new(4)));
+        let source: Weak<dyn DepthSource> = Arc::downgrade(&c) as Weak<dyn DepthSource>;
+        assert!(provider.new_depth_source("a", source));
+        let all: Vec<String> = text(&registry)
+            .lines()
+            .filter(|l| l.starts_with("workqueue_depth{"))
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(
+            all,
+            [
+                r#"workqueue_depth{controller="a",name="a",priority=""} 4"#.to_owned(),
+                line(6)
+            ]
+        );
         Ok(())
     }
 

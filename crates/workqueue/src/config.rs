@@ -1,11 +1,11 @@
 //! How a queue is built: its name (for metrics) and, for a
 //! [`PriorityQueue`](crate::PriorityQueue), its aging.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 #[cfg(feature = "metrics")]
-use kcr_metrics::workqueue::MetricsProvider;
+use kcr_metrics::workqueue::{DepthSource, MetricsProvider};
 
 use crate::metrics::Metrics;
 
@@ -95,19 +95,34 @@ impl Config {
         self
     }
 
-    pub(crate) fn metrics(&self, with_priority: bool) -> Metrics {
+    /// The metrics of a priority queue (depth recorded per priority).
+    pub(crate) fn priority_metrics(&self) -> Metrics {
         #[cfg(feature = "metrics")]
         {
-            Metrics::new(
-                self.name.as_deref(),
-                self.provider.as_deref(),
-                with_priority,
-            )
+            Metrics::new(self.name.as_deref(), self.provider.as_deref(), true, None)
         }
         #[cfg(not(feature = "metrics"))]
         {
-            let _ = with_priority;
             Metrics
         }
+    }
+
+    /// The metrics of a queue whose depth the provider may read from `queue`
+    /// when it gathers them.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn queue_metrics<Q: DepthSource + 'static>(&self, queue: Weak<Q>) -> Metrics {
+        let queue: Weak<dyn DepthSource> = queue;
+        Metrics::new(
+            self.name.as_deref(),
+            self.provider.as_deref(),
+            false,
+            Some(queue),
+        )
+    }
+
+    /// No metrics without the `metrics` feature.
+    #[cfg(not(feature = "metrics"))]
+    pub(crate) fn queue_metrics<Q>(&self, _queue: Weak<Q>) -> Metrics {
+        Metrics
     }
 }

@@ -7,9 +7,11 @@
 
 #[cfg(feature = "metrics")]
 mod enabled {
+    use std::sync::Weak;
+
     use kcr_metrics::workqueue::{
-        CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric, MetricsProvider,
-        SettableGaugeMetric,
+        CounterMetric, DepthMetricWithPriority, DepthSource, GaugeMetric, HistogramMetric,
+        MetricsProvider, SettableGaugeMetric,
     };
     use tokio::time::Instant;
 
@@ -19,6 +21,9 @@ mod enabled {
     enum Depth {
         Plain(Box<dyn GaugeMetric>),
         Priority(Box<dyn DepthMetricWithPriority>),
+        /// Read from the queue when the metrics are gathered: nothing to
+        /// record on adds and gets.
+        Sampled,
     }
 
     struct Recorders {
@@ -35,10 +40,14 @@ mod enabled {
     pub(crate) struct Metrics(Option<Box<Recorders>>);
 
     impl Metrics {
+        /// The metrics of the queue `name`; a priority queue records its
+        /// depth per priority, another queue gives `depth` to read it from
+        /// (or records it if the provider cannot read it).
         pub(crate) fn new(
             name: Option<&str>,
             provider: Option<&dyn MetricsProvider>,
             with_priority: bool,
+            depth: Option<Weak<dyn DepthSource>>,
         ) -> Self {
             let Some(name) = name else {
                 return Metrics(None);
@@ -53,6 +62,8 @@ mod enabled {
             };
             let depth = if with_priority {
                 Depth::Priority(provider.new_depth_metric_with_priority(name))
+            } else if depth.is_some_and(|source| provider.new_depth_source(name, source)) {
+                Depth::Sampled
             } else {
                 Depth::Plain(provider.new_depth_metric(name))
             };
@@ -86,6 +97,7 @@ mod enabled {
                 match &r.depth {
                     Depth::Plain(d) => d.inc(),
                     Depth::Priority(d) => d.inc(priority),
+                    Depth::Sampled => {}
                 }
             }
         }
@@ -99,6 +111,7 @@ mod enabled {
                 match &r.depth {
                     Depth::Plain(d) => d.inc(),
                     Depth::Priority(d) => d.inc(0),
+                    Depth::Sampled => {}
                 }
             }
         }
@@ -110,6 +123,7 @@ mod enabled {
                 match &r.depth {
                     Depth::Plain(d) => d.dec(),
                     Depth::Priority(d) => d.dec(0),
+                    Depth::Sampled => {}
                 }
             }
         }
@@ -144,6 +158,7 @@ mod enabled {
                 match &r.depth {
                     Depth::Plain(d) => d.dec(),
                     Depth::Priority(d) => d.dec(priority),
+                    Depth::Sampled => {}
                 }
                 if let (Some(added), Some(now)) = (added, now) {
                     r.latency

@@ -553,7 +553,7 @@ impl<T: Item> PriorityQueue<T> {
 
     /// A queue built from `config` (name, aging), rate limited by `limiter`.
     pub fn with_config(limiter: impl RateLimiter<T> + 'static, config: Config) -> Self {
-        let metrics = config.metrics(true);
+        let metrics = config.priority_metrics();
         let shared = Arc::new_cyclic(|me| PShared {
             state: Mutex::new(PState {
                 items: Map::default(),

@@ -114,6 +114,9 @@ pub(crate) struct State<T> {
     /// Items handed out and not yet done (queued again or not). The idle
     /// items are the table's others: `index.len() - fifo.len() - processing`.
     pub(crate) processing: usize,
+    /// Items handed out and not yet done that were added again (they enter
+    /// the FIFO at `done`): the depth is `fifo.len() + requeued`.
+    requeued: usize,
     pub(crate) shutting_down: bool,
     pub(crate) drain: bool,
     pub(crate) waiters: Waiters,
@@ -159,7 +162,6 @@ fn wake(waker: Option<Waker>) {
 
 impl<T: Item> Shared<T> {
     pub(crate) fn new(config: &Config, delaying: bool) -> Arc<Self> {
-        let metrics = config.metrics(false);
         let inbox = delaying.then(|| Arc::new(Inbox::new()));
         let shared = Arc::new_cyclic(|me| Shared {
             state: Mutex::new(State {
@@ -168,13 +170,14 @@ impl<T: Item> Shared<T> {
                 free: Vec::new(),
                 fifo: VecDeque::new(),
                 processing: 0,
+                requeued: 0,
                 shutting_down: false,
                 drain: false,
                 waiters: Waiters::default(),
                 spawn_deferred: true,
             }),
             hasher: Hasher::default(),
-            metrics,
+            metrics: config.queue_metrics(me.clone()),
             drained: Notify::new(),
             inbox,
             shut: AtomicBool::new(false),
@@ -240,6 +243,7 @@ impl<T: Item> Shared<T> {
             free,
             fifo,
             waiters,
+            requeued,
             ..
         } = st;
         let Hashed { hash, item } = hashed;
@@ -259,6 +263,7 @@ impl<T: Item> Shared<T> {
                 entry.added = now;
                 if !was_idle {
                     // Queued again at `done`.
+                    *requeued += 1;
                     return (None, true);
                 }
                 fifo.push_back(Queued { slot: i, item });
@@ -323,6 +328,7 @@ impl<T: Item> Shared<T> {
             fifo,
             waiters,
             processing,
+            requeued,
             drain,
             ..
         } = &mut *st;
@@ -349,6 +355,7 @@ impl<T: Item> Shared<T> {
         let mut forgotten = None;
         let waker = if entry.queued {
             // Added while it was processed: queued again now.
+            *requeued -= 1;
             if let Some(item) = slot.item.clone() {
                 fifo.push_back(Queued { slot: i, item });
             }
@@ -472,6 +479,15 @@ impl<T: Item> Source<T> for Shared<T> {
         };
         drop(st);
         wake(waker);
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl<T: Item> kcr_metrics::workqueue::DepthSource for Shared<T> {
+    /// The items queued: in the FIFO, or being processed and added again.
+    fn depth(&self) -> i64 {
+        let st = self.state.lock();
+        i64::try_from(st.fifo.len() + st.requeued).unwrap_or(i64::MAX)
     }
 }
 

@@ -79,6 +79,36 @@ async fn a_named_queue_should_expose_depth_adds_and_retries_after_a_known_sequen
     );
 }
 
+fn depth_line(name: &str, depth: usize) -> String {
+    format!(r#"workqueue_depth{{controller="{name}",name="{name}",priority=""}} {depth}"#)
+}
+
+#[tokio::test]
+async fn the_depth_should_count_an_item_added_again_while_it_is_processed() {
+    let registry = Registry::new();
+    let queue = Queue::with_config(config(&registry, "redo"));
+    queue.add("a");
+    queue.add("b");
+    assert_has(&exposition(&registry), &depth_line("redo", 2));
+    let a = queue.get().await.unwrap();
+    assert_has(&exposition(&registry), &depth_line("redo", 1));
+    // Processing: not in the FIFO (len 1), but queued again at `done`.
+    queue.add(a);
+    assert_eq!(queue.len(), 1);
+    assert_has(&exposition(&registry), &depth_line("redo", 2));
+    queue.done(&a);
+    assert_eq!(queue.len(), 2);
+    assert_has(&exposition(&registry), &depth_line("redo", 2));
+    let _b = queue.get().await.unwrap();
+    let _a = queue.get().await.unwrap();
+    assert_has(&exposition(&registry), &depth_line("redo", 0));
+    // A dropped queue's depth stays at the last value read, as a gauge would.
+    queue.add("c");
+    assert_has(&exposition(&registry), &depth_line("redo", 1));
+    drop(queue);
+    assert_has(&exposition(&registry), &depth_line("redo", 1));
+}
+
 #[tokio::test(start_paused = true)]
 async fn unfinished_work_gauges_should_be_refreshed_every_500_ms() {
     let registry = Registry::new();
