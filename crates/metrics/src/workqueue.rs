@@ -18,7 +18,6 @@
 //! raises and lowers a gauge per priority. The histograms have the buckets
 //! 1e-8 s × 10^k for k = 0..12 (10 ns up to 1000 s).
 
-use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, Weak};
 
 use prometheus::core::{Collector, Desc};
@@ -265,13 +264,11 @@ struct DepthFamily {
     sources: Arc<RwLock<Vec<Sampled>>>,
 }
 
-/// A queue whose depth is read at gathering.
+/// The queues of one name whose depth is read at gathering. A dropped queue
+/// holds no items: it counts nothing, and goes at the next registration.
 struct Sampled {
     name: String,
-    source: Weak<dyn DepthSource>,
-    /// The depth last read: what a dropped queue's depth stays at, as a
-    /// gauge keeps its last value.
-    last: AtomicI64,
+    queues: Vec<Weak<dyn DepthSource>>,
 }
 
 impl std::fmt::Debug for DepthFamily {
@@ -300,21 +297,15 @@ impl Collector for DepthFamily {
         }
         // One value per queue name: queues that share a name add up, as
         // they would in one gauge.
-        let mut depths: Vec<(&str, i64)> = Vec::new();
-        for sampled in sources.iter() {
-            let depth = match sampled.source.upgrade() {
-                Some(source) => {
-                    let depth = source.depth();
-                    sampled.last.store(depth, Relaxed);
-                    depth
-                }
-                None => sampled.last.load(Relaxed),
-            };
-            match depths.iter_mut().find(|(name, _)| *name == sampled.name) {
-                Some((_, total)) => *total += depth,
-                None => depths.push((&sampled.name, depth)),
-            }
-        }
+        let depths = sources.iter().map(|sampled| {
+            let depth: i64 = sampled
+                .queues
+                .iter()
+                .filter_map(Weak::upgrade)
+                .map(|queue| queue.depth())
+                .sum();
+            (sampled.name.as_str(), depth)
+        });
         if families.is_empty() {
             let mut family = MetricFamily::default();
             if let Some(desc) = self.gauges.desc().first() {
@@ -486,22 +477,30 @@ impl MetricsProvider for PrometheusProvider {
     }
 
     fn new_depth_source(&self, name: &str, source: Weak<dyn DepthSource>) -> bool {
-        self.metrics
+        let mut sources = self
+            .metrics
             .depth
             .sources
             .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(Sampled {
+            .unwrap_or_else(PoisonError::into_inner);
+        match sources.iter_mut().find(|sampled| sampled.name == name) {
+            Some(sampled) => {
+                sampled.queues.retain(|queue| queue.strong_count() > 0);
+                sampled.queues.push(source);
+            }
+            None => sources.push(Sampled {
                 name: name.to_owned(),
-                source,
-                last: AtomicI64::new(0),
-            });
+                queues: vec![source],
+            }),
+        }
         true
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+
     use super::*;
 
     fn text(registry: &Registry) -> String {
@@ -619,10 +618,10 @@ mod tests {
         assert!(provider.new_depth_source("s", source));
         provider.new_depth_metric("s").inc();
         assert_eq!(depth_lines(&registry, "s"), [line(8)]);
-        // A dropped queue stays at the depth last read.
+        // A dropped queue holds nothing.
         drop(a);
         b.0.store(0, Relaxed);
-        assert_eq!(depth_lines(&registry, "s"), [line(6)]);
+        assert_eq!(depth_lines(&registry, "s"), [line(1)]);
         // Other queues keep their own lines, in label order.
         let c = Arc::new(Depth(AtomicI64::new(4)));
         let source: Weak<dyn DepthSource> = Arc::downgrade(&c) as Weak<dyn DepthSource>;
@@ -636,7 +635,7 @@ mod tests {
             all,
             [
                 r#"workqueue_depth{controller="a",name="a",priority=""} 4"#.to_owned(),
-                line(6)
+                line(1)
             ]
         );
         Ok(())

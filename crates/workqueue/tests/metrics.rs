@@ -102,11 +102,11 @@ async fn the_depth_should_count_an_item_added_again_while_it_is_processed() {
     let _b = queue.get().await.unwrap();
     let _a = queue.get().await.unwrap();
     assert_has(&exposition(&registry), &depth_line("redo", 0));
-    // A dropped queue's depth stays at the last value read, as a gauge would.
+    // A dropped queue holds nothing; its name stays, at 0.
     queue.add("c");
     assert_has(&exposition(&registry), &depth_line("redo", 1));
     drop(queue);
-    assert_has(&exposition(&registry), &depth_line("redo", 1));
+    assert_has(&exposition(&registry), &depth_line("redo", 0));
 }
 
 #[tokio::test(start_paused = true)]
