@@ -365,7 +365,7 @@ impl<T: Item> Source<(T, i32)> for PShared<T> {
             }
             let mut priority = 0;
             let now = self.metrics.now();
-            let mut added = Stamp::default();
+            let mut added: Stamp = Default::default();
             if let Some(entry) = items.get_mut(&item) {
                 if let Some(pending) = entry.pending.take() {
                     priority = pending.priority;

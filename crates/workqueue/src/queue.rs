@@ -445,7 +445,7 @@ impl<T: Item> Source<T> for Shared<T> {
             if let Some(id) = slot.take() {
                 waiters.remove(id);
             }
-            let mut added = Stamp::default();
+            let mut added: Stamp = Default::default();
             if let Some(Slot { entry, .. }) = slots.get_mut(i) {
                 entry.queued = false;
                 entry.processing = true;
