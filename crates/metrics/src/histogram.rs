@@ -16,6 +16,7 @@ use prometheus::core::{Collector, Desc};
 use prometheus::proto::{self, LabelPair, MetricFamily, MetricType};
 
 use crate::Result;
+use crate::exposition::{label_pair, metric_family, sort_by_labels};
 use crate::workqueue::HistogramMetric;
 
 /// A histogram family with variable labels; register it with
@@ -87,12 +88,7 @@ impl HistogramVec {
                 .variable_labels
                 .iter()
                 .zip(key)
-                .map(|(name, value)| {
-                    let mut pair = LabelPair::default();
-                    pair.set_name(name.clone());
-                    pair.set_value(value.clone());
-                    pair
-                })
+                .map(|(name, value)| label_pair(name, value))
                 .collect();
             labels.sort_by(|a, b| a.name().cmp(b.name()));
             Arc::new(Child {
@@ -173,21 +169,8 @@ impl Collector for HistogramVec {
                 metric
             })
             .collect();
-        metrics.sort_by(|a, b| {
-            let values = |m: &proto::Metric| {
-                m.get_label()
-                    .iter()
-                    .map(|l| l.value().to_owned())
-                    .collect::<Vec<_>>()
-            };
-            values(a).cmp(&values(b))
-        });
-        let mut out = MetricFamily::default();
-        out.set_name(family.desc.fq_name.clone());
-        out.set_help(family.desc.help.clone());
-        out.set_field_type(MetricType::HISTOGRAM);
-        out.set_metric(metrics);
-        vec![out]
+        sort_by_labels(&mut metrics);
+        vec![metric_family(&family.desc, MetricType::HISTOGRAM, metrics)]
     }
 }
 

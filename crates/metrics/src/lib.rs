@@ -54,6 +54,7 @@ pub use prometheus::Registry;
 
 pub mod cache;
 pub mod controller;
+mod exposition;
 mod histogram;
 pub mod informer;
 pub mod leader_election;

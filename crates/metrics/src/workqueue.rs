@@ -21,12 +21,13 @@
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, Weak};
 
 use prometheus::core::{Collector, Desc};
-use prometheus::proto::{self, LabelPair, Metric, MetricFamily, MetricType};
+use prometheus::proto::{self, Metric, MetricFamily, MetricType};
 use prometheus::{
     Gauge, GaugeVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
 };
 
 use crate::Result;
+use crate::exposition::{label_pair, metric_family, sort_by_labels};
 use crate::histogram::HistogramVec;
 
 /// The subsystem (name prefix) of every work queue family.
@@ -277,13 +278,6 @@ impl std::fmt::Debug for DepthFamily {
     }
 }
 
-fn label(name: &str, value: &str) -> LabelPair {
-    let mut pair = LabelPair::default();
-    pair.set_name(name.to_owned());
-    pair.set_value(value.to_owned());
-    pair
-}
-
 impl Collector for DepthFamily {
     fn desc(&self) -> Vec<&Desc> {
         self.gauges.desc()
@@ -306,14 +300,10 @@ impl Collector for DepthFamily {
                 .sum();
             (sampled.name.as_str(), depth)
         });
-        if families.is_empty() {
-            let mut family = MetricFamily::default();
-            if let Some(desc) = self.gauges.desc().first() {
-                family.set_name(desc.fq_name.clone());
-                family.set_help(desc.help.clone());
-            }
-            family.set_field_type(MetricType::GAUGE);
-            families.push(family);
+        if families.is_empty()
+            && let Some(desc) = self.gauges.desc().first()
+        {
+            families.push(metric_family(desc, MetricType::GAUGE, Vec::new()));
         }
         let Some(family) = families.first_mut() else {
             return families;
@@ -322,35 +312,25 @@ impl Collector for DepthFamily {
         for (name, depth) in depths {
             // Labels in name order, as prometheus exposes them.
             let labels = [
-                label("controller", name),
-                label("name", name),
-                label("priority", ""),
+                label_pair("controller", name),
+                label_pair("name", name),
+                label_pair("priority", ""),
             ];
-            let same = |m: &&mut Metric| m.get_label() == labels.as_slice();
-            match metrics.iter_mut().find(same) {
-                // A gauge with the same labels (a queue recording into it).
-                Some(metric) => {
-                    let mut gauge = proto::Gauge::default();
-                    gauge.set_value(metric.get_gauge().get_value() + depth as f64);
-                    metric.set_gauge(gauge);
-                }
-                None => {
-                    let mut metric = Metric::default();
-                    metric.set_label(labels.to_vec());
-                    let mut gauge = proto::Gauge::default();
-                    gauge.set_value(depth as f64);
-                    metric.set_gauge(gauge);
-                    metrics.push(metric);
-                }
+            let same = |m: &Metric| m.get_label() == labels.as_slice();
+            if !metrics.iter().any(same) {
+                let mut metric = Metric::default();
+                metric.set_label(labels.to_vec());
+                metrics.push(metric);
+            }
+            // Added to a gauge with the same labels, if a queue records
+            // into one.
+            if let Some(metric) = metrics.iter_mut().find(|m| same(m)) {
+                let mut gauge = proto::Gauge::default();
+                gauge.set_value(metric.get_gauge().get_value() + depth as f64);
+                metric.set_gauge(gauge);
             }
         }
-        let values = |m: &Metric| {
-            m.get_label()
-                .iter()
-                .map(|l| l.value().to_owned())
-                .collect::<Vec<_>>()
-        };
-        metrics.sort_by_key(values);
+        sort_by_labels(metrics);
         families
     }
 }
