@@ -1,15 +1,16 @@
 //! A histogram family built for hot paths (the work queue's two duration
 //! histograms, observed on every `get` and `done`).
 //!
-//! An observation is two relaxed atomic additions: its bucket and the sum
-//! (kept in nanoseconds). prometheus' own histogram makes four, two of them
+//! An observation is two additions, its bucket and the sum (kept in
+//! nanoseconds), to the observing thread's own stripe of counters: a plain
+//! load and store, no atomic read-modify-write (see [`crate::stripes`]).
+//! prometheus' own histogram makes four atomic additions, two of them
 //! ordered, so that a scrape never sees an observation half recorded; here a
 //! scrape running at that very moment may count an observation in its
 //! bucket before its duration is in the sum. The exposition is the same:
 //! cumulative buckets, `_sum` and `_count` (the buckets' total).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use prometheus::core::{Collector, Desc};
@@ -17,6 +18,7 @@ use prometheus::proto::{self, LabelPair, MetricFamily, MetricType};
 
 use crate::Result;
 use crate::exposition::{label_pair, metric_family, sort_by_labels};
+use crate::stripes::Stripes;
 use crate::workqueue::HistogramMetric;
 
 /// A histogram family with variable labels; register it with
@@ -27,6 +29,7 @@ pub(crate) struct HistogramVec(Arc<Family>);
 struct Family {
     desc: Desc,
     bounds: Arc<[f64]>,
+    nanos: Arc<NanoBounds>,
     children: RwLock<HashMap<Vec<String>, Arc<Child>>>,
 }
 
@@ -34,9 +37,52 @@ struct Family {
 struct Child {
     labels: Vec<LabelPair>,
     bounds: Arc<[f64]>,
-    /// One count per bound, and a last one for observations above every bound.
-    counts: Box<[AtomicU64]>,
-    sum_nanos: AtomicU64,
+    nanos: Arc<NanoBounds>,
+    /// One count per bound, one for observations above every bound, and
+    /// the sum in nanoseconds (at [`Child::sum`]).
+    counters: Stripes,
+}
+
+impl Child {
+    /// The cell of the sum: past the counts.
+    fn sum(&self) -> usize {
+        self.bounds.len() + 1
+    }
+}
+
+/// The bounds as whole nanoseconds, for observations made in nanoseconds:
+/// `n` ns is at most a bound `b` s when `n <= floor(b · 1e9)`.
+struct NanoBounds {
+    /// How many bounds are negative (no duration is at most one of them).
+    negative: usize,
+    /// The others, floored to whole nanoseconds.
+    nanos: Box<[u64]>,
+}
+
+impl NanoBounds {
+    fn new(bounds: &[f64]) -> Self {
+        let negative = bounds.iter().take_while(|b| **b < 0.0).count();
+        let nanos = bounds
+            .iter()
+            .skip(negative)
+            // The product may land a hair below a whole number (1e-5 · 1e9):
+            // a few units in the last place up before flooring. `as`
+            // saturates past u64.
+            .map(|b| (b * 1e9 * (1.0 + 4.0 * f64::EPSILON)).floor() as u64)
+            .collect();
+        Self { negative, nanos }
+    }
+
+    /// The bucket of `nanos` (the bounds' count past the last bound).
+    #[inline]
+    fn bucket(&self, nanos: u64) -> usize {
+        self.negative
+            + self
+                .nanos
+                .iter()
+                .position(|bound| nanos <= *bound)
+                .unwrap_or(self.nanos.len())
+    }
 }
 
 impl std::fmt::Debug for HistogramVec {
@@ -60,6 +106,7 @@ impl HistogramVec {
         Ok(Self(Arc::new(Family {
             desc,
             bounds: bounds.into(),
+            nanos: Arc::new(NanoBounds::new(bounds)),
             children: RwLock::new(HashMap::new()),
         })))
     }
@@ -94,10 +141,8 @@ impl HistogramVec {
             Arc::new(Child {
                 labels,
                 bounds: family.bounds.clone(),
-                counts: (0..=family.bounds.len())
-                    .map(|_| AtomicU64::new(0))
-                    .collect(),
-                sum_nanos: AtomicU64::new(0),
+                nanos: family.nanos.clone(),
+                counters: Stripes::new(family.bounds.len() + 2),
             })
         });
         Histogram(child.clone())
@@ -117,13 +162,21 @@ impl HistogramMetric for Histogram {
             .iter()
             .position(|bound| value <= *bound)
             .unwrap_or(child.bounds.len());
-        if let Some(count) = child.counts.get(bucket) {
-            count.fetch_add(1, Relaxed);
-        }
+        child.counters.add(bucket, 1);
         let nanos = (value * 1e9).round();
         if nanos >= 1.0 {
             // `as` saturates: a value past u64 adds u64::MAX.
-            child.sum_nanos.fetch_add(nanos as u64, Relaxed);
+            child.counters.add(child.sum(), nanos as u64);
+        }
+    }
+
+    /// Records `nanos` nanoseconds: the same bucket and sum as `observe` of
+    /// the same duration in seconds, without floating point.
+    fn observe_nanos(&self, nanos: u64) {
+        let child = &*self.0;
+        child.counters.add(child.nanos.bucket(nanos), 1);
+        if nanos > 0 {
+            child.counters.add(child.sum(), nanos);
         }
     }
 }
@@ -149,20 +202,20 @@ impl Collector for HistogramVec {
                 let buckets = child
                     .bounds
                     .iter()
-                    .zip(child.counts.iter())
-                    .map(|(bound, count)| {
-                        cumulative += count.load(Relaxed);
+                    .enumerate()
+                    .map(|(cell, bound)| {
+                        cumulative += child.counters.total(cell);
                         let mut bucket = proto::Bucket::default();
                         bucket.set_upper_bound(*bound);
                         bucket.set_cumulative_count(cumulative);
                         bucket
                     })
                     .collect();
-                let above = child.counts.last().map_or(0, |c| c.load(Relaxed));
+                let above = child.counters.total(child.bounds.len());
                 let mut histogram = proto::Histogram::default();
                 histogram.set_bucket(buckets);
                 histogram.set_sample_count(cumulative + above);
-                histogram.set_sample_sum(child.sum_nanos.load(Relaxed) as f64 / 1e9);
+                histogram.set_sample_sum(child.counters.total(child.sum()) as f64 / 1e9);
                 let mut metric = proto::Metric::default();
                 metric.set_label(child.labels.clone());
                 metric.set_histogram(histogram);
@@ -221,5 +274,55 @@ mod tests {
         let metric = &families[0].get_metric()[0];
         assert_eq!(metric.get_histogram().get_sample_count(), 2);
         assert_eq!(metric.get_histogram().get_sample_sum(), 1.0);
+    }
+
+    #[test]
+    fn nanosecond_observations_should_land_where_second_ones_do() {
+        let bounds = crate::workqueue::DURATION_BUCKETS;
+        let vec = HistogramVec::new("t_seconds", "help", &["name"], &bounds).expect("valid family");
+        let registry = Registry::new();
+        registry
+            .register(Box::new(vec.clone()))
+            .expect("registered");
+        let (seconds, nanos) = (vec.with_label_values(&["s"]), vec.with_label_values(&["n"]));
+        // Every bound, one below and one above it, zero, and far past the last.
+        let mut values = vec![0_u64, 1, 5_000_000_000_000];
+        for bound in bounds {
+            let n = (bound * 1e9).round() as u64;
+            values.extend([n - 1, n, n + 1]);
+        }
+        for n in values {
+            seconds.observe(n as f64 / 1e9);
+            nanos.observe_nanos(n);
+        }
+        let text = crate::encode_text(&registry).expect("text");
+        let lines = |name: &str| -> Vec<String> {
+            text.lines()
+                .filter(|line| line.contains(&format!("name=\"{name}\"")))
+                .map(|line| line.replace(&format!("name=\"{name}\""), "name=\"x\""))
+                .collect()
+        };
+        assert_eq!(lines("n"), lines("s"));
+        assert!(
+            text.contains(r#"t_seconds_bucket{name="n",le="0.00001"} 13"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"t_seconds_count{name="n"} 39"#), "{text}");
+    }
+
+    #[test]
+    fn nanosecond_bounds_should_floor_and_skip_negative_bounds() {
+        // 1.5e-8 · 1e9 is 14.999999999999998 in floating point.
+        let bounds = NanoBounds::new(&[-1.0, 2.5e-9, 1.5e-8, 1e-5, 1e30]);
+        assert_eq!(bounds.negative, 1);
+        assert_eq!(&*bounds.nanos, &[2, 15, 10_000, u64::MAX]);
+        assert_eq!(bounds.bucket(0), 1);
+        assert_eq!(bounds.bucket(2), 1);
+        assert_eq!(bounds.bucket(3), 2);
+        assert_eq!(bounds.bucket(15), 2);
+        assert_eq!(bounds.bucket(16), 3);
+        assert_eq!(bounds.bucket(10_000), 3);
+        assert_eq!(bounds.bucket(10_001), 4);
+        assert_eq!(bounds.bucket(u64::MAX), 4);
     }
 }

@@ -62,6 +62,14 @@ pub trait CounterMetric: Send + Sync {
 pub trait HistogramMetric: Send + Sync {
     /// Records one observation.
     fn observe(&self, value: f64);
+
+    /// Records a duration of `nanos` whole nanoseconds (the work queue
+    /// times with an integer clock). The default observes it in seconds; a
+    /// histogram may count it without floating point.
+    fn observe_nanos(&self, nanos: u64) {
+        // Exact below 2^53 ns (104 days).
+        self.observe(nanos as f64 / 1e9);
+    }
 }
 
 /// A depth gauge split by item priority (controller-runtime's priority queue).

@@ -52,7 +52,6 @@ impl<T: Item> Shared<T> {
         loop {
             let chunk = items.len().min(FIRE_BATCH);
             // Depth first, as in `add`.
-            let now = self.metrics.now();
             for _ in 0..chunk {
                 self.metrics.depth_inc();
             }
@@ -66,7 +65,7 @@ impl<T: Item> Shared<T> {
             }
             let mut queued = 0;
             for item in items.by_ref().take(chunk) {
-                let (waker, newly) = self.enqueue(&mut st, item, now);
+                let (waker, newly) = self.enqueue(&mut st, item);
                 wakers.extend(waker);
                 queued += usize::from(newly);
             }

@@ -7,7 +7,7 @@
 
 #[cfg(feature = "metrics")]
 mod enabled {
-    use std::sync::Weak;
+    use std::sync::{OnceLock, Weak};
 
     use kcr_metrics::workqueue::{
         CounterMetric, DepthMetricWithPriority, DepthSource, GaugeMetric, HistogramMetric,
@@ -15,8 +15,70 @@ mod enabled {
     };
     use tokio::time::Instant;
 
-    /// When an item entered a state (queued, processing), if metrics are recorded.
-    pub(crate) type Stamp = Option<Instant>;
+    /// When an item entered a state (queued, processing), if metrics are
+    /// recorded: a reading of the queue's [`Clock`].
+    pub(crate) type Stamp = Option<u64>;
+
+    /// What a queue's durations are timed with.
+    enum Clock {
+        /// The CPU's time-stamp counter through quanta (about 10 ns a read
+        /// where the system clock takes about 25: three reads an item), or
+        /// the monotonic clock where the CPU has no invariant counter. Its
+        /// readings are raw ticks.
+        Counter(&'static quanta::Clock),
+        /// Tokio's clock, read as nanoseconds since `epoch`: the clock of a
+        /// queue built while Tokio's clock is paused (a test), so that its
+        /// durations follow `tokio::time::advance`.
+        Tokio(Instant),
+    }
+
+    /// The counter clock, calibrated once per process (under a millisecond).
+    fn counter() -> &'static quanta::Clock {
+        static COUNTER: OnceLock<quanta::Clock> = OnceLock::new();
+        COUNTER.get_or_init(quanta::Clock::new)
+    }
+
+    impl Clock {
+        /// Tokio's clock if it is paused now, the counter otherwise. A
+        /// running clock never reads the same twice in a row (nanoseconds,
+        /// and a read takes longer than one); a paused one always does.
+        fn new() -> Self {
+            let now = Instant::now();
+            if Instant::now() == now {
+                Clock::Tokio(now)
+            } else {
+                Clock::Counter(counter())
+            }
+        }
+
+        #[inline]
+        fn now(&self) -> u64 {
+            match self {
+                Clock::Counter(clock) => clock.raw(),
+                Clock::Tokio(epoch) => {
+                    let since = Instant::now().saturating_duration_since(*epoch);
+                    u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
+                }
+            }
+        }
+
+        /// The nanoseconds from `start` to `end` (two readings), 0 if `end`
+        /// is not later.
+        #[inline]
+        fn nanos(&self, start: u64, end: u64) -> u64 {
+            match self {
+                Clock::Counter(clock) => clock.delta_as_nanos(start, end),
+                Clock::Tokio(_) => end.saturating_sub(start),
+            }
+        }
+
+        /// [`Clock::nanos`] in seconds.
+        fn seconds(&self, start: u64, end: u64) -> f64 {
+            // Exact below 2^53 ns (104 days), and one correctly rounded
+            // division: 2.5 s reads 2.5, as `Duration::as_secs_f64` gives.
+            self.nanos(start, end) as f64 / 1e9
+        }
+    }
 
     enum Depth {
         Plain(Box<dyn GaugeMetric>),
@@ -27,6 +89,7 @@ mod enabled {
     }
 
     struct Recorders {
+        clock: Clock,
         depth: Depth,
         adds: Box<dyn CounterMetric>,
         latency: Box<dyn HistogramMetric>,
@@ -68,6 +131,7 @@ mod enabled {
                 Depth::Plain(provider.new_depth_metric(name))
             };
             Metrics(Some(Box::new(Recorders {
+                clock: Clock::new(),
                 depth,
                 adds: provider.new_adds_metric(name),
                 latency: provider.new_latency_metric(name),
@@ -86,7 +150,7 @@ mod enabled {
         /// Now, if the queue records metrics.
         #[inline]
         pub(crate) fn now(&self) -> Stamp {
-            self.0.as_ref().map(|_| Instant::now())
+            self.0.as_ref().map(|r| r.clock.now())
         }
 
         /// An item became queued (`priority` for a priority queue).
@@ -161,8 +225,7 @@ mod enabled {
                     Depth::Sampled => {}
                 }
                 if let (Some(added), Some(now)) = (added, now) {
-                    r.latency
-                        .observe(now.saturating_duration_since(added).as_secs_f64());
+                    r.latency.observe_nanos(r.clock.nanos(added, now));
                 }
             }
         }
@@ -172,7 +235,8 @@ mod enabled {
         #[inline]
         pub(crate) fn done(&self, started: Stamp) {
             if let (Some(r), Some(started)) = (&self.0, started) {
-                r.work_duration.observe(started.elapsed().as_secs_f64());
+                r.work_duration
+                    .observe_nanos(r.clock.nanos(started, r.clock.now()));
             }
         }
 
@@ -188,16 +252,62 @@ mod enabled {
         /// times of the items being processed.
         pub(crate) fn update_unfinished(&self, started: impl Iterator<Item = Stamp>) {
             if let Some(r) = &self.0 {
-                let now = Instant::now();
+                let now = r.clock.now();
                 let (mut total, mut longest) = (0.0_f64, 0.0_f64);
                 for started in started.flatten() {
-                    let secs = now.saturating_duration_since(started).as_secs_f64();
+                    let secs = r.clock.seconds(started, now);
                     total += secs;
                     longest = longest.max(secs);
                 }
                 r.unfinished.set(total);
                 r.longest_running.set(longest);
             }
+        }
+    }
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[tokio::test(start_paused = true)]
+        async fn a_paused_tokio_clock_should_time_the_queue() {
+            let clock = Clock::new();
+            assert!(matches!(clock, Clock::Tokio(_)));
+            let start = clock.now();
+            tokio::time::advance(std::time::Duration::from_millis(2500)).await;
+            assert_eq!(clock.seconds(start, clock.now()), 2.5);
+        }
+
+        #[tokio::test]
+        async fn a_running_clock_should_be_read_from_the_counter() {
+            assert!(matches!(Clock::new(), Clock::Counter(_)));
+        }
+
+        /// The counter's seconds are the system clock's: the same stretch
+        /// of work measured by both (the best of five tries, as the thread
+        /// may be preempted between the two clocks' reads).
+        #[test]
+        fn the_counter_should_measure_seconds() {
+            let clock = Clock::Counter(counter());
+            let closest = (0..5)
+                .map(|_| {
+                    let system = Instant::now();
+                    let start = clock.now();
+                    let mut x = 0_u64;
+                    for i in 0..2_000_000_u64 {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+                    }
+                    let counted = clock.seconds(start, clock.now());
+                    let system = system.elapsed().as_secs_f64();
+                    (counted / system - 1.0).abs()
+                })
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                closest < 0.05,
+                "counter and system clock differ by {closest}"
+            );
+            // Readings out of order count nothing.
+            let later = clock.now();
+            assert_eq!(clock.seconds(later + 1_000, later), 0.0);
         }
     }
 }

@@ -228,15 +228,13 @@ impl<T: Item> Shared<T> {
         }
     }
 
-    /// Marks `item` queued at `now`; returns a parked worker to wake, if it
-    /// entered the FIFO, and whether it became queued (it was not waiting
-    /// already). Records no metrics: the caller does, outside the lock.
-    pub(crate) fn enqueue(
-        &self,
-        st: &mut State<T>,
-        hashed: Hashed<T>,
-        now: Stamp,
-    ) -> (Option<Waker>, bool) {
+    /// Marks `item` queued; returns a parked worker to wake, if it entered
+    /// the FIFO, and whether it became queued (it was not waiting already).
+    /// An item that becomes queued is stamped with the metrics clock (as
+    /// client-go stamps it in its lock, and only then: an add of an item
+    /// already waiting reads no clock); the caller records the other
+    /// metrics, outside the lock.
+    pub(crate) fn enqueue(&self, st: &mut State<T>, hashed: Hashed<T>) -> (Option<Waker>, bool) {
         let State {
             index,
             slots,
@@ -260,7 +258,7 @@ impl<T: Item> Shared<T> {
                 }
                 let was_idle = !entry.processing;
                 entry.queued = true;
-                entry.added = now;
+                entry.added = self.metrics.now();
                 if !was_idle {
                     // Queued again at `done`.
                     *requeued += 1;
@@ -274,7 +272,7 @@ impl<T: Item> Shared<T> {
                     item: Some(item.clone()),
                     entry: Entry {
                         queued: true,
-                        added: now,
+                        added: self.metrics.now(),
                         ..Entry::default()
                     },
                 };
@@ -296,16 +294,15 @@ impl<T: Item> Shared<T> {
     }
 
     pub(crate) fn add(&self, item: T) {
-        // Hash, clock and depth before the lock: the critical section is
-        // the table and the FIFO alone.
+        // Hash and depth before the lock: the critical section is the
+        // table, the FIFO and, for an item that becomes queued, a clock read.
         let hashed = self.hashed(item);
-        let now = self.metrics.now();
         self.metrics.depth_inc();
         let mut st = self.state.lock();
         let (waker, queued) = if st.shutting_down {
             (None, false)
         } else {
-            self.enqueue(&mut st, hashed, now)
+            self.enqueue(&mut st, hashed)
         };
         drop(st);
         wake(waker);
