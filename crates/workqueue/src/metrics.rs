@@ -230,13 +230,14 @@ mod enabled {
             }
         }
 
-        /// A worker is done with an item it got at `started` (called after
-        /// the queue's lock is released).
+        /// A worker called `done` at `now` (read before the queue's lock is
+        /// taken: the work ended when the worker said so, not after a wait
+        /// for the lock) for an item it got at `started`. Called after the
+        /// lock is released.
         #[inline]
-        pub(crate) fn done(&self, started: Stamp) {
-            if let (Some(r), Some(started)) = (&self.0, started) {
-                r.work_duration
-                    .observe_nanos(r.clock.nanos(started, r.clock.now()));
+        pub(crate) fn done(&self, started: Stamp, now: Stamp) {
+            if let (Some(r), Some(started), Some(now)) = (&self.0, started, now) {
+                r.work_duration.observe_nanos(r.clock.nanos(started, now));
             }
         }
 

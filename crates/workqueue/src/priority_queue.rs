@@ -278,6 +278,7 @@ impl<T: Item> PShared<T> {
     }
 
     fn done(&self, item: &T) {
+        let now = self.metrics.now();
         let mut st = self.state.lock();
         let PState {
             items,
@@ -314,7 +315,7 @@ impl<T: Item> PShared<T> {
         if let Some(waker) = waker {
             waker.wake();
         }
-        self.metrics.done(started);
+        self.metrics.done(started, now);
         if drained {
             self.drained.notify_waiters();
         }

@@ -317,6 +317,7 @@ impl<T: Item> Shared<T> {
         let (owner, hint) = LAST_GOT.get();
         let hinted = owner == self.address();
         let hash = (!hinted).then(|| self.hasher.hash_one(item));
+        let now = self.metrics.now();
         let mut st = self.state.lock();
         let State {
             index,
@@ -375,7 +376,7 @@ impl<T: Item> Shared<T> {
         // An idle item let go is dropped outside the lock.
         drop(forgotten);
         wake(waker);
-        self.metrics.done(started);
+        self.metrics.done(started, now);
         if drained {
             self.drained.notify_waiters();
         }
