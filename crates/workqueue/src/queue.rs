@@ -103,6 +103,11 @@ impl<T> Ord for Delayed<T> {
     }
 }
 
+/// Aligned to a cache line, so that in its mutex the lock word has a line
+/// of its own: a thread spinning on the lock reads that line, not the one
+/// the holder writes the state in (and the fields of [`Shared`] after the
+/// mutex, read outside the lock, start on a line of their own too).
+#[repr(align(64))]
 pub(crate) struct State<T> {
     /// The slot of every item queued, being processed or idle, found by the
     /// item's hash.
