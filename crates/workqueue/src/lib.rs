@@ -28,7 +28,11 @@
 //!
 //! With the `metrics` feature (on by default), a queue built with a name
 //! ([`Config::name`]) records client-go's workqueue metrics through
-//! `kcr-metrics`; without it, queues carry no metrics code at all.
+//! `kcr-metrics`; without it, queues carry no metrics code at all. Its
+//! durations are timed with the CPU's time-stamp counter (through `quanta`,
+//! the monotonic clock where the CPU has no invariant one), or with Tokio's
+//! clock for a queue built while that clock is paused, so that in tests
+//! they follow `tokio::time::advance`.
 //!
 //! # Example
 //!
