@@ -265,6 +265,7 @@ mod enabled {
             }
         }
     }
+
     #[cfg(test)]
     mod tests {
         use super::*;
@@ -344,7 +345,7 @@ mod disabled {
         #[inline(always)]
         pub(crate) fn get(&self, _priority: i32, _added: Stamp, _now: Stamp) {}
         #[inline(always)]
-        pub(crate) fn done(&self, _started: Stamp) {}
+        pub(crate) fn done(&self, _started: Stamp, _now: Stamp) {}
         #[inline(always)]
         pub(crate) fn retry(&self) {}
         #[inline(always)]
