@@ -28,16 +28,14 @@ pub(crate) struct HistogramVec(Arc<Family>);
 
 struct Family {
     desc: Desc,
-    bounds: Arc<[f64]>,
-    nanos: Arc<NanoBounds>,
+    bounds: Arc<Bounds>,
     children: RwLock<HashMap<Vec<String>, Arc<Child>>>,
 }
 
 /// One labelled histogram.
 struct Child {
     labels: Vec<LabelPair>,
-    bounds: Arc<[f64]>,
-    nanos: Arc<NanoBounds>,
+    bounds: Arc<Bounds>,
     /// One count per bound, one for observations above every bound, and
     /// the sum in nanoseconds (at [`Child::sum`]).
     counters: Stripes,
@@ -46,7 +44,31 @@ struct Child {
 impl Child {
     /// The cell of the sum: past the counts.
     fn sum(&self) -> usize {
-        self.bounds.len() + 1
+        self.bounds.seconds.len() + 1
+    }
+}
+
+/// A family's bucket upper bounds, in seconds and in whole nanoseconds.
+struct Bounds {
+    seconds: Box<[f64]>,
+    nanos: NanoBounds,
+}
+
+impl Bounds {
+    fn new(seconds: &[f64]) -> Self {
+        Self {
+            seconds: seconds.into(),
+            nanos: NanoBounds::new(seconds),
+        }
+    }
+
+    /// The bucket of `value` seconds (the bounds' count past the last
+    /// bound, and for NaN).
+    fn bucket(&self, value: f64) -> usize {
+        self.seconds
+            .iter()
+            .position(|bound| value <= *bound)
+            .unwrap_or(self.seconds.len())
     }
 }
 
@@ -105,8 +127,7 @@ impl HistogramVec {
         )?;
         Ok(Self(Arc::new(Family {
             desc,
-            bounds: bounds.into(),
-            nanos: Arc::new(NanoBounds::new(bounds)),
+            bounds: Arc::new(Bounds::new(bounds)),
             children: RwLock::new(HashMap::new()),
         })))
     }
@@ -141,8 +162,7 @@ impl HistogramVec {
             Arc::new(Child {
                 labels,
                 bounds: family.bounds.clone(),
-                nanos: family.nanos.clone(),
-                counters: Stripes::new(family.bounds.len() + 2),
+                counters: Stripes::new(family.bounds.seconds.len() + 2),
             })
         });
         Histogram(child.clone())
@@ -157,12 +177,7 @@ impl HistogramMetric for Histogram {
     /// or NaN value adds nothing to it); NaN counts above every bound.
     fn observe(&self, value: f64) {
         let child = &*self.0;
-        let bucket = child
-            .bounds
-            .iter()
-            .position(|bound| value <= *bound)
-            .unwrap_or(child.bounds.len());
-        child.counters.add(bucket, 1);
+        child.counters.add(child.bounds.bucket(value), 1);
         let nanos = (value * 1e9).round();
         if nanos >= 1.0 {
             // `as` saturates: a value past u64 adds u64::MAX.
@@ -174,7 +189,7 @@ impl HistogramMetric for Histogram {
     /// the same duration in seconds, without floating point.
     fn observe_nanos(&self, nanos: u64) {
         let child = &*self.0;
-        child.counters.add(child.nanos.bucket(nanos), 1);
+        child.counters.add(child.bounds.nanos.bucket(nanos), 1);
         if nanos > 0 {
             child.counters.add(child.sum(), nanos);
         }
@@ -201,6 +216,7 @@ impl Collector for HistogramVec {
                 let mut cumulative = 0;
                 let buckets = child
                     .bounds
+                    .seconds
                     .iter()
                     .enumerate()
                     .map(|(cell, bound)| {
@@ -211,7 +227,7 @@ impl Collector for HistogramVec {
                         bucket
                     })
                     .collect();
-                let above = child.counters.total(child.bounds.len());
+                let above = child.counters.total(child.bounds.seconds.len());
                 let mut histogram = proto::Histogram::default();
                 histogram.set_bucket(buckets);
                 histogram.set_sample_count(cumulative + above);

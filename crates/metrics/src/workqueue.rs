@@ -324,15 +324,18 @@ impl Collector for DepthFamily {
                 label_pair("name", name),
                 label_pair("priority", ""),
             ];
-            let same = |m: &Metric| m.get_label() == labels.as_slice();
-            if !metrics.iter().any(same) {
-                let mut metric = Metric::default();
-                metric.set_label(labels.to_vec());
-                metrics.push(metric);
-            }
             // Added to a gauge with the same labels, if a queue records
             // into one.
-            if let Some(metric) = metrics.iter_mut().find(|m| same(m)) {
+            let at = match metrics.iter().position(|m| m.get_label() == labels) {
+                Some(at) => at,
+                None => {
+                    let mut metric = Metric::default();
+                    metric.set_label(labels.to_vec());
+                    metrics.push(metric);
+                    metrics.len() - 1
+                }
+            };
+            if let Some(metric) = metrics.get_mut(at) {
                 let mut gauge = proto::Gauge::default();
                 gauge.set_value(metric.get_gauge().get_value() + depth as f64);
                 metric.set_gauge(gauge);
