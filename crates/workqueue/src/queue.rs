@@ -32,8 +32,8 @@ pub(crate) struct Hashed<T> {
     pub(crate) item: T,
 }
 
-/// An item the queue knows. Slots stay where they are (a freed one is
-/// reused), so the FIFO can point at them.
+/// An item the queue knows (queued or being processed). Slots stay where
+/// they are (a freed one is reused), so the FIFO can point at them.
 pub(crate) struct Slot<T> {
     hash: u64,
     /// `None` while the slot is free.
@@ -48,14 +48,6 @@ pub(crate) struct Queued<T> {
     item: T,
 }
 
-/// How many finished items a queue keeps in its table; past that, a `done`
-/// lets its own item go at once (O(1): no search for another idle item
-/// under the lock). Keys come back (requeues, resyncs, the next change of
-/// the same object): a kept entry makes the next add of the same item a
-/// flag change, with no table insert and no clone of the item, and its
-/// `done` no removal.
-const IDLE_KEEP: usize = 16_384;
-
 thread_local! {
     /// The queue (its address) and slot of the last item this thread got:
     /// a worker usually calls `done` for it next, on the same thread, and
@@ -64,8 +56,8 @@ thread_local! {
     static LAST_GOT: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, usize::MAX)) };
 }
 
-/// What the queue knows of one item. Neither queued nor processing: idle,
-/// kept for reuse (see [`IDLE_KEEP`]).
+/// What the queue knows of one item: queued, processing, or both (processing
+/// and added again). An item that is neither is let go (its slot freed).
 #[derive(Default)]
 pub(crate) struct Entry {
     /// Dirty: waiting to be handed out (in the FIFO unless being processed).
@@ -109,15 +101,14 @@ impl<T> Ord for Delayed<T> {
 /// mutex, read outside the lock, start on a line of their own too).
 #[repr(align(64))]
 pub(crate) struct State<T> {
-    /// The slot of every item queued, being processed or idle, found by the
+    /// The slot of every item queued or being processed, found by the
     /// item's hash.
     index: hashbrown::HashTable<usize>,
     slots: Vec<Slot<T>>,
     /// Free slots.
     free: Vec<usize>,
     pub(crate) fifo: VecDeque<Queued<T>>,
-    /// Items handed out and not yet done (queued again or not). The idle
-    /// items are the table's others: `index.len() - fifo.len() - processing`.
+    /// Items handed out and not yet done (queued again or not).
     pub(crate) processing: usize,
     /// Items handed out and not yet done that were added again (they enter
     /// the FIFO at `done`): the depth is `fifo.len() + requeued`.
@@ -255,46 +246,39 @@ impl<T: Item> Shared<T> {
                 slots.get(i).and_then(|s| s.item.as_ref()) == Some(&item)
             })
             .copied();
-        match found.and_then(|i| Some((i, slots.get_mut(i)?))) {
-            Some((i, slot)) => {
-                let entry = &mut slot.entry;
-                if entry.queued {
-                    return (None, false);
-                }
-                let was_idle = !entry.processing;
-                entry.queued = true;
-                entry.added = self.metrics.now();
-                if !was_idle {
-                    // Queued again at `done`.
-                    *requeued += 1;
-                    return (None, true);
-                }
-                fifo.push_back(Queued { slot: i, item });
+        if let Some(slot) = found.and_then(|i| slots.get_mut(i)) {
+            let entry = &mut slot.entry;
+            if entry.queued {
+                return (None, false);
             }
-            None => {
-                let slot = Slot {
-                    hash,
-                    item: Some(item.clone()),
-                    entry: Entry {
-                        queued: true,
-                        added: self.metrics.now(),
-                        ..Entry::default()
-                    },
-                };
-                let i = match free.pop() {
-                    Some(i) if i < slots.len() => {
-                        slots[i] = slot;
-                        i
-                    }
-                    _ => {
-                        slots.push(slot);
-                        slots.len() - 1
-                    }
-                };
-                index.insert_unique(hash, i, |&j| slots.get(j).map_or(0, |s| s.hash));
-                fifo.push_back(Queued { slot: i, item });
-            }
+            // Known and not queued: being processed (a finished item has no
+            // slot), so it is queued again at `done`.
+            entry.queued = true;
+            entry.added = self.metrics.now();
+            *requeued += 1;
+            return (None, true);
         }
+        let slot = Slot {
+            hash,
+            item: Some(item.clone()),
+            entry: Entry {
+                queued: true,
+                added: self.metrics.now(),
+                ..Entry::default()
+            },
+        };
+        let i = match free.pop() {
+            Some(i) if i < slots.len() => {
+                slots[i] = slot;
+                i
+            }
+            _ => {
+                slots.push(slot);
+                slots.len() - 1
+            }
+        };
+        index.insert_unique(hash, i, |&j| slots.get(j).map_or(0, |s| s.hash));
+        fifo.push_back(Queued { slot: i, item });
         (waiters.take_for(fifo.len()), true)
     }
 
@@ -355,7 +339,7 @@ impl<T: Item> Shared<T> {
         entry.processing = false;
         *processing -= 1;
         let started = std::mem::take(&mut entry.started);
-        let mut forgotten = None;
+        let mut finished = None;
         let waker = if entry.queued {
             // Added while it was processed: queued again now.
             *requeued -= 1;
@@ -364,22 +348,20 @@ impl<T: Item> Shared<T> {
             }
             waiters.take_for(fifo.len())
         } else {
-            // Idle items, this one included.
-            let idle = index.len() - fifo.len() - *processing;
-            if idle > IDLE_KEEP {
-                // Enough kept: this item goes; its slot is reused.
-                if let Ok(found) = index.find_entry(slot.hash, |&j| j == i) {
-                    found.remove();
-                }
-                forgotten = slot.item.take();
-                free.push(i);
+            // Its work has ended: the queue lets the item go (client-go
+            // keeps no reference either), and the slot is reused.
+            if let Ok(found) = index.find_entry(slot.hash, |&j| j == i) {
+                found.remove();
             }
+            finished = slot.item.take();
+            free.push(i);
             None
         };
         let drained = *drain && *processing == 0;
         drop(st);
-        // An idle item let go is dropped outside the lock.
-        drop(forgotten);
+        // The queue's copy is dropped outside the lock (it may own a
+        // resource whose drop takes time).
+        drop(finished);
         wake(waker);
         self.metrics.done(started, now);
         if drained {
@@ -397,7 +379,10 @@ impl<T: Item> Shared<T> {
 
     pub(crate) fn shut_down(&self, drain: bool) {
         let mut st = self.state.lock();
-        st.drain |= drain;
+        // As client-go: a plain shut down turns a drain off (a waiting
+        // `shut_down_with_drain` returns), a drain turns it on again.
+        let drain_ended = st.drain && !drain;
+        st.drain = drain;
         let wakers = if st.shutting_down {
             Vec::new()
         } else {
@@ -408,6 +393,9 @@ impl<T: Item> Shared<T> {
         drop(st);
         for waker in wakers {
             waker.wake();
+        }
+        if drain_ended {
+            self.drained.notify_waiters();
         }
         if let Some(inbox) = &self.inbox {
             // The timer drops the delayed items and ends.
@@ -421,8 +409,11 @@ impl<T: Item> Shared<T> {
             let notified = self.drained.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.state.lock().processing == 0 {
-                return;
+            {
+                let st = self.state.lock();
+                if st.processing == 0 || !st.drain {
+                    return;
+                }
             }
             notified.await;
         }
@@ -523,11 +514,10 @@ impl<T: Item> Background for Shared<T> {
 ///
 /// A handle is an `Arc`: clone it for every producer and worker.
 ///
-/// The queue keeps its copy of up to 16,384 finished items, so that a key
-/// that comes back (a requeue, a resync, the next change of an object) costs
-/// no allocation; once that many are kept, an item finished is dropped at
-/// its `done`. Items are keys: nothing should depend on when the queue's
-/// copy is dropped.
+/// The queue holds its copies of an item only while the item is queued or
+/// being processed: at [`done`](Queue::done) (unless it was added again)
+/// they are dropped, so an item that owns a resource is let go when its
+/// work ends, as in client-go.
 ///
 /// ```
 /// use kcr_workqueue::Queue;
@@ -624,7 +614,9 @@ impl<T: Item> Queue<T> {
 
     /// [`shut_down`](Queue::shut_down), then waits until every item handed
     /// out is done (items still queued may be handed out afterwards: workers
-    /// that loop until `get` returns `None` finish them).
+    /// that loop until `get` returns `None` finish them). A
+    /// [`shut_down`](Queue::shut_down) called meanwhile makes it return at
+    /// once, as in client-go.
     pub async fn shut_down_with_drain(&self) {
         self.shared.shut_down_with_drain().await;
     }
@@ -650,78 +642,46 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_finished_item_should_be_kept_for_reuse_and_let_go_past_the_bound() {
+    async fn a_finished_item_should_leave_the_table_and_free_its_slot() {
         let queue: Queue<Arc<str>> = Queue::new();
         let first: Arc<str> = Arc::from("ns/first");
         process(&queue, first.clone()).await;
-        // Kept idle: not queued, not counted, but still in the table.
         assert_eq!(queue.len(), 0);
-        assert_eq!(table_len(&queue), 1);
-        assert_eq!(Arc::strong_count(&first), 2);
-        // Added again, it is queued and handed out as any item.
-        queue.add(first.clone());
-        assert_eq!(queue.len(), 1);
-        let item = queue.get().await.unwrap();
-        assert!(Arc::ptr_eq(&item, &first));
-        queue.done(&item);
-        drop(item);
-        // Past the bound each `done` lets one idle item go: the table stays
-        // at the bound.
-        let keys: Vec<Arc<str>> = (0..IDLE_KEEP + 100)
-            .map(|i| Arc::from(format!("ns/{i}")))
-            .collect();
-        for key in &keys {
-            process(&queue, key.clone()).await;
-            assert!(table_len(&queue) <= IDLE_KEEP);
+        assert_eq!(table_len(&queue), 0, "let go at done");
+        assert_eq!(Arc::strong_count(&first), 1);
+        // The next items reuse the freed slot.
+        for i in 0..100 {
+            process(&queue, Arc::from(format!("ns/{i}"))).await;
         }
-        assert_eq!(table_len(&queue), IDLE_KEEP);
-        let kept = keys
-            .iter()
-            .chain([&first])
-            .filter(|k| Arc::strong_count(k) == 2)
-            .count();
-        assert_eq!(kept, IDLE_KEEP, "the others were let go (dropped)");
-        // An item being processed or queued is never let go.
+        assert_eq!(queue.shared.state.lock().slots.len(), 1);
+        // An item being processed or queued is held.
         let held_key: Arc<str> = Arc::from("ns/held");
         queue.add(held_key.clone());
         let held = queue.get().await.unwrap();
         queue.add(Arc::from("ns/waiting"));
-        for i in 0..IDLE_KEEP + 10 {
-            queue.add(Arc::from(format!("ns/again-{i}")));
-        }
-        let _waiting = queue.get().await.unwrap();
-        for _ in 0..IDLE_KEEP + 10 {
-            let item = queue.get().await.unwrap();
-            queue.done(&item);
-        }
-        assert_eq!(
-            table_len(&queue),
-            IDLE_KEEP + 2,
-            "idle ones, the held and the waiting"
-        );
-        assert!(
-            queue.shared.state.lock().slots.len() <= 2 * IDLE_KEEP + 16,
-            "freed slots are reused"
-        );
+        assert_eq!(table_len(&queue), 2);
         queue.add(held_key.clone());
-        assert_eq!(queue.len(), 0, "being processed: queued again at done");
+        assert_eq!(queue.len(), 1, "being processed: queued again at done");
         queue.done(&held);
-        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.len(), 2);
         check(&queue);
     }
 
-    /// The idle count is the number of idle slots, and the index holds
-    /// exactly the slots that hold an item.
+    /// The index holds exactly the slots that hold an item, each of them
+    /// queued or being processed, and the counts match the slots.
     fn check(queue: &Queue<Arc<str>>) {
         let st = queue.shared.state.lock();
-        let idle = st
-            .slots
+        let held: Vec<&Slot<Arc<str>>> = st.slots.iter().filter(|s| s.item.is_some()).collect();
+        assert_eq!(held.len(), st.index.len());
+        assert!(held.iter().all(|s| s.entry.queued || s.entry.processing));
+        let waiting = held
             .iter()
-            .filter(|s| s.item.is_some() && !s.entry.queued && !s.entry.processing)
-            .count();
-        assert_eq!(idle, st.index.len() - st.fifo.len() - st.processing);
-        let held = st.slots.iter().filter(|s| s.item.is_some()).count();
-        assert_eq!(held, st.index.len());
+            .filter(|s| s.entry.queued && !s.entry.processing);
+        assert_eq!(waiting.count(), st.fifo.len());
+        let again = held.iter().filter(|s| s.entry.queued && s.entry.processing);
+        assert_eq!(again.count(), st.requeued);
+        let processing = held.iter().filter(|s| s.entry.processing);
+        assert_eq!(processing.count(), st.processing);
         for (i, slot) in st.slots.iter().enumerate() {
             if let Some(item) = &slot.item {
                 assert_eq!(
@@ -737,50 +697,40 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_table_should_stay_consistent_through_reuse_and_letting_go() {
+    async fn the_table_should_stay_consistent_through_adds_gets_and_dones() {
         let queue: Queue<Arc<str>> = Queue::new();
-        let keys: Vec<Arc<str>> = (0..2 * IDLE_KEEP)
-            .map(|i| Arc::from(format!("k{i}")))
-            .collect();
+        let keys: Vec<Arc<str>> = (0..4096).map(|i| Arc::from(format!("k{i}"))).collect();
         let mut seed = 0x9e37_79b9_u32;
         let mut in_hand = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for step in 0..5 * keys.len() {
+        for step in 0..20 * keys.len() {
             seed ^= seed << 13;
             seed ^= seed >> 17;
             seed ^= seed << 5;
             let key = &keys[(seed >> 8) as usize % keys.len()];
             match seed % 4 {
                 0 | 1 => queue.add(key.clone()),
-                2 if !queue.is_empty() => {
-                    let item = queue.get().await.unwrap();
-                    seen.insert(item.clone());
-                    in_hand.push(item);
-                }
+                2 if !queue.is_empty() => in_hand.push(queue.get().await.unwrap()),
                 _ => {
                     if let Some(item) = in_hand.pop() {
                         queue.done(&item);
                     }
                 }
             }
-            if step % 4096 == 0 {
+            if step % 1024 == 0 {
                 check(&queue);
             }
         }
         for item in in_hand.drain(..) {
             queue.done(&item);
         }
+        check(&queue);
         while !queue.is_empty() {
             let item = queue.get().await.unwrap();
-            seen.insert(item.clone());
             queue.done(&item);
         }
         check(&queue);
-        assert!(
-            seen.len() > IDLE_KEEP,
-            "idle items were let go along the way"
-        );
-        assert_eq!(table_len(&queue), IDLE_KEEP);
+        assert_eq!(table_len(&queue), 0);
+        assert!(keys.iter().all(|k| Arc::strong_count(k) == 1), "all let go");
     }
 
     #[tokio::test]

@@ -173,6 +173,127 @@ async fn shut_down_with_drain_should_return_at_once_when_nothing_is_processed() 
         .unwrap();
 }
 
+#[tokio::test(start_paused = true)]
+async fn shut_down_should_make_a_waiting_shut_down_with_drain_return_at_once() {
+    // client-go: `ShutDown` turns the drain off and wakes its waiter.
+    let queue = Queue::new();
+    queue.add("a");
+    let a = queue.get().await.unwrap();
+    let drain = {
+        let queue = queue.clone();
+        tokio::spawn(async move { queue.shut_down_with_drain().await })
+    };
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(!drain.is_finished(), "an item is still being processed");
+    queue.shut_down();
+    timeout(Duration::from_millis(1), drain)
+        .await
+        .expect("the drain returns at once")
+        .unwrap();
+    // A drain asked for again waits again, until the item is done.
+    let drain = {
+        let queue = queue.clone();
+        tokio::spawn(async move { queue.shut_down_with_drain().await })
+    };
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(!drain.is_finished(), "drain is on again");
+    queue.done(&a);
+    timeout(Duration::from_millis(1), drain)
+        .await
+        .expect("drain returns once the item is done")
+        .unwrap();
+}
+
+/// A key that owns a resource: equal and hashed by its name.
+#[derive(Clone, Debug)]
+struct Owning {
+    name: &'static str,
+    _resource: Arc<Vec<u8>>,
+}
+
+impl PartialEq for Owning {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+impl Eq for Owning {}
+impl std::hash::Hash for Owning {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+fn owning(name: &'static str) -> (Owning, std::sync::Weak<Vec<u8>>) {
+    let resource = Arc::new(b"hello".to_vec());
+    let weak = Arc::downgrade(&resource);
+    (
+        Owning {
+            name,
+            _resource: resource,
+        },
+        weak,
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn queue_should_hold_no_reference_to_an_item_after_done() {
+    // client-go's TestGarbageCollection.
+    let queue = Queue::new();
+    let (item, weak) = owning("a");
+    queue.add(item);
+    let got = queue.get().await.unwrap();
+    queue.done(&got);
+    drop(got);
+    assert!(weak.upgrade().is_none(), "the queue let the item go");
+
+    // Many items, one after the other: none is kept.
+    let weaks: Vec<_> = ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"]
+        .into_iter()
+        .map(|name| {
+            let (item, weak) = owning(name);
+            queue.add(item);
+            weak
+        })
+        .collect();
+    while !queue.is_empty() {
+        let got = queue.get().await.unwrap();
+        queue.done(&got);
+    }
+    assert!(weaks.iter().all(|w| w.upgrade().is_none()));
+
+    // An item added again while processed comes back at done, and is let go
+    // at the done after that.
+    let (item, weak) = owning("b");
+    queue.add(item.clone());
+    let got = queue.get().await.unwrap();
+    queue.add(item);
+    queue.done(&got);
+    drop(got);
+    assert!(weak.upgrade().is_some(), "queued again: still held");
+    let got = queue.get().await.unwrap();
+    queue.done(&got);
+    drop(got);
+    assert!(weak.upgrade().is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn delaying_and_rate_limiting_queues_should_hold_no_reference_to_an_item_after_done() {
+    let queue = kcr_workqueue::RateLimitingQueue::default();
+    let (item, weak) = owning("a");
+    queue.add_rate_limited(item);
+    let got = queue.get().await.unwrap();
+    queue.forget(&got);
+    queue.done(&got);
+    drop(got);
+    assert!(weak.upgrade().is_none());
+    let (item, weak) = owning("b");
+    queue.add_after(item, Duration::from_millis(10));
+    let got = queue.get().await.unwrap();
+    queue.done(&got);
+    drop(got);
+    assert!(weak.upgrade().is_none());
+}
+
 struct CountingWaker(AtomicUsize);
 
 impl Wake for CountingWaker {
