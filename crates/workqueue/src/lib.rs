@@ -13,14 +13,27 @@
 //!   handle (an `Arc`); `get().await` parks a worker without a thread.
 //! - **Shut down**: adds after shut down are ignored; workers still get what
 //!   is queued, then `None`; `shut_down_with_drain().await` also waits for
-//!   the items being processed.
+//!   the items being processed (a `shut_down` meanwhile ends that wait).
+//!   [`PriorityQueue`] shuts down as controller-runtime's: `get` returns
+//!   `None` at once, and `shut_down_with_drain` does not wait.
+//! - **Lets go**: the queue holds an item only while it is queued or being
+//!   processed; at `done` its copies are dropped.
 //!
 //! | type | client-go | adds |
 //! | --- | --- | --- |
 //! | [`Queue`] | `Interface` | `add`, `get`, `done`, `len`, `shut_down`, `shut_down_with_drain` |
 //! | [`DelayingQueue`] | `DelayingInterface` | `add_after` (one timer task, whatever the number of delayed items; callers never block) |
 //! | [`RateLimitingQueue`] | `RateLimitingInterface` | `add_rate_limited`, `forget`, `num_requeues` |
-//! | [`PriorityQueue`] | controller-runtime's `priorityqueue` | `add_with_opts` with [`AddOpts`] (priority, after, rate limited), aging |
+//! | [`PriorityQueue`] | controller-runtime's `priorityqueue` | `add_with_opts` / `add_all_with_opts` with [`AddOpts`] (priority, after, rate limited), aging |
+//!
+//! # The one intended difference
+//!
+//! The queues follow client-go v1.36 and controller-runtime's priority queue
+//! rule for rule, with one exception: [`PriorityQueue`] ages waiting items
+//! by default (a ready item gains one priority level per
+//! [`DEFAULT_AGING_STEP`] of waiting), so a steady stream of high-priority
+//! items cannot starve a low-priority one. With [`Config::without_aging`] it
+//! orders items exactly as controller-runtime does.
 //!
 //! Rate limiters ([`RateLimiter`]): [`ItemExponentialFailureRateLimiter`],
 //! [`ItemFastSlowRateLimiter`], [`BucketRateLimiter`], [`MaxOfRateLimiter`],

@@ -2,6 +2,7 @@
 
 use std::collections::hash_map;
 use std::collections::{BTreeMap, BinaryHeap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -61,21 +62,29 @@ impl AddOpts {
     }
 }
 
-/// The position of a ready item: smallest first.
+/// The position of a ready item: smallest first. Without aging
+/// `(-priority, 0, counter)`, controller-runtime's order; with aging
+/// `(ready - priority · step, ready, counter)`, `ready` in nanoseconds.
 type ReadyKey = (i128, i128, u64);
 
 /// An item's pending add (what it will be handed out with).
 struct Pending {
     priority: i32,
+    /// When it became ready, or (delayed) when it becomes ready.
     ready_at: Instant,
     /// Its ready time has come.
     ready: bool,
-    /// Its position in the ready set, when it is there (ready and not processing).
-    key: Option<ReadyKey>,
+    /// Its place among the ready items (set when it becomes ready).
+    key: ReadyKey,
+    /// In the ready set: ready and not being processed (a ready item being
+    /// processed enters it at `done`, with its key).
+    in_ready: bool,
     /// The sequence number of its live heap entry while it is not ready.
     heap_seq: u64,
-    /// Arrival order (FIFO among equals).
-    order: u64,
+    /// controller-runtime's added counter: taken at the first add, again
+    /// when the priority is raised and when the timer makes the item ready
+    /// (FIFO within a priority).
+    counter: u64,
 }
 
 #[derive(Default)]
@@ -91,12 +100,22 @@ struct PState<T> {
     ready: BTreeMap<ReadyKey, T>,
     delayed: BinaryHeap<Delayed<T>>,
     processing: usize,
+    /// Items being processed that are ready again (counted by `len`).
+    ready_processing: usize,
     shutting_down: bool,
-    drain: bool,
     waiters: Waiters,
+    /// The next heap sequence number.
     seq: u64,
+    /// The next added counter.
+    counter: u64,
     armed: Option<Instant>,
     spawn_deferred: bool,
+}
+
+fn next(n: &mut u64) -> u64 {
+    let v = *n;
+    *n += 1;
+    v
 }
 
 struct PShared<T> {
@@ -107,7 +126,9 @@ struct PShared<T> {
     aging_nanos: Option<i128>,
     epoch: Instant,
     timer_wake: Arc<Notify>,
-    drained: Notify,
+    /// Mirrors `PState::shutting_down`: adds after shut down neither take
+    /// the lock nor ask the rate limiter.
+    shut: AtomicBool,
     me: Weak<PShared<T>>,
 }
 
@@ -117,21 +138,27 @@ impl<T> Drop for PShared<T> {
     }
 }
 
+/// What an add leaves to do once the lock is released.
+#[derive(Default)]
+struct AddEffects {
+    waker: Option<Waker>,
+    rearm: bool,
+}
+
 impl<T: Item> PShared<T> {
     fn nanos(&self, at: Instant) -> i128 {
         at.saturating_duration_since(self.epoch).as_nanos() as i128
     }
 
-    /// Where an item goes among the ready ones: with aging, by
-    /// `ready_at - priority · step` (its priority rises by one per step of
-    /// waiting); without, by priority; then by ready time and arrival.
-    fn ready_key(&self, priority: i32, ready_at: Instant, order: u64) -> ReadyKey {
-        let ready = self.nanos(ready_at);
-        let primary = match self.aging_nanos {
-            Some(step) => ready - i128::from(priority) * step,
-            None => -i128::from(priority),
-        };
-        (primary, ready, order)
+    /// Where an item goes among the ready ones.
+    fn ready_key(&self, priority: i32, ready_at: Instant, counter: u64) -> ReadyKey {
+        match self.aging_nanos {
+            Some(step) => {
+                let ready = self.nanos(ready_at);
+                (ready - i128::from(priority) * step, ready, counter)
+            }
+            None => (-i128::from(priority), 0, counter),
+        }
     }
 
     fn try_spawn(&self, st: &mut PState<T>) {
@@ -148,19 +175,95 @@ impl<T: Item> PShared<T> {
         }
     }
 
-    fn add_with_opts(&self, item: T, opts: AddOpts) {
+    /// The delay of an add: the rate limiter's when asked, or the shorter
+    /// of it and a non-zero `after` (controller-runtime's rule).
+    fn delay(&self, item: &T, opts: &AddOpts) -> Duration {
         let mut after = opts.after;
         if opts.rate_limited {
-            let limited = self.limiter.when(&item);
+            let limited = self.limiter.when(item);
             if after.is_zero() || limited < after {
                 after = limited;
             }
         }
+        after
+    }
+
+    fn add_with_opts(&self, item: T, opts: AddOpts) {
+        if self.shut.load(Ordering::Acquire) {
+            return;
+        }
+        let after = self.delay(&item, &opts);
         let now = Instant::now();
         let mut st = self.state.lock();
         if st.shutting_down {
             return;
         }
+        let mut effects = AddEffects::default();
+        self.insert(&mut st, item, opts.priority, after, now, &mut effects);
+        if st.spawn_deferred {
+            self.try_spawn(&mut st);
+        }
+        drop(st);
+        if let Some(waker) = effects.waker {
+            waker.wake();
+        }
+        if effects.rearm {
+            self.timer_wake.notify_one();
+        }
+    }
+
+    fn add_all_with_opts(&self, items: impl IntoIterator<Item = T>, opts: AddOpts) {
+        if self.shut.load(Ordering::Acquire) {
+            return;
+        }
+        let batch: Vec<(T, Duration)> = items
+            .into_iter()
+            .map(|item| {
+                let after = self.delay(&item, &opts);
+                (item, after)
+            })
+            .collect();
+        if batch.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let mut wakers = Vec::new();
+        let mut rearm = false;
+        let mut st = self.state.lock();
+        if st.shutting_down {
+            return;
+        }
+        for (item, after) in batch {
+            let mut effects = AddEffects::default();
+            self.insert(&mut st, item, opts.priority, after, now, &mut effects);
+            wakers.extend(effects.waker);
+            rearm |= effects.rearm;
+        }
+        if st.spawn_deferred {
+            self.try_spawn(&mut st);
+        }
+        drop(st);
+        for waker in wakers {
+            waker.wake();
+        }
+        if rearm {
+            self.timer_wake.notify_one();
+        }
+    }
+
+    /// Adds one item under the lock, as controller-runtime's
+    /// `lockedAddWithOpts` does: a new item takes the next added counter; a
+    /// known one keeps the higher priority (a raise takes a new counter: the
+    /// item goes to the back of its new priority) and the earlier ready time.
+    fn insert(
+        &self,
+        st: &mut PState<T>,
+        item: T,
+        priority: i32,
+        after: Duration,
+        now: Instant,
+        effects: &mut AddEffects,
+    ) {
         if !after.is_zero() {
             self.metrics.retry();
         }
@@ -168,112 +271,102 @@ impl<T: Item> PShared<T> {
             .checked_add(after)
             .unwrap_or_else(|| now + Duration::from_secs(86400 * 365 * 30));
         let is_ready = after.is_zero();
-        st.seq += 1;
-        let seq = st.seq;
         let PState {
             items,
             ready,
             delayed,
             waiters,
+            ready_processing,
+            seq,
+            counter,
+            armed,
             ..
-        } = &mut *st;
+        } = st;
         let mut push_delayed = None;
-        let mut waker: Option<Waker> = None;
         let (key, entry) = match items.entry(item) {
-            hash_map::Entry::Occupied(o) => {
-                let (k, e) = (o.key().clone(), o.into_mut());
-                (k, e)
-            }
-            hash_map::Entry::Vacant(v) => {
-                let k = v.key().clone();
-                (k, v.insert(PEntry::default()))
-            }
+            hash_map::Entry::Occupied(o) => (o.key().clone(), o.into_mut()),
+            hash_map::Entry::Vacant(v) => (v.key().clone(), v.insert(PEntry::default())),
         };
+        let mut ready_now = false;
         match &mut entry.pending {
             None => {
-                let mut pending = Pending {
-                    priority: opts.priority,
+                let heap_seq = next(seq);
+                entry.pending = Some(Pending {
+                    priority,
                     ready_at,
                     ready: is_ready,
-                    key: None,
-                    heap_seq: seq,
-                    order: seq,
-                };
+                    key: (0, 0, 0),
+                    in_ready: false,
+                    heap_seq,
+                    counter: next(counter),
+                });
                 if is_ready {
-                    entry.added = self.metrics.now();
-                    self.metrics.add(pending.priority);
-                    if !entry.processing {
-                        let rk = self.ready_key(pending.priority, ready_at, seq);
-                        pending.key = Some(rk);
-                        ready.insert(rk, key);
-                        waker = waiters.take_for(ready.len());
-                    }
+                    ready_now = true;
                 } else {
-                    push_delayed = Some((ready_at, seq, key));
+                    push_delayed = Some((ready_at, heap_seq));
                 }
-                entry.pending = Some(pending);
             }
             Some(pending) => {
-                // Keep the higher priority and the earlier ready time.
-                let priority = pending.priority.max(opts.priority);
-                let earlier = ready_at < pending.ready_at;
-                if pending.ready {
-                    if priority != pending.priority || earlier {
-                        if pending.priority != priority {
-                            self.metrics.reprioritize(pending.priority, priority);
-                        }
-                        pending.priority = priority;
-                        pending.ready_at = pending.ready_at.min(ready_at);
-                        if let Some(old) = pending.key.take() {
-                            ready.remove(&old);
-                            let rk = self.ready_key(priority, pending.ready_at, pending.order);
-                            pending.key = Some(rk);
-                            ready.insert(rk, key);
-                        }
+                let raised = priority > pending.priority;
+                if raised {
+                    if pending.ready {
+                        self.metrics.reprioritize(pending.priority, priority);
                     }
-                } else {
                     pending.priority = priority;
-                    if earlier {
-                        pending.ready_at = ready_at;
-                        if is_ready {
-                            pending.ready = true;
-                            entry.added = self.metrics.now();
-                            self.metrics.add(priority);
-                            if !entry.processing {
-                                let rk = self.ready_key(priority, ready_at, pending.order);
-                                pending.key = Some(rk);
-                                ready.insert(rk, key);
-                                waker = waiters.take_for(ready.len());
-                            }
-                        } else {
-                            pending.heap_seq = seq;
-                            push_delayed = Some((ready_at, seq, key));
+                    pending.counter = next(counter);
+                }
+                if pending.ready {
+                    if raised {
+                        // At the back of its new priority, by the time of
+                        // the raise; with aging, an item that has already
+                        // waited longer than that keeps its place.
+                        let raised_key = self.ready_key(priority, now, pending.counter);
+                        let old_key = pending.key;
+                        pending.key = raised_key.min(old_key);
+                        if pending.in_ready
+                            && let Some(item) = ready.remove(&old_key)
+                        {
+                            ready.insert(pending.key, item);
                         }
                     }
+                } else if is_ready {
+                    // Delayed, and now added without a delay: ready now,
+                    // with the counter it has (controller-runtime's order).
+                    pending.ready = true;
+                    pending.ready_at = now;
+                    ready_now = true;
+                } else if ready_at < pending.ready_at {
+                    pending.ready_at = ready_at;
+                    pending.heap_seq = next(seq);
+                    push_delayed = Some((ready_at, pending.heap_seq));
                 }
             }
         }
-        let mut rearm = false;
-        if let Some((ready_at, seq, item)) = push_delayed {
+        if ready_now {
+            entry.added = self.metrics.now();
+            if let Some(pending) = entry.pending.as_mut() {
+                self.metrics.add(pending.priority);
+                pending.key = self.ready_key(pending.priority, pending.ready_at, pending.counter);
+                effects.waker = enter_ready(
+                    pending,
+                    entry.processing,
+                    &key,
+                    ready,
+                    waiters,
+                    ready_processing,
+                );
+            }
+        }
+        if let Some((ready_at, seq)) = push_delayed {
             delayed.push(Delayed {
                 ready_at,
                 seq,
-                item,
+                item: key,
             });
-            rearm = st.armed.is_none_or(|armed| ready_at < armed);
-            if rearm {
-                st.armed = Some(ready_at);
+            if armed.is_none_or(|at| ready_at < at) {
+                *armed = Some(ready_at);
+                effects.rearm = true;
             }
-        }
-        if st.spawn_deferred {
-            self.try_spawn(&mut st);
-        }
-        drop(st);
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-        if rearm {
-            self.timer_wake.notify_one();
         }
     }
 
@@ -285,7 +378,7 @@ impl<T: Item> PShared<T> {
             ready,
             waiters,
             processing,
-            drain,
+            ready_processing,
             ..
         } = &mut *st;
         let Some(entry) = items.get_mut(item) else {
@@ -298,52 +391,71 @@ impl<T: Item> PShared<T> {
         *processing -= 1;
         let started = std::mem::take(&mut entry.started);
         let mut waker = None;
+        let mut finished = None;
         match &mut entry.pending {
             Some(pending) if pending.ready => {
-                let rk = self.ready_key(pending.priority, pending.ready_at, pending.order);
-                pending.key = Some(rk);
-                ready.insert(rk, item.clone());
+                *ready_processing -= 1;
+                pending.in_ready = true;
+                ready.insert(pending.key, item.clone());
                 waker = waiters.take_for(ready.len());
             }
             Some(_) => {}
-            None => {
-                items.remove(item);
-            }
+            None => finished = items.remove_entry(item),
         }
-        let drained = *drain && *processing == 0;
         drop(st);
+        // The queue's copy is dropped outside the lock.
+        drop(finished);
         if let Some(waker) = waker {
             waker.wake();
         }
         self.metrics.done(started, now);
-        if drained {
-            self.drained.notify_waiters();
-        }
     }
 
-    fn shut_down(&self, drain: bool) {
+    fn shut_down(&self) {
         let mut st = self.state.lock();
-        st.drain |= drain;
-        let wakers = if st.shutting_down {
-            Vec::new()
-        } else {
-            st.shutting_down = true;
-            st.delayed.clear();
-            st.armed = None;
-            st.items.retain(|_, entry| {
-                if entry.pending.as_ref().is_some_and(|p| !p.ready) {
-                    entry.pending = None;
-                }
-                entry.pending.is_some() || entry.processing
-            });
-            st.waiters.take_all()
-        };
+        if st.shutting_down {
+            return;
+        }
+        st.shutting_down = true;
+        self.shut.store(true, Ordering::Release);
+        let delayed = std::mem::take(&mut st.delayed);
+        st.armed = None;
+        // Items not yet ready are dropped; ready ones stay (counted by
+        // `len`, as in controller-runtime), never handed out.
+        st.items.retain(|_, entry| {
+            if entry.pending.as_ref().is_some_and(|p| !p.ready) {
+                entry.pending = None;
+            }
+            entry.pending.is_some() || entry.processing
+        });
+        let wakers = st.waiters.take_all();
         drop(st);
+        drop(delayed);
         for waker in wakers {
             waker.wake();
         }
         self.timer_wake.notify_one();
     }
+}
+
+/// Puts a pending item that became ready (its key set) among the ready
+/// items, or, while it is processed, counts it until its `done`; returns a
+/// parked worker to wake.
+fn enter_ready<T: Item>(
+    pending: &mut Pending,
+    processing: bool,
+    item: &T,
+    ready: &mut BTreeMap<ReadyKey, T>,
+    waiters: &mut Waiters,
+    ready_processing: &mut usize,
+) -> Option<Waker> {
+    if processing {
+        *ready_processing += 1;
+        return None;
+    }
+    pending.in_ready = true;
+    ready.insert(pending.key, item.clone());
+    waiters.take_for(ready.len())
 }
 
 impl<T: Item> Source<(T, i32)> for PShared<T> {
@@ -360,6 +472,13 @@ impl<T: Item> Source<(T, i32)> for PShared<T> {
             shutting_down,
             ..
         } = &mut *st;
+        if *shutting_down {
+            // As controller-runtime: nothing is handed out after shut down.
+            if let Some(id) = slot.take() {
+                waiters.remove(id);
+            }
+            return Poll::Ready(None);
+        }
         if let Some((_, item)) = ready.pop_first() {
             if let Some(id) = slot.take() {
                 waiters.remove(id);
@@ -379,12 +498,6 @@ impl<T: Item> Source<(T, i32)> for PShared<T> {
             drop(st);
             self.metrics.get(priority, added, now);
             return Poll::Ready(Some((item, priority)));
-        }
-        if *shutting_down {
-            if let Some(id) = slot.take() {
-                waiters.remove(id);
-            }
-            return Poll::Ready(None);
         }
         waiters.park(slot, cx.waker());
         Poll::Pending
@@ -409,50 +522,72 @@ impl<T: Item> Source<(T, i32)> for PShared<T> {
 impl<T: Item> Timed for PShared<T> {
     fn fire(&self, now: Instant) -> Fire {
         let mut wakers = Vec::new();
+        let mut due: Vec<(Instant, i32, u64, T)> = Vec::new();
         loop {
             let mut st = self.state.lock();
             if st.shutting_down {
                 return Fire::Stop;
             }
-            let mut moved = 0;
-            while moved < FIRE_BATCH {
-                let PState {
-                    items,
-                    ready,
-                    waiters,
-                    delayed,
-                    ..
-                } = &mut *st;
+            let PState {
+                items,
+                ready,
+                waiters,
+                delayed,
+                ready_processing,
+                counter,
+                ..
+            } = &mut *st;
+            // Pop a batch of due entries (and every one due at the same
+            // time as the last, so that they are ordered together).
+            let mut popped = 0;
+            let mut last = None;
+            loop {
                 match delayed.peek() {
-                    Some(top) if top.ready_at <= now => {}
+                    Some(top)
+                        if top.ready_at <= now
+                            && (popped < FIRE_BATCH || last == Some(top.ready_at)) => {}
                     _ => break,
                 }
-                let Some(due) = delayed.pop() else { break };
-                moved += 1;
-                let Some(entry) = items.get_mut(&due.item) else {
+                let Some(entry) = delayed.pop() else { break };
+                popped += 1;
+                last = Some(entry.ready_at);
+                let live = items
+                    .get(&entry.item)
+                    .and_then(|e| e.pending.as_ref())
+                    .filter(|p| !p.ready && p.heap_seq == entry.seq);
+                if let Some(p) = live {
+                    due.push((p.ready_at, p.priority, p.counter, entry.item));
+                }
+            }
+            // controller-runtime moves due items in its waiting order (ready
+            // time, higher priority, added counter), each taking the next
+            // counter: FIFO by the time they became ready.
+            due.sort_unstable_by(|a, b| (a.0, b.1, a.2).cmp(&(b.0, a.1, b.2)));
+            for (_, _, _, item) in due.drain(..) {
+                let Some(entry) = items.get_mut(&item) else {
                     continue;
                 };
+                let processing = entry.processing;
                 let Some(pending) = entry.pending.as_mut() else {
                     continue;
                 };
-                if pending.ready || pending.heap_seq != due.seq {
-                    continue;
-                }
                 pending.ready = true;
+                pending.counter = next(counter);
+                // With aging, ordered by its scheduled ready time, not by
+                // when the timer ran.
+                pending.key = self.ready_key(pending.priority, pending.ready_at, pending.counter);
                 entry.added = self.metrics.now();
                 self.metrics.add(pending.priority);
-                if entry.processing {
-                    continue;
-                }
-                // Ordered by its scheduled ready time, not by when the timer ran.
-                let rk = self.ready_key(pending.priority, pending.ready_at, pending.order);
-                pending.key = Some(rk);
-                ready.insert(rk, due.item);
-                if let Some(waker) = waiters.take_for(ready.len()) {
-                    wakers.push(waker);
-                }
+                wakers.extend(enter_ready(
+                    pending,
+                    processing,
+                    &item,
+                    ready,
+                    waiters,
+                    ready_processing,
+                ));
             }
-            let more = moved == FIRE_BATCH;
+            let more = popped >= FIRE_BATCH;
             st.armed = st.delayed.peek().map(|top| top.ready_at);
             let next = st.armed;
             drop(st);
@@ -489,27 +624,42 @@ impl<T: Item> Background for PShared<T> {
 ///   effective priority, FIFO among equals; items not yet ready (added with a
 ///   delay) wait in the queue's timer heap.
 /// - An item added again while it waits keeps the higher of its priorities
-///   and the earlier of its ready times.
-/// - The invariants of [`Queue`](crate::Queue) hold: an item is never handed
-///   to two workers at once, an item added while processed comes back after
-///   [`done`](PriorityQueue::done), adds after shut down are ignored, `get`
-///   hands out what is ready after shut down, then `None`.
-/// - Aging (beyond controller-runtime, see its issue #3496): a ready item's
-///   effective priority rises by one level per aging step of waiting
-///   ([`Config::aging`]), so a low-priority item of priority `p` can wait for
-///   items of priority `q > p` made ready at most `(q - p) × step` after it,
-///   and no more: a steady stream of high-priority adds cannot starve it.
-///   [`Config::without_aging`] gives controller-runtime's strict order.
+///   and the earlier of its ready times. An item whose priority is raised
+///   goes to the back of its new priority (FIFO by the time of the raise);
+///   an item made ready by the timer goes after the items already ready; a
+///   delayed item made ready by an add without delay keeps the place of its
+///   first add. All as controller-runtime orders them.
+/// - An item is never handed to two workers at once; an item added while
+///   processed comes back after [`done`](PriorityQueue::done), and
+///   [`len`](PriorityQueue::len) counts it meanwhile once it is ready.
+/// - Shut down is controller-runtime's, which differs from
+///   [`Queue`](crate::Queue)'s: adds are ignored and
+///   [`get`](PriorityQueue::get) returns `None` at once, even with items
+///   ready (a `Queue` hands those out first);
+///   [`shut_down_with_drain`](PriorityQueue::shut_down_with_drain) is a plain
+///   shut down that does not wait for the items being processed.
+/// - Aging, the one intended difference from controller-runtime (see its
+///   issue #3496), on by default: a ready item's effective priority rises by
+///   one level per aging step of waiting ([`Config::aging`]), so a
+///   low-priority item of priority `p` can wait for items of priority
+///   `q > p` made ready at most `(q - p) × step` after it, and no more: a
+///   steady stream of high-priority adds cannot starve it. A raise of
+///   priority never moves an item back: one that has aged past its new
+///   priority keeps its place. [`Config::without_aging`] gives
+///   controller-runtime's order exactly.
 ///
 /// ```
 /// use kcr_workqueue::{AddOpts, PriorityQueue};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let queue: PriorityQueue<&str> = PriorityQueue::default();
-/// queue.add_with_opts("listed", AddOpts::default().priority(-100));
+/// queue.add_all_with_opts(["listed-1", "listed-2"], AddOpts::default().priority(-100));
 /// queue.add("changed");
+/// assert_eq!(queue.len(), 3);
 /// assert_eq!(queue.get_with_priority().await, Some(("changed", 0)));
-/// assert_eq!(queue.get_with_priority().await, Some(("listed", -100)));
+/// assert_eq!(queue.get_with_priority().await, Some(("listed-1", -100)));
+/// queue.shut_down();
+/// assert_eq!(queue.get().await, None, "nothing is handed out after shut down");
 /// # }
 /// ```
 pub struct PriorityQueue<T> {
@@ -561,10 +711,11 @@ impl<T: Item> PriorityQueue<T> {
                 ready: BTreeMap::new(),
                 delayed: BinaryHeap::new(),
                 processing: 0,
+                ready_processing: 0,
                 shutting_down: false,
-                drain: false,
                 waiters: Waiters::default(),
                 seq: 0,
+                counter: 0,
                 armed: None,
                 spawn_deferred: true,
             }),
@@ -573,7 +724,7 @@ impl<T: Item> PriorityQueue<T> {
             aging_nanos: config.aging.map(|step| step.as_nanos().max(1) as i128),
             epoch: Instant::now(),
             timer_wake: Arc::new(Notify::new()),
-            drained: Notify::new(),
+            shut: AtomicBool::new(false),
             me: me.clone(),
         });
         {
@@ -587,6 +738,14 @@ impl<T: Item> PriorityQueue<T> {
     /// shut down; a non-zero delay counts a retry in the metrics.
     pub fn add_with_opts(&self, item: T, opts: AddOpts) {
         self.shared.add_with_opts(item, opts);
+    }
+
+    /// Adds every item of `items`, in order, with the same `opts` (each
+    /// asks the rate limiter for its own delay when rate limited), under one
+    /// hold of the queue's lock: controller-runtime's `AddWithOpts(opts,
+    /// items...)`. Ignored after shut down.
+    pub fn add_all_with_opts(&self, items: impl IntoIterator<Item = T>, opts: AddOpts) {
+        self.shared.add_all_with_opts(items, opts);
     }
 
     /// Adds `item` now with priority 0.
@@ -605,13 +764,13 @@ impl<T: Item> PriorityQueue<T> {
     }
 
     /// The ready item of highest effective priority, with its priority;
-    /// `None` once shut down and nothing ready is left.
+    /// `None` once shut down (at once, even with items ready).
     pub fn get_with_priority(&self) -> Get<'_, (T, i32)> {
         Get::new(&*self.shared)
     }
 
     /// The ready item of highest effective priority; `None` once shut down
-    /// and nothing ready is left.
+    /// (at once, even with items ready).
     pub async fn get(&self) -> Option<T> {
         self.get_with_priority().await.map(|(item, _)| item)
     }
@@ -632,35 +791,40 @@ impl<T: Item> PriorityQueue<T> {
         self.shared.limiter.num_requeues(item)
     }
 
-    /// How many items are ready to be handed out.
-    pub fn len(&self) -> usize {
-        self.shared.state.lock().ready.len()
+    /// The rate limiter of this queue.
+    pub fn rate_limiter(&self) -> &Arc<dyn RateLimiter<T>> {
+        &self.shared.limiter
     }
 
-    /// Whether no item is ready to be handed out.
+    /// How many items are ready: those waiting to be handed out, and those
+    /// being processed that were added again and are ready (handed out after
+    /// their `done`), as controller-runtime counts. Items not yet ready are
+    /// not counted.
+    pub fn len(&self) -> usize {
+        let st = self.shared.state.lock();
+        st.ready.len() + st.ready_processing
+    }
+
+    /// Whether no item is ready ([`len`](PriorityQueue::len) is 0).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Stops accepting items: later adds are ignored, items not yet ready are
-    /// dropped, parked workers wake; `get` hands out what is ready, then `None`.
+    /// Stops the queue, as controller-runtime's `ShutDown`: later adds are
+    /// ignored, items not yet ready are dropped, and `get` returns `None` at
+    /// once, parked workers included, even with items ready (unlike
+    /// [`Queue::shut_down`](crate::Queue::shut_down)). `done` still works.
     pub fn shut_down(&self) {
-        self.shared.shut_down(false);
+        self.shared.shut_down();
     }
 
-    /// [`shut_down`](PriorityQueue::shut_down), then waits until every item
-    /// handed out is done.
+    /// As controller-runtime's `ShutDownWithDrain`: a plain
+    /// [`shut_down`](PriorityQueue::shut_down) that returns at once, without
+    /// waiting for the items being processed (unlike
+    /// [`Queue::shut_down_with_drain`](crate::Queue::shut_down_with_drain)).
+    /// A caller that must wait for its workers waits for their tasks.
     pub async fn shut_down_with_drain(&self) {
-        self.shared.shut_down(true);
-        loop {
-            let notified = self.shared.drained.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.shared.state.lock().processing == 0 {
-                return;
-            }
-            notified.await;
-        }
+        self.shared.shut_down();
     }
 
     /// Whether the queue is shutting down.

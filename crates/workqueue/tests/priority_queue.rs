@@ -124,7 +124,6 @@ async fn priority_queue_should_not_hand_out_an_item_being_processed() {
     queue.add("a");
     let item = queue.get().await.unwrap();
     queue.add_with_opts("a", prio(7));
-    assert_eq!(queue.len(), 0);
     assert!(timeout(Duration::from_secs(1), queue.get()).await.is_err());
     queue.done(&item);
     assert_eq!(
@@ -137,35 +136,239 @@ async fn priority_queue_should_not_hand_out_an_item_being_processed() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn priority_queue_should_ignore_adds_after_shut_down_and_drain_what_is_ready() {
+async fn len_should_count_an_item_added_again_while_it_is_processed() {
+    // controller-runtime's "enqueues a locked item".
+    for queue in [strict(), PriorityQueue::default()] {
+        queue.add("foo");
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.get_with_priority().await, Some(("foo", 0)));
+        assert_eq!(queue.len(), 0);
+        queue.add("foo");
+        assert_eq!(queue.len(), 1, "ready again, waiting for its done");
+        queue.add_with_opts("foo", prio(3));
+        assert_eq!(queue.len(), 1);
+        queue.done(&"foo");
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.get_with_priority().await, Some(("foo", 3)));
+        assert_eq!(queue.len(), 0);
+        // Added again with a delay while processed: not ready, not counted
+        // until its time comes.
+        queue.add_after("foo", 10 * MS);
+        assert_eq!(queue.len(), 0);
+        advance(10 * MS).await;
+        settle().await;
+        assert_eq!(queue.len(), 1, "ready while still processed");
+        queue.done(&"foo");
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.get().await, Some("foo"));
+        queue.done(&"foo");
+        assert_eq!(queue.len(), 0);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_item_whose_priority_is_raised_should_go_to_the_back_of_its_new_level() {
+    // controller-runtime's "follows FIFO order in the new priority queue
+    // when item priority changes".
+    for queue in [strict(), PriorityQueue::default()] {
+        queue.add_with_opts("foo", prio(0));
+        queue.add_with_opts("bar", prio(1));
+        queue.add_with_opts("foo", prio(1));
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.get_with_priority().await, Some(("bar", 1)));
+        assert_eq!(queue.get_with_priority().await, Some(("foo", 1)));
+        queue.done(&"foo");
+        queue.done(&"bar");
+
+        // "gets pushed to the front if the priority increases".
+        queue.add("foo");
+        queue.add("bar");
+        queue.add("baz");
+        queue.add_with_opts("baz", prio(1));
+        assert_eq!(queue.get_with_priority().await, Some(("baz", 1)));
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.get().await, Some("foo"));
+        assert_eq!(queue.get().await, Some("bar"));
+        for item in ["foo", "bar", "baz"] {
+            queue.done(&item);
+        }
+
+        // Raised while it waits for its done: placed by the time of the raise.
+        queue.add("a");
+        assert_eq!(queue.get().await, Some("a"));
+        queue.add("a");
+        queue.add_with_opts("b", prio(1));
+        queue.add_with_opts("a", prio(1));
+        queue.done(&"a");
+        assert_eq!(queue.get().await, Some("b"));
+        assert_eq!(queue.get().await, Some("a"));
+        queue.done(&"a");
+        queue.done(&"b");
+
+        // Raised while it waits for its delay: placed by the time it is ready.
+        queue.add_after("x", 10 * MS);
+        queue.add_with_opts("y", prio(1).after(10 * MS));
+        queue.add_with_opts("x", prio(1).after(10 * MS));
+        advance(10 * MS).await;
+        settle().await;
+        assert_eq!(queue.get().await, Some("y"));
+        assert_eq!(queue.get().await, Some("x"));
+        queue.done(&"x");
+        queue.done(&"y");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_aging_a_raise_should_never_move_an_item_back() {
+    // An item that has waited longer than the raise is worth keeps its place.
+    let queue = PriorityQueue::with_config(
+        ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
+        Config::default().aging(10 * MS),
+    );
+    queue.add("old");
+    advance(Duration::from_secs(1)).await;
+    queue.add_with_opts("b", prio(1));
+    queue.add_with_opts("c", prio(1));
+    queue.add_with_opts("old", prio(1));
+    assert_eq!(queue.get_with_priority().await, Some(("old", 1)));
+    assert_eq!(queue.get().await, Some("b"));
+    assert_eq!(queue.get().await, Some("c"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_aging_a_delayed_item_made_ready_by_an_add_should_keep_its_first_place() {
+    // controller-runtime keeps the item's added counter: it goes before the
+    // items added after its first (delayed) add.
     let queue = strict();
-    queue.add("ready");
+    queue.add_after("a", Duration::from_secs(3600));
+    advance(MS).await;
+    queue.add("b");
+    advance(MS).await;
+    queue.add("a");
+    assert_eq!(queue.len(), 2);
+    assert_eq!(queue.get().await, Some("a"));
+    assert_eq!(queue.get().await, Some("b"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_aging_items_made_ready_by_the_timer_should_be_ordered_as_controller_runtime() {
+    let queue = strict();
+    // Due at the same time and of the same priority, after a raise: ordered
+    // by their added counters (the raise gave `x` a later one).
+    queue.add_after("x", 10 * MS);
+    queue.add_with_opts("y", prio(1).after(10 * MS));
+    queue.add_with_opts("x", prio(1).after(20 * MS));
+    // A timer-readied item goes after the items added ready before it was
+    // ready, whatever their time of add.
+    queue.add_with_opts("z", prio(1).after(5 * MS));
+    advance(7 * MS).await;
+    settle().await;
+    queue.add_with_opts("w", prio(1));
+    advance(3 * MS).await;
+    settle().await;
+    let mut order = Vec::new();
+    while !queue.is_empty() {
+        order.push(queue.get().await.unwrap());
+    }
+    assert_eq!(order, ["z", "w", "y", "x"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn get_should_return_none_at_once_after_shut_down_even_with_items_queued() {
+    // controller-runtime's issue #3239 test.
+    let queue = strict();
+    queue.add("baz");
     queue.add_after("delayed", 10 * MS);
     queue.shut_down();
     queue.add("ignored");
+    queue.add_with_opts("foo", AddOpts::default().after(Duration::from_secs(1)));
     advance(20 * MS).await;
     settle().await;
-    assert_eq!(queue.get().await, Some("ready"));
     assert_eq!(queue.get().await, None);
+    assert_eq!(queue.get_with_priority().await, None);
     assert!(queue.is_shutting_down());
 }
 
 #[tokio::test(start_paused = true)]
-async fn priority_queue_shut_down_with_drain_should_wait_for_items_being_processed() {
+async fn shut_down_should_wake_parked_workers_with_none() {
+    let queue = strict();
+    let worker = {
+        let queue = queue.clone();
+        tokio::spawn(async move { queue.get().await })
+    };
+    settle().await;
+    queue.shut_down();
+    assert_eq!(worker.await.unwrap(), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn shut_down_with_drain_should_be_a_plain_shut_down_as_in_controller_runtime() {
     let queue = strict();
     queue.add("a");
+    queue.add("b");
     let item = queue.get().await.unwrap();
-    let drain = {
-        let queue = queue.clone();
-        tokio::spawn(async move { queue.shut_down_with_drain().await })
-    };
-    sleep(Duration::from_secs(5)).await;
-    assert!(!drain.is_finished());
-    queue.done(&item);
-    timeout(Duration::from_secs(1), drain)
+    timeout(MS, queue.shut_down_with_drain())
         .await
-        .unwrap()
-        .unwrap();
+        .expect("returns at once, though an item is being processed");
+    assert!(queue.is_shutting_down());
+    assert_eq!(queue.get().await, None, "b is not handed out");
+    queue.done(&item);
+}
+
+#[tokio::test(start_paused = true)]
+async fn priority_queue_should_hold_no_reference_to_an_item_after_done() {
+    let queue: PriorityQueue<Arc<str>> = PriorityQueue::default();
+    let item: Arc<str> = Arc::from("ns/a");
+    let weak = Arc::downgrade(&item);
+    queue.add_rate_limited(item);
+    let got = queue.get().await.unwrap();
+    queue.forget(&got);
+    queue.done(&got);
+    drop(got);
+    assert!(weak.upgrade().is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn rate_limiter_should_give_the_queue_limiter() {
+    let queue = strict();
+    queue.add_rate_limited("a");
+    assert_eq!(queue.rate_limiter().num_requeues(&"a"), 1);
+    assert_eq!(queue.rate_limiter().when(&"a"), 10 * MS);
+    assert_eq!(queue.num_requeues(&"a"), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn add_all_with_opts_should_add_several_items_with_one_set_of_options() {
+    let queue = strict();
+    queue.add("first");
+    queue.add_all_with_opts(["a", "b", "c"], prio(2));
+    queue.add_all_with_opts(["d", "a"], prio(1));
+    assert_eq!(queue.len(), 5);
+    let mut order = Vec::new();
+    for _ in 0..5 {
+        order.push(queue.get_with_priority().await.unwrap());
+    }
+    assert_eq!(
+        order,
+        [("a", 2), ("b", 2), ("c", 2), ("d", 1), ("first", 0)]
+    );
+    for (item, _) in order {
+        queue.done(&item);
+    }
+    // Rate limited: each item asks the limiter for its own delay.
+    let start = Instant::now();
+    queue.add_rate_limited("b");
+    queue.add_all_with_opts(["a", "b"], AddOpts::default().rate_limited());
+    assert_eq!(queue.num_requeues(&"a"), 1);
+    assert_eq!(queue.num_requeues(&"b"), 2);
+    // Both ready at 5 ms (b keeps its earlier ready time): b was added first.
+    assert_eq!(queue.get().await, Some("b"));
+    assert_eq!(queue.get().await, Some("a"));
+    assert_eq!(start.elapsed(), 5 * MS);
+    // Nothing is added after shut down, and the limiter is not asked.
+    queue.shut_down();
+    queue.add_all_with_opts(["x", "y"], AddOpts::default().rate_limited());
+    assert_eq!(queue.num_requeues(&"x"), 0);
 }
 
 /// One worker taking 1 ms per item; a producer adding two priority-0 items
