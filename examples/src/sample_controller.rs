@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kcr_controller_manager::Manager;
 use kcr_controller_manager::controller::{Action, Controller, Reconciler, Request, TerminalError};
 use kcr_controller_manager::record::{EventRecorder, EventType};
@@ -199,12 +199,23 @@ pub fn is_controlled_by(deployment: &Deployment, foo: &Foo) -> bool {
         .any(|r| r.controller == Some(true) && r.uid == uid)
 }
 
-/// The Deployment a Foo asks for: `nginx` pods labelled with the Foo's
-/// name, controlled by the Foo (sample-controller's `newDeployment`).
-pub fn new_deployment(foo: &Foo) -> Result<Deployment> {
+/// The owner reference that makes `foo` the controller of an object, as Go's
+/// `metav1.NewControllerRef`: `controller: true` and `blockOwnerDeletion: true` (a foreground
+/// deletion of the Foo waits for the object's removal).
+pub fn new_controller_ref(foo: &Foo) -> Result<OwnerReference> {
     let owner = foo.controller_owner_ref(&()).ok_or_else(|| {
         TerminalError::new(format!("foo {:?} has no name or uid", foo.name_any()))
     })?;
+    Ok(OwnerReference {
+        block_owner_deletion: Some(true),
+        ..owner
+    })
+}
+
+/// The Deployment a Foo asks for: `nginx` pods labelled with the Foo's
+/// name, controlled by the Foo (sample-controller's `newDeployment`).
+pub fn new_deployment(foo: &Foo) -> Result<Deployment> {
+    let owner = new_controller_ref(foo)?;
     let labels = BTreeMap::from([
         ("app".to_owned(), "nginx".to_owned()),
         ("controller".to_owned(), foo.name_any()),
@@ -263,4 +274,46 @@ fn builder(manager: &Manager, settings: &Settings) -> kcr_controller_manager::co
         .owns::<Deployment>()
         .max_concurrent_reconciles(settings.workers)
         .skip_name_validation(settings.skip_name_validation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::foo::FooSpec;
+
+    #[test]
+    fn the_deployment_should_be_owned_by_its_foo_through_a_controller_reference() {
+        let mut foo = Foo::new(
+            "example-foo",
+            FooSpec {
+                deployment_name: "example-foo-deployment".into(),
+                replicas: 1,
+            },
+        );
+        foo.metadata.namespace = Some("default".into());
+        foo.metadata.uid = Some("a1b2".into());
+        let deployment = new_deployment(&foo).expect("deployment");
+        let owners = deployment.metadata.owner_references.unwrap_or_default();
+        assert_eq!(owners.len(), 1);
+        let owner = &owners[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.name.as_str(), owner.uid.as_str()),
+            ("Foo", "example-foo", "a1b2")
+        );
+        assert_eq!(owner.api_version, "samplecontroller.k8s.io/v1alpha1");
+        assert_eq!(owner.controller, Some(true));
+        assert_eq!(owner.block_owner_deletion, Some(true));
+    }
+
+    #[test]
+    fn a_foo_without_a_uid_should_be_a_terminal_error() {
+        let foo = Foo::new(
+            "example-foo",
+            FooSpec {
+                deployment_name: "d".into(),
+                replicas: 1,
+            },
+        );
+        assert!(new_controller_ref(&foo).is_err());
+    }
 }

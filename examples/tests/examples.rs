@@ -345,3 +345,42 @@ async fn the_controller_manager_example_should_run_against_the_cluster_of_a_kube
     assert!(apiserver.terminate(STEP).await, "kcr-apiserver exit status");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kcr_apiserver_help_should_print_the_usage_and_exit_zero() {
+    let exe = &executables().apiserver;
+    let out = tokio::process::Command::new(exe)
+        .arg("--help")
+        .output()
+        .await
+        .expect("run kcr-apiserver --help");
+    assert!(out.status.success(), "exit status {:?}", out.status);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("usage: kcr-apiserver"), "{stdout}");
+    assert!(stdout.contains("--tls"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kcr_apiserver_should_warn_that_a_token_without_tls_is_not_sent_by_kubectl() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let exe = &executables().apiserver;
+    let mut child = tokio::process::Command::new(exe)
+        .args(["--token", "secret"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start kcr-apiserver");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let line = tokio::time::timeout(STEP, lines.next_line())
+        .await
+        .expect("a line on stderr in time")
+        .expect("read stderr")
+        .unwrap_or_default();
+    assert!(
+        line.contains("warning") && line.contains("--tls") && line.contains("plain HTTP"),
+        "{line}"
+    );
+    let _ = child.kill().await;
+}

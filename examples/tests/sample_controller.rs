@@ -125,6 +125,16 @@ async fn foos_should_reach_their_desired_replicas_with_deployments_they_own() {
             .await
             .expect("deployment");
         assert!(sample_controller::is_controlled_by(&deployment, &foo));
+        let owner = &deployment
+            .metadata
+            .owner_references
+            .as_deref()
+            .unwrap_or_default()[0];
+        assert_eq!(
+            (owner.controller, owner.block_owner_deletion),
+            (Some(true), Some(true)),
+            "the Foo's reference is a controller reference as NewControllerRef makes it"
+        );
         assert_eq!(deployment.spec.replicas, Some(replicas));
     }
     running.stop().await;

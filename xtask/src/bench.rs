@@ -1,19 +1,96 @@
-//! `cargo xtask bench`: runs every crate's criterion benchmarks and prints
-//! one table of medians, also written to `target/kcr-bench.md`.
+//! `cargo xtask bench`: runs criterion benchmarks and prints one table of
+//! medians, also written to `target/kcr-bench.md`.
 
 use crate::cmd::run;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// Runs the benchmarks (extra arguments go to `cargo bench`) and summarises.
-pub fn bench(args: &[String]) -> Result<(), String> {
-    let mut cargo_args = vec!["bench", "--workspace"];
-    cargo_args.extend(args.iter().map(String::as_str));
+/// `cargo xtask bench --help`.
+pub const USAGE: &str = "\
+usage: cargo xtask bench [-p CRATE]... [FILTER] [-- CRITERION ARGS...]
+
+Runs the criterion benchmarks of every crate (or of each -p CRATE), then prints
+one table of medians (also written to target/kcr-bench.md).
+
+  -p, --package CRATE   only this crate's benchmarks (repeatable)
+  FILTER                only benchmarks whose id contains FILTER
+  -- ARGS               passed to criterion, e.g. -- --warm-up-time 1 --measurement-time 2
+
+Any other option is refused. On a shared machine pass a FILTER and short times.";
+
+/// What `cargo xtask bench` was asked to run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Args {
+    /// `-p` crates; empty: the whole workspace.
+    pub packages: Vec<String>,
+    /// Criterion's benchmark filter.
+    pub filter: Option<String>,
+    /// Arguments after `--`, for criterion.
+    pub criterion: Vec<String>,
+}
+
+impl Args {
+    /// Parses the arguments after `bench`, refusing unknown options.
+    pub fn parse(args: &[String]) -> Result<Self, String> {
+        let mut parsed = Args::default();
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            match arg.as_str() {
+                "--" => {
+                    parsed.criterion = it.by_ref().cloned().collect();
+                }
+                "-p" | "--package" => {
+                    let name = it
+                        .next()
+                        .ok_or_else(|| format!("{arg} needs a crate name\n{USAGE}"))?;
+                    parsed.packages.push(name.clone());
+                }
+                flag if flag.starts_with('-') => {
+                    return Err(format!("unknown option {flag:?}\n{USAGE}"));
+                }
+                filter if parsed.filter.is_none() => parsed.filter = Some(filter.to_owned()),
+                extra => return Err(format!("unexpected argument {extra:?}\n{USAGE}")),
+            }
+        }
+        Ok(parsed)
+    }
+
+    /// The `cargo` command line.
+    pub fn cargo_args(&self) -> Vec<String> {
+        let mut out = vec!["bench".to_owned()];
+        if self.packages.is_empty() {
+            out.push("--workspace".to_owned());
+        }
+        for p in &self.packages {
+            out.extend(["-p".to_owned(), p.clone()]);
+        }
+        if self.filter.is_some() || !self.criterion.is_empty() {
+            out.push("--".to_owned());
+            out.extend(self.filter.iter().cloned());
+            out.extend(self.criterion.iter().cloned());
+        }
+        out
+    }
+}
+
+/// Runs the benchmarks and summarises them.
+pub fn bench(args: &Args) -> Result<(), String> {
+    let cargo_args = args.cargo_args();
+    let cargo_args: Vec<&str> = cargo_args.iter().map(String::as_str).collect();
     run(None, "cargo", &cargo_args, &[])?;
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
     let mut rows = Vec::new();
     collect(&target.join("criterion"), &mut rows);
+    if let Some(filter) = &args.filter {
+        rows.retain(|r| r.id.contains(filter.as_str()));
+    }
+    if rows.is_empty() {
+        return Err(format!(
+            "no criterion results under {}: no benchmark matched",
+            target.join("criterion").display()
+        ));
+    }
     rows.sort_by(|a, b| a.id.cmp(&b.id));
     let table = render(&rows);
     print!("{table}");
@@ -128,6 +205,36 @@ mod tests {
             table.contains("| queue/add_get_done | 2.00 ms | 5.00 M elements/s |"),
             "{table}"
         );
+    }
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn bench_arguments_should_reach_cargo_and_criterion_in_their_places() {
+        let parsed = Args::parse(&args("-p kcr-workqueue queue -- --measurement-time 2")).unwrap();
+        assert_eq!(
+            parsed.cargo_args(),
+            args("bench -p kcr-workqueue -- queue --measurement-time 2")
+        );
+        assert_eq!(
+            Args::parse(&[]).unwrap().cargo_args(),
+            args("bench --workspace")
+        );
+    }
+
+    #[test]
+    fn bench_should_refuse_unknown_options_and_a_second_filter() {
+        let err = Args::parse(&args("--measurement-time 2")).unwrap_err();
+        assert!(
+            err.starts_with("unknown option \"--measurement-time\""),
+            "{err}"
+        );
+        let err = Args::parse(&args("queue cache")).unwrap_err();
+        assert!(err.starts_with("unexpected argument \"cache\""), "{err}");
+        let err = Args::parse(&args("-p")).unwrap_err();
+        assert!(err.starts_with("-p needs a crate name"), "{err}");
     }
 
     #[test]

@@ -15,7 +15,10 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_cache::{Cache, DeltaFifo, DeltaFifoOptions, DeltaType, ProcessError, RealFifo};
+use kcr_cache::{
+    Cache, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, ProcessError, RealFifo,
+    RealFifoOptions, Transaction, TransactionType,
+};
 use kube_runtime::reflector::store::Writer;
 use kube_runtime::watcher::Event;
 
@@ -213,7 +216,8 @@ fn fifo(c: &mut Criterion) {
         b.iter_batched(
             || {
                 let indexer = Arc::new(Cache::<ConfigMap>::with_namespace_index());
-                let fifo = RealFifo::new(DeltaFifoOptions::new().known_objects(indexer.clone()));
+                let fifo = RealFifo::new(RealFifoOptions::new().known_objects(indexer.clone()))
+                    .expect("options");
                 (indexer, fifo, a1.clone())
             },
             |(indexer, fifo, list)| {
@@ -225,6 +229,67 @@ fn fifo(c: &mut Criterion) {
                             .expect("pop");
                     }
                 });
+                (indexer, fifo)
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    // client-go 1.36's informer: atomic events, `pop_batch`, batches in one
+    // transaction, the `ReplacedAll` reconciled against the indexer.
+    group.bench_function("kcr_real_fifo_atomic_batch", |b| {
+        b.iter_batched(
+            || {
+                let indexer = Arc::new(Cache::<ConfigMap>::with_namespace_index());
+                let fifo = RealFifo::new(
+                    RealFifoOptions::new()
+                        .atomic_events(true)
+                        .unlock_while_processing(true),
+                )
+                .expect("options");
+                (indexer, fifo, a1.clone())
+            },
+            |(indexer, fifo, list)| {
+                fifo.replace(list, "1").expect("replace");
+                rt.block_on(async {
+                    while !fifo.is_empty() {
+                        fifo.pop_batch(
+                            |batch, _| {
+                                let txns = batch
+                                    .iter()
+                                    .map(|d| {
+                                        let t = if d.type_ == DeltaType::Deleted {
+                                            TransactionType::Delete
+                                        } else {
+                                            TransactionType::Update
+                                        };
+                                        Transaction::new(t, d.object.clone())
+                                    })
+                                    .collect();
+                                for r in indexer.transaction(txns) {
+                                    r.map_err(ProcessError::failed)?;
+                                }
+                                Ok(())
+                            },
+                            |single, _| {
+                                for delta in single {
+                                    if let DeltaObject::ReplacedAll(info) = &delta.object {
+                                        let changes = indexer
+                                            .replace_with_changes(
+                                                info.objects.clone(),
+                                                &info.resource_version,
+                                            )
+                                            .map_err(ProcessError::failed)?;
+                                        std::hint::black_box(changes);
+                                    }
+                                }
+                                apply(&indexer, single)
+                            },
+                        )
+                        .await
+                        .expect("pop");
+                    }
+                });
+                assert!(fifo.has_synced());
                 (indexer, fifo)
             },
             BatchSize::PerIteration,

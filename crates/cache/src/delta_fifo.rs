@@ -33,6 +33,48 @@ pub enum DeltaType {
     /// The object was listed by a relist (without `emit_delta_type_replaced`)
     /// or replayed by a periodic resync.
     Sync,
+    /// A whole relist as one atomic event (a [`RealFifo`](crate::RealFifo)
+    /// with [`atomic_events`](crate::RealFifoOptions::atomic_events)): the
+    /// delta carries a [`ReplacedAllInfo`] and the consumer detects the
+    /// deletions against its own store.
+    ReplacedAll,
+    /// A periodic resync as one atomic event (a [`RealFifo`](crate::RealFifo)
+    /// with atomic events): the consumer replays everything it holds.
+    SyncAll,
+    /// A watch bookmark (a [`RealFifo`](crate::RealFifo) with atomic events
+    /// and [`emit_delta_type_bookmark`](crate::RealFifoOptions::emit_delta_type_bookmark)):
+    /// the delta carries a [`BookmarkInfo`].
+    Bookmark,
+}
+
+impl DeltaType {
+    /// Whether a delta of this type concerns one object (and so has a key),
+    /// as opposed to the atomic `ReplacedAll`, `SyncAll` and `Bookmark`.
+    /// These are also the types client-go's `PopBatch` puts in a batch.
+    pub fn is_per_object(self) -> bool {
+        matches!(
+            self,
+            Self::Added | Self::Updated | Self::Deleted | Self::Replaced | Self::Sync
+        )
+    }
+}
+
+/// What a [`DeltaType::ReplacedAll`] delta carries (client-go's
+/// `ReplacedAllInfo`): the relist's resource version and every listed
+/// object, already transformed.
+#[derive(Debug)]
+pub struct ReplacedAllInfo<K> {
+    /// The resource version the list was taken at.
+    pub resource_version: String,
+    /// The listed objects.
+    pub objects: Vec<Arc<K>>,
+}
+
+/// What a [`DeltaType::Bookmark`] delta carries (client-go's `BookmarkInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BookmarkInfo {
+    /// The bookmark's resource version.
+    pub resource_version: String,
 }
 
 /// An object deleted while the watch was down: its key and the last state the
@@ -62,6 +104,15 @@ pub enum DeltaObject<K> {
     Object(Arc<K>),
     /// A deletion missed while the watch was down.
     DeletedFinalStateUnknown(DeletedFinalStateUnknown<K>),
+    /// A whole relist ([`DeltaType::ReplacedAll`]); never handed to an
+    /// event handler.
+    ReplacedAll(Arc<ReplacedAllInfo<K>>),
+    /// A whole resync ([`DeltaType::SyncAll`]); never handed to an event
+    /// handler.
+    SyncAll,
+    /// A bookmark ([`DeltaType::Bookmark`]); never handed to an event
+    /// handler.
+    Bookmark(BookmarkInfo),
 }
 
 impl<K> Clone for DeltaObject<K> {
@@ -69,6 +120,9 @@ impl<K> Clone for DeltaObject<K> {
         match self {
             Self::Object(obj) => Self::Object(obj.clone()),
             Self::DeletedFinalStateUnknown(t) => Self::DeletedFinalStateUnknown(t.clone()),
+            Self::ReplacedAll(info) => Self::ReplacedAll(info.clone()),
+            Self::SyncAll => Self::SyncAll,
+            Self::Bookmark(info) => Self::Bookmark(info.clone()),
         }
     }
 }
@@ -91,6 +145,7 @@ impl<K> DeltaObject<K> {
         match self {
             Self::Object(obj) => Some(obj),
             Self::DeletedFinalStateUnknown(t) => t.obj.as_ref(),
+            Self::ReplacedAll(_) | Self::SyncAll | Self::Bookmark(_) => None,
         }
     }
 
@@ -231,6 +286,9 @@ impl<K> FifoConfig<K> {
         match obj {
             DeltaObject::Object(obj) => (self.key_func)(obj),
             DeltaObject::DeletedFinalStateUnknown(t) => Ok(t.key.clone()),
+            DeltaObject::ReplacedAll(_) | DeltaObject::SyncAll | DeltaObject::Bookmark(_) => {
+                Err(Error::NoKey)
+            }
         }
     }
 

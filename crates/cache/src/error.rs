@@ -25,6 +25,15 @@ pub enum Error {
     #[error("a Deltas with no delta has no key")]
     ZeroLengthDeltas,
 
+    /// An atomic delta (`ReplacedAll`, `SyncAll`, `Bookmark`) concerns no
+    /// single object and has no key.
+    #[error("an atomic delta (ReplacedAll, SyncAll, Bookmark) has no key")]
+    NoKey,
+
+    /// Options that cannot work together (client-go panics on them).
+    #[error("invalid options: {0}")]
+    InvalidOptions(&'static str),
+
     /// No indexer is registered under this name.
     #[error("index {name:?} does not exist")]
     IndexNotFound {

@@ -128,8 +128,9 @@ pub trait Queue<K: Send + Sync + 'static>: Store<K, Item = Deltas<K>> {
     fn is_closed(&self) -> bool;
 }
 
-/// Options for [`DeltaFifo::new`](crate::DeltaFifo::new) and
-/// [`RealFifo::new`](crate::RealFifo::new) (client-go's `DeltaFIFOOptions`).
+/// Options for [`DeltaFifo::new`](crate::DeltaFifo::new) (client-go's
+/// `DeltaFIFOOptions`; [`RealFifo`](crate::RealFifo) has its own
+/// [`RealFifoOptions`](crate::RealFifoOptions)).
 pub struct DeltaFifoOptions<K> {
     pub(crate) key_function: Option<KeyFunc<K>>,
     pub(crate) known_objects: Option<Arc<dyn KeyListerGetter<K>>>,

@@ -78,7 +78,10 @@ mod store;
 mod test_util;
 mod thread_safe_store;
 
-pub use delta_fifo::{DeletedFinalStateUnknown, Delta, DeltaFifo, DeltaObject, DeltaType, Deltas};
+pub use delta_fifo::{
+    BookmarkInfo, DeletedFinalStateUnknown, Delta, DeltaFifo, DeltaObject, DeltaType, Deltas,
+    ReplacedAllInfo,
+};
 pub use error::{BoxError, Error, Result};
 pub use fifo::{DeltaFifoOptions, PopProcessFn, ProcessError, Queue, TransformFunc};
 pub use index::{
@@ -86,10 +89,13 @@ pub use index::{
     meta_namespace_index_func, try_index_func,
 };
 pub use listers::{Lister, NamespaceLister};
-pub use real_fifo::{RealFifo, RealFifoOptions};
+pub use real_fifo::{DEFAULT_BATCH_SIZE, RealFifo, RealFifoOptions};
 pub use selector::{Operator, Requirement, Selector};
 pub use store::{
-    Cache, KeyFunc, KeyGetter, KeyLister, KeyListerGetter, ObjectKey, Objects, Store,
-    deletion_handling_meta_namespace_key_func, meta_namespace_key_func, split_meta_namespace_key,
+    Cache, ExplicitKey, KeyFunc, KeyGetter, KeyLister, KeyListerGetter, ObjectKey, Objects,
+    ReplaceChanges, Store, Transaction, deletion_handling_meta_namespace_key_func,
+    meta_namespace_key_func, split_meta_namespace_key,
 };
-pub use thread_safe_store::ThreadSafeStore;
+pub use thread_safe_store::{
+    ThreadSafeStore, ThreadSafeStoreTransaction, TransactionResults, TransactionType,
+};

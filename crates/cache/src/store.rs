@@ -9,7 +9,7 @@ use kube_core::Resource;
 use crate::delta_fifo::DeltaObject;
 use crate::error::{Error, Result};
 use crate::index::{Indexer, Indexers, NAMESPACE_INDEX, meta_namespace_index_func};
-use crate::thread_safe_store::{KeyIn, ThreadSafeStore};
+use crate::thread_safe_store::{KeyIn, ThreadSafeStore, TransactionResults, TransactionType};
 
 /// The key of a cached object: `namespace/name`, or `name` for a
 /// cluster-scoped object. Shared, so the same key allocation serves the item
@@ -87,37 +87,67 @@ pub fn deletion_handling_meta_namespace_key_func<K: Resource>(
     match obj {
         DeltaObject::Object(obj) => meta_namespace_key_func(obj.as_ref()),
         DeltaObject::DeletedFinalStateUnknown(tombstone) => Ok(tombstone.key.clone()),
+        DeltaObject::ReplacedAll(_) | DeltaObject::SyncAll | DeltaObject::Bookmark(_) => {
+            Err(Error::NoKey)
+        }
     }
 }
 
 /// Splits a key made by [`meta_namespace_key_func`] into
-/// `(namespace, name)`; the namespace is `None` for a cluster-scoped key
-/// (client-go's `SplitMetaNamespaceKey`).
+/// `(namespace, name)` as client-go's `SplitMetaNamespaceKey` does: a key
+/// without `/` is a name alone; a key with one `/` is `namespace/name`,
+/// either part possibly empty (`"/b"` is the name `b` with the empty
+/// namespace, `"a/"` the empty name in `a`, `""` the empty name). The
+/// namespace is `None` when it is absent or empty (client-go's `""`: a
+/// cluster-scoped key).
 ///
-/// Fails with [`Error::InvalidKey`] for an empty key, an empty part
-/// (`/a`, `a/`) or more than one `/` (`a/b/c`).
+/// Fails with [`Error::InvalidKey`] only for more than one `/` (`a/b/c`),
+/// as client-go.
 pub fn split_meta_namespace_key(key: &str) -> Result<(Option<&str>, &str)> {
-    let invalid = |reason| Error::InvalidKey {
-        key: key.to_owned(),
-        reason,
-    };
-    if key.is_empty() {
-        return Err(invalid("the key is empty"));
-    }
     let mut parts = key.split('/');
     let first = parts.next().unwrap_or_default();
     match (parts.next(), parts.next()) {
         (None, _) => Ok((None, first)),
-        (Some(name), None) => {
-            if first.is_empty() {
-                Err(invalid("the namespace part is empty"))
-            } else if name.is_empty() {
-                Err(invalid("the name part is empty"))
-            } else {
-                Ok((Some(first), name))
-            }
-        }
-        (Some(_), Some(_)) => Err(invalid("a key has at most one '/'")),
+        (Some(name), None) => Ok(((!first.is_empty()).then_some(first), name)),
+        (Some(_), Some(_)) => Err(Error::InvalidKey {
+            key: key.to_owned(),
+            reason: "a key has at most one '/'",
+        }),
+    }
+}
+
+/// A key given as is, for a store operation that has the key but not the
+/// object (client-go's `ExplicitKey`, which `MetaNamespaceKeyFunc` passes
+/// through). Converted into a [`DeltaObject`] it is a
+/// [`DeletedFinalStateUnknown`](crate::DeletedFinalStateUnknown) with no
+/// object, so `store.delete(ExplicitKey::new("ns/a").into())` deletes by key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExplicitKey(pub ObjectKey);
+
+impl ExplicitKey {
+    /// The key `key`.
+    pub fn new(key: impl Into<ObjectKey>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key.
+    pub fn key(&self) -> &ObjectKey {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ExplicitKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<K> From<ExplicitKey> for DeltaObject<K> {
+    fn from(key: ExplicitKey) -> Self {
+        DeltaObject::DeletedFinalStateUnknown(crate::DeletedFinalStateUnknown {
+            key: key.0,
+            obj: None,
+        })
     }
 }
 
@@ -217,6 +247,51 @@ impl<K, T: Store<K> + ?Sized> Store<K> for Arc<T> {
     }
     fn resync(&self) -> Result<()> {
         (**self).resync()
+    }
+}
+
+/// What [`Cache::replace_with_changes`] changed: the deletions it detected
+/// and, per listed object in list order, the object it replaced.
+pub struct ReplaceChanges<K> {
+    /// A tombstone for every key the list lacked.
+    pub deleted: Vec<crate::DeletedFinalStateUnknown<K>>,
+    /// `(old, new)` for every listed object (`old` is `None` for a new key).
+    pub replaced: Vec<(Option<Arc<K>>, Arc<K>)>,
+}
+
+impl<K> std::fmt::Debug for ReplaceChanges<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplaceChanges")
+            .field("deleted", &self.deleted.len())
+            .field("replaced", &self.replaced.len())
+            .finish()
+    }
+}
+
+/// One write of a [`Cache::transaction`] (client-go's `Transaction`): the
+/// key is computed from the object (a tombstone's own key).
+pub struct Transaction<K> {
+    /// What to do.
+    pub type_: TransactionType,
+    /// The object written, or the object (or tombstone) deleted.
+    pub object: DeltaObject<K>,
+}
+
+impl<K> Transaction<K> {
+    /// A transaction of `type_` on `object`.
+    pub fn new(type_: TransactionType, object: impl Into<DeltaObject<K>>) -> Self {
+        Self {
+            type_,
+            object: object.into(),
+        }
+    }
+}
+
+impl<K> std::fmt::Debug for Transaction<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction")
+            .field("type_", &self.type_)
+            .finish_non_exhaustive()
     }
 }
 
@@ -339,13 +414,96 @@ impl<K: Resource + Send + Sync + 'static> Cache<K> {
     /// key is not an error.
     pub fn delete(&self, obj: DeltaObject<K>) -> Result<()> {
         match &obj {
-            DeltaObject::Object(o) => self.store.delete(self.stored_key(o)?.as_str())?,
+            DeltaObject::Object(o) => {
+                let key = self.stored_key(o)?;
+                self.store.delete_with_object(key.as_str(), o.clone());
+            }
             DeltaObject::DeletedFinalStateUnknown(tombstone) => {
                 self.store.delete(&tombstone.key)?;
+            }
+            DeltaObject::ReplacedAll(_) | DeltaObject::SyncAll | DeltaObject::Bookmark(_) => {
+                return Err(Error::NoKey);
             }
         }
         self.record_size();
         Ok(())
+    }
+
+    /// Applies several adds, updates and deletes under one lock (client-go's
+    /// `cache.Transaction`): readers see all of them or none, and each
+    /// index is updated once per write. Returns each write's outcome in
+    /// order: the object it replaced or removed, or its error (a key or
+    /// index function failing; that write changes nothing, the others
+    /// still apply). The last write's object, if it has one (not a
+    /// tombstone), sets [`last_store_sync_resource_version`](Self::last_store_sync_resource_version).
+    pub fn transaction(&self, txns: Vec<Transaction<K>>) -> TransactionResults<K> {
+        let keyed = txns.into_iter().map(|txn| {
+            let key = match &txn.object {
+                DeltaObject::Object(o) => self.stored_key(o)?,
+                DeltaObject::DeletedFinalStateUnknown(t) => KeyIn::Owned(t.key.clone()),
+                DeltaObject::ReplacedAll(_) | DeltaObject::SyncAll | DeltaObject::Bookmark(_) => {
+                    return Err(Error::NoKey);
+                }
+            };
+            let object = match txn.object {
+                DeltaObject::Object(o) => Some(o),
+                _ => None,
+            };
+            Ok((txn.type_, key, object))
+        });
+        let results = self.store.transaction_with(keyed);
+        self.record_size();
+        results
+    }
+
+    /// The resource version of the cache's last replace, transaction, write
+    /// or bookmark (client-go 1.36's `LastStoreSyncResourceVersion`); see
+    /// [`ThreadSafeStore::last_store_sync_resource_version`].
+    pub fn last_store_sync_resource_version(&self) -> String {
+        self.store.last_store_sync_resource_version()
+    }
+
+    /// Replaces the whole content with `list` like [`replace`](Self::replace)
+    /// and reports what changed, as client-go's `processReplacedAllInfo`
+    /// reconciles a `ReplacedAll` event against the store: a
+    /// [`DeletedFinalStateUnknown`](crate::DeletedFinalStateUnknown)
+    /// tombstone (with the last stored state) for every stored key the list
+    /// lacks, and for every listed object the object it replaces, if any.
+    /// On a key or index error the cache is unchanged.
+    pub fn replace_with_changes(
+        &self,
+        list: Vec<Arc<K>>,
+        resource_version: &str,
+    ) -> Result<ReplaceChanges<K>> {
+        let items = list
+            .into_iter()
+            .map(|obj| Ok(((self.key_func)(&obj)?, obj)))
+            .collect::<Result<Vec<_>>>()?;
+        let listed: std::collections::HashSet<&str, foldhash::fast::RandomState> =
+            items.iter().map(|(k, _)| &**k).collect();
+        let deleted = self
+            .list_keys()
+            .into_iter()
+            .filter(|key| !listed.contains(&**key))
+            .map(|key| crate::DeletedFinalStateUnknown {
+                obj: self.get_by_key(&key),
+                key,
+            })
+            .collect();
+        drop(listed);
+        let replaced = items
+            .iter()
+            .map(|(key, obj)| (self.get_by_key(key), obj.clone()))
+            .collect();
+        self.store.replace(items, resource_version)?;
+        self.record_size();
+        Ok(ReplaceChanges { deleted, replaced })
+    }
+
+    /// Records a bookmark's resource version as the cache's last synced one
+    /// (client-go's `Bookmark`).
+    pub fn bookmark(&self, resource_version: &str) {
+        self.store.bookmark(resource_version);
     }
 
     /// Deletes the object under `key`, if any.
@@ -588,8 +746,16 @@ mod tests {
     }
 
     #[test]
+    fn split_meta_namespace_key_should_accept_every_form_client_go_accepts() {
+        assert_eq!(split_meta_namespace_key("/b").unwrap(), (None, "b"));
+        assert_eq!(split_meta_namespace_key("a/").unwrap(), (Some("a"), ""));
+        assert_eq!(split_meta_namespace_key("").unwrap(), (None, ""));
+        assert_eq!(split_meta_namespace_key("/").unwrap(), (None, ""));
+    }
+
+    #[test]
     fn split_meta_namespace_key_should_reject_malformed_keys() {
-        for key in ["a/b/c", "", "/a", "a/"] {
+        for key in ["a/b/c", "//"] {
             let err = split_meta_namespace_key(key).unwrap_err();
             assert!(
                 matches!(err, Error::InvalidKey { .. }),
@@ -700,5 +866,108 @@ mod tests {
         let known: Arc<dyn KeyListerGetter<ConfigMap>> = Arc::new(cache.clone());
         assert_eq!(known.list_keys(), vec![Arc::<str>::from("ns/a")]);
         assert!(known.get_by_key("ns/a").is_some());
+    }
+
+    fn with_rv(ns: &str, name: &str, v: u32, rv: &str) -> Arc<ConfigMap> {
+        let mut obj = Arc::unwrap_or_clone(cm(ns, name, v));
+        obj.metadata.resource_version = Some(rv.to_owned());
+        Arc::new(obj)
+    }
+
+    #[test]
+    fn a_transaction_should_apply_every_write_and_report_what_each_replaced() {
+        let cache = Cache::<ConfigMap>::with_namespace_index();
+        cache.add(with_rv("ns", "a", 1, "10")).unwrap();
+        cache.add(with_rv("ns", "gone", 1, "11")).unwrap();
+        let results = cache.transaction(vec![
+            Transaction::new(TransactionType::Update, with_rv("ns", "a", 2, "12")),
+            Transaction::new(TransactionType::Add, with_rv("other", "b", 1, "13")),
+            Transaction::new(TransactionType::Delete, ExplicitKey::new("ns/gone")),
+            Transaction::new(TransactionType::Add, Arc::new(ConfigMap::default())),
+            Transaction::new(TransactionType::Add, with_rv("ns", "c", 1, "14")),
+        ]);
+        assert_eq!(results.len(), 5);
+        assert_eq!(
+            results[0].as_ref().unwrap().as_deref().map(version),
+            Some(1)
+        );
+        assert!(results[1].as_ref().unwrap().is_none());
+        assert_eq!(
+            results[2].as_ref().unwrap().as_deref().map(version),
+            Some(1)
+        );
+        assert!(matches!(results[3], Err(Error::ObjectHasNoName)));
+        assert!(results[4].as_ref().unwrap().is_none());
+        let mut keys: Vec<String> = cache.list_keys().iter().map(|k| k.to_string()).collect();
+        keys.sort();
+        assert_eq!(keys, ["ns/a", "ns/c", "other/b"]);
+        assert_eq!(cache.by_index(NAMESPACE_INDEX, "ns").unwrap().len(), 2);
+        assert_eq!(cache.by_index(NAMESPACE_INDEX, "other").unwrap().len(), 1);
+        assert_eq!(cache.len(), 3);
+        cache.thread_safe_store().check_indices().unwrap();
+        // The last write's object sets the resource version.
+        assert_eq!(cache.last_store_sync_resource_version(), "14");
+    }
+
+    #[test]
+    fn a_transaction_ending_in_a_tombstone_should_keep_the_resource_version() {
+        let cache = Cache::<ConfigMap>::with_namespace_index();
+        cache
+            .replace(vec![with_rv("ns", "a", 1, "5")], "20")
+            .unwrap();
+        let _ = cache.transaction(vec![
+            Transaction::new(TransactionType::Add, with_rv("ns", "b", 1, "21")),
+            Transaction::new(TransactionType::Delete, ExplicitKey::new("ns/a")),
+        ]);
+        assert_eq!(cache.last_store_sync_resource_version(), "20");
+        assert!(cache.get_by_key("ns/a").is_none());
+    }
+
+    #[test]
+    fn the_store_should_remember_the_resource_version_of_its_last_sync() {
+        let cache = Cache::<ConfigMap>::with_namespace_index();
+        assert_eq!(cache.last_store_sync_resource_version(), "");
+        cache
+            .replace(vec![with_rv("ns", "a", 1, "5")], "100")
+            .unwrap();
+        assert_eq!(cache.last_store_sync_resource_version(), "100");
+        cache.update(with_rv("ns", "a", 2, "101")).unwrap();
+        assert_eq!(cache.last_store_sync_resource_version(), "101");
+        cache.delete(with_rv("ns", "a", 2, "102").into()).unwrap();
+        assert_eq!(cache.last_store_sync_resource_version(), "102");
+        cache.delete(ExplicitKey::new("ns/x").into()).unwrap();
+        assert_eq!(cache.last_store_sync_resource_version(), "102");
+        cache.bookmark("150");
+        assert_eq!(cache.last_store_sync_resource_version(), "150");
+    }
+
+    #[test]
+    fn replace_with_changes_should_report_deletions_and_the_objects_replaced() {
+        let cache = Cache::<ConfigMap>::with_namespace_index();
+        cache.add(cm("ns", "kept", 1)).unwrap();
+        cache.add(cm("ns", "gone", 1)).unwrap();
+        let changes = cache
+            .replace_with_changes(vec![cm("ns", "kept", 2), cm("ns", "new", 1)], "9")
+            .unwrap();
+        assert_eq!(changes.deleted.len(), 1);
+        assert_eq!(&*changes.deleted[0].key, "ns/gone");
+        assert_eq!(changes.deleted[0].obj.as_deref().map(version), Some(1));
+        let replaced: Vec<(Option<u32>, u32)> = changes
+            .replaced
+            .iter()
+            .map(|(old, new)| (old.as_deref().map(version), version(new)))
+            .collect();
+        assert_eq!(replaced, [(Some(1), 2), (None, 1)]);
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.last_store_sync_resource_version(), "9");
+    }
+
+    #[test]
+    fn an_explicit_key_should_delete_by_key() {
+        let cache = Cache::<ConfigMap>::with_namespace_index();
+        cache.add(cm("ns", "a", 1)).unwrap();
+        cache.delete(ExplicitKey::new("ns/a").into()).unwrap();
+        assert!(cache.is_empty());
+        assert_eq!(ExplicitKey::new("ns/a").to_string(), "ns/a");
     }
 }

@@ -170,7 +170,63 @@ struct Inner<K> {
     /// Few entries (one per index name): a vector beats a map here. Only
     /// ever appended to, so a position names an index for good.
     indices: Vec<IndexEntry<K>>,
+    /// Where the last synced resource version comes from (client-go's
+    /// `threadSafeMap.rv`): the last object written (read lazily, so a
+    /// write copies no string), or the version a replace or bookmark gave.
+    rv: LastRv<K>,
 }
+
+/// The source of [`ThreadSafeStore::last_store_sync_resource_version`].
+enum LastRv<K> {
+    Explicit(Arc<str>),
+    Object(Arc<K>),
+}
+
+impl<K> Clone for LastRv<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Explicit(rv) => Self::Explicit(rv.clone()),
+            Self::Object(obj) => Self::Object(obj.clone()),
+        }
+    }
+}
+
+/// What one write of a [`ThreadSafeStore::transaction`] does (client-go's
+/// `TransactionType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransactionType {
+    /// Adds the object (replacing what the key held).
+    Add,
+    /// Updates the object (the same as `Add` in a store).
+    Update,
+    /// Deletes the key.
+    Delete,
+}
+
+/// One write of a [`ThreadSafeStore::transaction`], with its key (client-go's
+/// `ThreadSafeStoreTransaction`).
+pub struct ThreadSafeStoreTransaction<K> {
+    /// What to do.
+    pub type_: TransactionType,
+    /// The key written.
+    pub key: ObjectKey,
+    /// The object (for a deletion: its last state, if known, which sets the
+    /// store's resource version when it is the transaction's last write).
+    pub object: Option<Arc<K>>,
+}
+
+impl<K> std::fmt::Debug for ThreadSafeStoreTransaction<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadSafeStoreTransaction")
+            .field("type_", &self.type_)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The outcome of each write of a transaction, in order: the object the
+/// write replaced or removed, or why it failed.
+pub type TransactionResults<K> = Vec<Result<Option<Arc<K>>>>;
 
 /// The key an object is stored under: owned, or written in the per-thread
 /// key buffer (allocated only when the key is new to the store).
@@ -377,7 +433,51 @@ impl<K> Inner<K> {
                     index: IndexMap::default(),
                 })
                 .collect(),
+            rv: LastRv::Explicit(Arc::from("")),
         }
+    }
+
+    /// Applies the writes in order (one lock for all of them); returns
+    /// each write's outcome. A failing write (its key or index function)
+    /// changes nothing and the others still apply. The store's resource
+    /// version becomes the last write's object's, when it has an object
+    /// (client-go's `Transaction`).
+    fn transaction<I>(&mut self, txns: I) -> TransactionResults<K>
+    where
+        I: ExactSizeIterator<Item = Result<(TransactionType, KeyIn, Option<Arc<K>>)>>,
+    {
+        let before = self.rv.clone();
+        let mut last = None;
+        let mut results = Vec::with_capacity(txns.len());
+        for txn in txns {
+            let result = match txn {
+                Err(e) => {
+                    last = None;
+                    Err(e)
+                }
+                Ok((TransactionType::Add | TransactionType::Update, key, Some(obj))) => {
+                    last = Some(obj.clone());
+                    self.put(key, obj)
+                }
+                Ok((TransactionType::Add | TransactionType::Update, key, None)) => {
+                    last = None;
+                    Err(Error::InvalidKey {
+                        key: key.as_str().to_owned(),
+                        reason: "an add or update needs an object",
+                    })
+                }
+                Ok((TransactionType::Delete, key, obj)) => {
+                    last = obj;
+                    Ok(self.remove(key.as_str()))
+                }
+            };
+            results.push(result);
+        }
+        self.rv = match last {
+            Some(obj) => LastRv::Object(obj),
+            None => before,
+        };
+        results
     }
 
     /// The position of the object stored under `key`.
@@ -454,10 +554,12 @@ impl<K> Inner<K> {
                     None => drop(self.list_snapshot.take()),
                 }
                 slot.memberships = memberships;
+                self.rv = LastRv::Object(obj.clone());
                 Ok(Some(std::mem::replace(&mut slot.obj, obj)))
             }
             None => {
                 self.list_snapshot.take();
+                self.rv = LastRv::Object(obj.clone());
                 self.slots.push(Slot {
                     key: key.into_owned(),
                     obj,
@@ -565,6 +667,20 @@ impl<K> Inner<K> {
     }
 }
 
+impl<K: kube_core::Resource> ThreadSafeStore<K> {
+    /// The resource version of the store's last write, replace, transaction
+    /// or bookmark (client-go 1.36's `LastStoreSyncResourceVersion`, which
+    /// answers with the `AtomicFIFO` gate on, its default): a replace or
+    /// bookmark sets the version it was given, an add or update the
+    /// object's, a transaction its last write's object's. Empty at first.
+    pub fn last_store_sync_resource_version(&self) -> String {
+        match &self.inner.read().rv {
+            LastRv::Explicit(rv) => rv.to_string(),
+            LastRv::Object(obj) => obj.meta().resource_version.clone().unwrap_or_default(),
+        }
+    }
+}
+
 impl<K> ThreadSafeStore<K> {
     /// An empty store with the given indexers.
     pub fn new(indexers: Indexers<K>) -> Self {
@@ -584,6 +700,7 @@ impl<K> ThreadSafeStore<K> {
                 slots: Vec::new(),
                 list_snapshot: OnceLock::new(),
                 indices,
+                rv: LastRv::Explicit(Arc::from("")),
             }),
         }
     }
@@ -654,10 +771,50 @@ impl<K> ThreadSafeStore<K> {
         self.len() == 0
     }
 
-    /// Replaces every object with `items` and rebuilds the indices. On error
-    /// the store is unchanged. The resource version is accepted for
-    /// client-go parity and not used.
-    pub fn replace(&self, items: Vec<(ObjectKey, Arc<K>)>, _resource_version: &str) -> Result<()> {
+    /// Applies several writes under one lock (client-go's `Transaction`):
+    /// each index is updated once per write, readers see all of them or
+    /// none. Returns each write's outcome, in order (the object it replaced
+    /// or removed); a failing write (an index function) changes nothing and
+    /// the others still apply. The store's resource version becomes the
+    /// last write's object's, if it has one.
+    pub fn transaction(&self, txns: Vec<ThreadSafeStoreTransaction<K>>) -> TransactionResults<K> {
+        self.inner.write().transaction(
+            txns.into_iter()
+                .map(|t| Ok((t.type_, KeyIn::Owned(t.key), t.object))),
+        )
+    }
+
+    /// [`transaction`](Self::transaction) with keys computed under the
+    /// lock, one at a time (so a per-thread key buffer serves them all).
+    pub(crate) fn transaction_with<I>(&self, txns: I) -> TransactionResults<K>
+    where
+        I: ExactSizeIterator<Item = Result<(TransactionType, KeyIn, Option<Arc<K>>)>>,
+    {
+        self.inner.write().transaction(txns)
+    }
+
+    /// Records `resource_version` as the store's last synced resource
+    /// version (client-go's `Bookmark`).
+    pub fn bookmark(&self, resource_version: &str) {
+        self.inner.write().rv = LastRv::Explicit(Arc::from(resource_version));
+    }
+
+    /// Deletes the object under `key`, recording `obj`'s resource version
+    /// as the store's (client-go's `DeleteWithObject`).
+    pub(crate) fn delete_with_object(&self, key: &str, obj: Arc<K>) {
+        let removed = {
+            let mut inner = self.inner.write();
+            let removed = inner.remove(key);
+            inner.rv = LastRv::Object(obj);
+            removed
+        };
+        drop(removed);
+    }
+
+    /// Replaces every object with `items` and rebuilds the indices; the
+    /// store's last synced resource version becomes `resource_version`. On
+    /// error the store is unchanged.
+    pub fn replace(&self, items: Vec<(ObjectKey, Arc<K>)>, resource_version: &str) -> Result<()> {
         // Built outside the lock, so readers are not held up meanwhile.
         let mut fresh = self.inner.read().empty_like(items.len());
         for (key, obj) in items {
@@ -673,6 +830,7 @@ impl<K> ThreadSafeStore<K> {
             .map(|e| (e.name.clone(), e.func.clone()))
             .collect();
         fresh.add_indices(added)?;
+        fresh.rv = LastRv::Explicit(Arc::from(resource_version));
         let old = std::mem::replace(&mut *inner, fresh);
         drop(inner);
         drop(old);

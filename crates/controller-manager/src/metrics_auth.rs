@@ -269,9 +269,12 @@ impl Filter {
         if let Some(cached) = self.tokens.lock().get(&token.to_owned(), Instant::now()) {
             return Ok(cached);
         }
+        // `token` is an `Option<String>` before Kubernetes 1.36 and a `String` from 1.36: `into`
+        // builds either, and is a no-op (which clippy flags) with the newer versions.
+        #[allow(clippy::useless_conversion)]
         let review = TokenReview {
             spec: TokenReviewSpec {
-                token: token.to_owned(),
+                token: token.to_owned().into(),
                 ..Default::default()
             },
             ..Default::default()

@@ -612,6 +612,7 @@ where
                         false,
                     );
                 }
+                DeltaType::ReplacedAll | DeltaType::SyncAll | DeltaType::Bookmark => {}
                 DeltaType::Added | DeltaType::Updated | DeltaType::Sync | DeltaType::Replaced => {
                     let DeltaObject::Object(obj) = &delta.object else {
                         tracing::warn!(?delta.type_, "a tombstone in a non-delete delta; skipped");

@@ -86,6 +86,7 @@ impl ResourceEventHandler<ConfigMap> for Replayer {
                 *self.tombstones.lock() += 1;
                 t.key.to_string()
             }
+            _ => panic!("a handler got a non-object delta"),
         };
         if self.state.lock().remove(&key).is_none() {
             self.violations

@@ -290,6 +290,10 @@ impl ListerWatcher<ConfigMap> for ReplayFrom {
     async fn watch(&self, options: &WatchOptions) -> kcr_reflector::Result<WatchStream<ConfigMap>> {
         ListerWatcher::watch(&self.api, options).await
     }
+    // Its "list" is the fixed version to replay from, never a stream.
+    fn is_watch_list_semantics_unsupported(&self) -> bool {
+        true
+    }
 }
 
 struct Server {

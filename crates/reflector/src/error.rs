@@ -84,7 +84,43 @@ pub enum Error {
     /// (client-go's "very short watch").
     #[error("very short watch: the watch closed within a second without delivering an event")]
     VeryShortWatch,
+
+    /// A watch line grew past the configured limit without ending (see
+    /// [`ApiListerWatcher::max_event_bytes`](crate::ApiListerWatcher::max_event_bytes)).
+    #[error("a watch event is longer than the limit of {limit} bytes")]
+    EventTooLarge {
+        /// The limit that was exceeded, in bytes.
+        limit: usize,
+    },
 }
+
+/// Status reasons the API server defines (`metav1.StatusReason*`). A status
+/// with another reason is classified by its HTTP code alone, as client-go's
+/// `apierrors` does.
+const KNOWN_REASONS: &[&str] = &[
+    "Unauthorized",
+    "Forbidden",
+    "NotFound",
+    "AlreadyExists",
+    "Conflict",
+    "Gone",
+    "Invalid",
+    "ServerTimeout",
+    "StoreReadError",
+    "Timeout",
+    "TooManyRequests",
+    "BadRequest",
+    "MethodNotAllowed",
+    "NotAcceptable",
+    "RequestEntityTooLarge",
+    "UnsupportedMediaType",
+    "InternalError",
+    "Expired",
+    "ServiceUnavailable",
+];
+
+/// The message of the server's "too large resource version" error, and of its cause.
+const TOO_LARGE_RESOURCE_VERSION: &str = "Too large resource version";
 
 fn reason_suffix(reason: &str) -> String {
     if reason.is_empty() {
@@ -127,22 +163,68 @@ impl Error {
             .is_some_and(|s| s.code == 410 || s.reason == "Expired" || s.reason == "Gone")
     }
 
-    /// The server does not have the requested resource version yet
-    /// (`ResourceVersionTooLarge`), which client-go treats as expired for lists.
-    pub fn is_too_large_resource_version(&self) -> bool {
+    /// Reason `Expired` only (client-go's `apierrors.IsResourceExpired`): the
+    /// check its pager makes before it redoes an expired paged list whole.
+    pub fn is_resource_expired(&self) -> bool {
+        self.status().is_some_and(|s| s.reason == "Expired")
+    }
+
+    /// Reason `Timeout`, or an unknown reason with code 504 (client-go's
+    /// `apierrors.IsTimeout`).
+    pub fn is_timeout(&self) -> bool {
         self.status().is_some_and(|s| {
-            s.details.as_ref().is_some_and(|d| {
-                d.causes
-                    .iter()
-                    .any(|c| c.reason == "ResourceVersionTooLarge")
-            }) || s.message.contains("Too large resource version")
+            s.reason == "Timeout" || (!KNOWN_REASONS.contains(&s.reason.as_str()) && s.code == 504)
         })
+    }
+
+    /// Reason `InternalError`, or an unknown reason with code 500 (client-go's
+    /// `apierrors.IsInternalError`).
+    pub fn is_internal_error(&self) -> bool {
+        self.status().is_some_and(|s| {
+            s.reason == "InternalError"
+                || (!KNOWN_REASONS.contains(&s.reason.as_str()) && s.code == 500)
+        })
+    }
+
+    /// The server does not have the requested resource version yet, which
+    /// client-go treats like an expired version for lists (it relists from
+    /// `""`). Recognised in each form a server sends, as client-go's
+    /// `isTooLargeResourceVersionError`: a cause of type
+    /// `ResourceVersionTooLarge` (1.18.6 and later); or, on a `Timeout`, a
+    /// cause whose message is "Too large resource version" (1.17.0–1.18.5) or
+    /// that text in the status message (before 1.17).
+    pub fn is_too_large_resource_version(&self) -> bool {
+        let Some(status) = self.status() else {
+            return false;
+        };
+        let causes = status
+            .details
+            .as_ref()
+            .map(|d| d.causes.as_slice())
+            .unwrap_or_default();
+        if causes.iter().any(|c| c.reason == "ResourceVersionTooLarge") {
+            return true;
+        }
+        if !self.is_timeout() {
+            return false;
+        }
+        causes
+            .iter()
+            .any(|c| c.message == TOO_LARGE_RESOURCE_VERSION)
+            || status.message.contains(TOO_LARGE_RESOURCE_VERSION)
     }
 
     /// `429 Too Many Requests`.
     pub fn is_too_many_requests(&self) -> bool {
         self.status()
             .is_some_and(|s| s.code == 429 || s.reason == "TooManyRequests")
+    }
+
+    /// client-go's `isWatchErrorRetriable`: the server could not be reached
+    /// or answered `429`. A watch (or streaming list) that fails so is
+    /// retried after a backoff without relisting.
+    pub fn is_watch_error_retriable(&self) -> bool {
+        self.is_server_unreachable() || self.is_too_many_requests()
     }
 
     /// The server's requested delay before the next attempt.
@@ -208,7 +290,10 @@ impl Error {
     pub fn is_decode(&self) -> bool {
         matches!(
             self,
-            Error::Decode { .. } | Error::UnknownEventType { .. } | Error::Malformed { .. }
+            Error::Decode { .. }
+                | Error::UnknownEventType { .. }
+                | Error::Malformed { .. }
+                | Error::EventTooLarge { .. }
         )
     }
 
@@ -229,6 +314,7 @@ impl Error {
             Error::Store { .. } => "store",
             Error::WatchListIncomplete => "watch_list_incomplete",
             Error::VeryShortWatch => "very_short_watch",
+            Error::EventTooLarge { .. } => "event_too_large",
         }
     }
 }

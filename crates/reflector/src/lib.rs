@@ -80,6 +80,7 @@ mod backoff;
 mod error;
 mod listwatch;
 mod reflector;
+mod retry_with_deadline;
 mod store;
 
 pub use backoff::BackoffConfig;

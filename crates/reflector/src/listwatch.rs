@@ -168,6 +168,16 @@ pub trait ListerWatcher<K>: Send + Sync {
     /// [`Error::Api`](crate::Error::Api) here; one inside the stream is a
     /// [`WatchEvent::Error`].
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>>;
+
+    /// `true` when this source cannot serve streaming lists (a watch with
+    /// `sendInitialEvents=true` that ends its initial state with the
+    /// `k8s.io/initial-events-end` bookmark), as client-go's
+    /// `IsWatchListSemanticsUnSupported`: a reflector over it then always
+    /// lists and watches. Default `false`; a fake or in-memory source that
+    /// ignores `send_initial_events` says `true`.
+    fn is_watch_list_semantics_unsupported(&self) -> bool {
+        false
+    }
 }
 
 #[async_trait]
@@ -181,5 +191,9 @@ where
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
         (**self).watch(options).await
+    }
+
+    fn is_watch_list_semantics_unsupported(&self) -> bool {
+        (**self).is_watch_list_semantics_unsupported()
     }
 }

@@ -6,13 +6,15 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
+use kcr_cache::TransformFunc;
 use kcr_metrics::reflector::{NamedReflectorMetrics, ReflectorMetrics};
 use kube::Resource;
 use parking_lot::Mutex;
-use tokio::time::{Instant, sleep_until};
+use tokio::time::{Instant, MissedTickBehavior, sleep_until};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info_span, warn};
 
@@ -21,47 +23,85 @@ use crate::error::{Error, Result};
 use crate::listwatch::{
     ListOptions, ListerWatcher, VersionMatch, WatchEvent, WatchOptions, WatchStream,
 };
+use crate::retry_with_deadline::RetryWithDeadline;
 use crate::store::ReflectorStore;
 
-/// client-go's default page size for the initial list.
+/// client-go's default list page size (its pager's).
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
 
 /// client-go's minimum watch timeout: each watch asks the server to end it
-/// after a random time in `[min, 2 × min)`.
+/// after a random time in `[min, 2 × min)`. A smaller minimum is not honoured.
 pub const DEFAULT_MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(300);
 
 type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
 type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 
+/// How often a streaming list that has not yet ended warns (client-go's
+/// initial-events-end bookmark ticker).
+const INITIAL_EVENTS_END_WARNING_INTERVAL: Duration = Duration::from_secs(10);
+
+/// How long without an internal error ends a run of them (client-go: 1 min).
+const INTERNAL_ERROR_RESET_PERIOD: Duration = Duration::from_secs(60);
+
 /// What the reflector shares with its readers while it runs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
-    // parking_lot locks: held only to copy a short string, never across `.await`.
+    // parking_lot locks: held only to copy a short string or step the
+    // backoff, never across `.await`.
     last_sync_resource_version: Mutex<String>,
-    /// The last synced version is known to be too old (client-go's
+    /// The last synced version is known to be too old or too new (client-go's
     /// `isLastSyncResourceVersionUnavailable`): the next list uses `""`.
-    resource_version_unavailable: Mutex<bool>,
-    /// The server refused a streaming list; use list + watch from now on.
-    watch_list_unsupported: Mutex<bool>,
+    resource_version_unavailable: AtomicBool,
+    /// A list at `"0"` came back in pages (client-go's `paginatedResult`):
+    /// later lists page too, whatever their version.
+    paginated_result: AtomicBool,
+    /// The delay between attempts (client-go's `delayHandler`), shared by
+    /// the cycle loop and the watch retries.
+    backoff: Mutex<Backoff>,
+    /// How many initial-events-end warnings were logged (read by tests).
+    initial_events_end_warnings: AtomicU64,
 }
 
-/// Why a list-and-watch cycle ended without an error.
-enum Restart {
-    /// The version expired (`410`): relist. `delivered` tells whether any
-    /// watch event arrived since the last list.
-    Expired { delivered: bool },
+impl Shared {
+    fn new(backoff: BackoffConfig) -> Self {
+        Self {
+            last_sync_resource_version: Mutex::default(),
+            resource_version_unavailable: AtomicBool::new(false),
+            paginated_result: AtomicBool::new(false),
+            backoff: Mutex::new(Backoff::new(backoff)),
+            initial_events_end_warnings: AtomicU64::new(0),
+        }
+    }
+}
+
+/// How a streaming list's initial events ended.
+enum Streamed<K> {
+    /// The initial-events-end bookmark came: the state, its version and the
+    /// still open watch.
+    Complete {
+        items: Vec<Arc<K>>,
+        resource_version: String,
+        stream: WatchStream<K>,
+    },
+    /// The stream closed before the bookmark.
+    Closed,
 }
 
 /// Keeps a [`ReflectorStore`] in step with the API server (client-go's
 /// `Reflector`).
 ///
-/// It lists (resource version `"0"`, pages of 500), hands the store one
-/// `replace`, then watches from the list's version with bookmarks and a
-/// random server-side timeout in `[300 s, 600 s)`, re-opening the watch from
-/// the last version whenever it ends. An expired version (`410 Gone`) makes
-/// it relist; other errors back off exponentially (800 ms doubling to 30 s,
-/// jittered, reset after 2 min of health; `429` waits `Retry-After`). It never
-/// gives up: [`Reflector::run`] returns only when cancelled.
+/// Each cycle ([`Reflector::list_and_watch`]) gets the whole state, by
+/// default with a streaming list (a watch with `sendInitialEvents=true`, as
+/// client-go 1.36 does), else with a list (resource version `"0"`, pages of
+/// 500), hands the store one `replace`, then watches from that version with
+/// bookmarks and a random server-side timeout in `[300 s, 600 s)`,
+/// re-opening the watch from the last version whenever it ends normally. A
+/// watch that ends with an error (`410 Gone`, a very short watch, a decode
+/// error) ends the cycle; [`Reflector::run`] then waits its backoff (800 ms
+/// doubling to 30 s, jittered, reset after 2 min of health; `429` waits
+/// `Retry-After`, capped at the backoff's maximum) and starts the next
+/// cycle, which relists. It never gives up: `run` returns only when
+/// cancelled.
 ///
 /// ```no_run
 /// # async fn doc(client: kube::Client) {
@@ -87,12 +127,13 @@ pub struct Reflector<K> {
     store: Arc<dyn ReflectorStore<K>>,
     label_selector: Option<String>,
     field_selector: Option<String>,
-    page_size: u32,
+    page_size: Option<u32>,
     min_watch_timeout: Duration,
     resync_period: Option<Duration>,
     should_resync: Option<ShouldResync>,
     watch_error_handler: Option<WatchErrorHandler>,
     use_watch_list: bool,
+    max_internal_error_retry_duration: Duration,
     backoff: BackoffConfig,
     metrics: NamedReflectorMetrics,
     shared: Arc<Shared>,
@@ -131,6 +172,32 @@ fn catch<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
     }
 }
 
+/// The warning client-go's initial-events-end bookmark ticker logs at a
+/// tick, if any: nothing came yet, or nothing came for a whole interval.
+fn initial_events_end_warning(
+    name: &str,
+    started: Instant,
+    last_event: Option<Instant>,
+    now: Instant,
+) -> Option<String> {
+    match last_event {
+        None => Some(format!(
+            "{name}: awaiting the bookmark that ends the initial events of a streaming list; \
+             no event received for {:?}",
+            now.saturating_duration_since(started)
+        )),
+        Some(last) => {
+            let quiet = now.saturating_duration_since(last);
+            (quiet >= INITIAL_EVENTS_END_WARNING_INTERVAL).then(|| {
+                format!(
+                    "{name}: the bookmark that ends the initial events of a streaming list has \
+                     not come; the last event came {quiet:?} ago"
+                )
+            })
+        }
+    }
+}
+
 impl<K> Reflector<K>
 where
     K: Resource + Send + Sync + 'static,
@@ -151,6 +218,7 @@ where
         store: Arc<dyn ReflectorStore<K>>,
     ) -> Self {
         let name = "reflector".to_owned();
+        let backoff = BackoffConfig::default();
         Self {
             metrics: ReflectorMetrics::global().for_reflector(&name),
             name,
@@ -158,14 +226,15 @@ where
             store,
             label_selector: None,
             field_selector: None,
-            page_size: DEFAULT_PAGE_SIZE,
+            page_size: None,
             min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
             resync_period: None,
             should_resync: None,
             watch_error_handler: None,
-            use_watch_list: false,
-            backoff: BackoffConfig::default(),
-            shared: Arc::default(),
+            use_watch_list: true,
+            max_internal_error_retry_duration: Duration::ZERO,
+            backoff,
+            shared: Arc::new(Shared::new(backoff)),
         }
     }
 
@@ -199,19 +268,27 @@ where
         self
     }
 
-    /// The list page size (client-go's `WatchListPageSize`; default 500, 0
-    /// lists everything in one response).
+    /// An explicit list page size (client-go's `WatchListPageSize`): every
+    /// list is paged by it, whatever its resource version; 0 lists
+    /// everything in one response.
+    ///
+    /// Unset (the default), lists at `""` and `"0"` are paged by 500 and
+    /// lists at a given version are not (so the server's watch cache can
+    /// serve them), until a list at `"0"` comes back in pages: that server
+    /// pages this resource, and from then on every list is paged by 500.
     #[must_use]
     pub fn page_size(mut self, page_size: u32) -> Self {
-        self.page_size = page_size;
+        self.page_size = Some(page_size);
         self
     }
 
-    /// The minimum server-side watch timeout (default 5 min); each watch
-    /// asks for a random timeout in `[min, 2 × min)`.
+    /// The minimum server-side watch timeout; each watch asks for a random
+    /// timeout in `[min, 2 × min)`. As in client-go, a value below the
+    /// default of 5 minutes is not honoured (it would load the control
+    /// plane): the default is kept.
     #[must_use]
     pub fn min_watch_timeout(mut self, min: Duration) -> Self {
-        self.min_watch_timeout = min.max(Duration::from_secs(1));
+        self.min_watch_timeout = min.max(DEFAULT_MIN_WATCH_TIMEOUT);
         self
     }
 
@@ -230,22 +307,47 @@ where
         self
     }
 
-    /// Called with every list and watch error (client-go's
-    /// `WatchErrorHandler`), after the reflector has logged and counted it.
-    /// A panic is caught and logged.
+    /// Called with the error that ended a list-and-watch cycle (client-go's
+    /// `WatchErrorHandler`): a list that failed, or a watch the server
+    /// refused to open. Errors the reflector recovers from inside a cycle
+    /// (a store that refused an event, a very short or expired watch, a
+    /// streaming list it fell back from, a retried `429`) are logged and
+    /// counted but not handed here, as in client-go. A panic is caught and
+    /// logged.
     #[must_use]
     pub fn watch_error_handler(mut self, f: impl Fn(&Error) + Send + Sync + 'static) -> Self {
         self.watch_error_handler = Some(Arc::new(f));
         self
     }
 
-    /// Uses streaming lists (client-go's WatchList: `sendInitialEvents=true`,
+    /// Streaming lists (client-go's WatchList: `sendInitialEvents=true`,
     /// `resourceVersionMatch=NotOlderThan`, the initial state ending at the
-    /// bookmark annotated `k8s.io/initial-events-end`) instead of a list,
-    /// falling back to list + watch when the server refuses them.
+    /// bookmark annotated `k8s.io/initial-events-end`): **on by default**, as
+    /// in client-go 1.36; `false` always lists and watches.
+    ///
+    /// When on, a cycle falls back to a list exactly when client-go's does:
+    /// the server refuses the streaming list (a `4xx` such as `422 Invalid`,
+    /// or any error other than those retried below), its stream closes
+    /// within a second without an event, or the store refuses the result;
+    /// and never when the [`ListerWatcher`] says it cannot stream
+    /// ([`ListerWatcher::is_watch_list_semantics_unsupported`]): then it
+    /// always lists. A `429` or an unreachable server is retried after the
+    /// backoff, an expired or too large version is retried from `""`, and a
+    /// stream that closes before the initial-events-end bookmark is opened
+    /// again (after the backoff).
     #[must_use]
     pub fn use_watch_list(mut self, enabled: bool) -> Self {
         self.use_watch_list = enabled;
+        self
+    }
+
+    /// How long a watch that keeps ending with an internal error (`500`) is
+    /// re-opened at once, without a relist (client-go's
+    /// `MaxInternalErrorRetryDuration`; default zero: such a watch ends the
+    /// cycle). A run of internal errors ends after a minute without one.
+    #[must_use]
+    pub fn max_internal_error_retry_duration(mut self, duration: Duration) -> Self {
+        self.max_internal_error_retry_duration = duration;
         self
     }
 
@@ -253,6 +355,7 @@ where
     #[must_use]
     pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
         self.backoff = backoff;
+        *self.shared.backoff.lock() = Backoff::new(backoff);
         self
     }
 
@@ -282,13 +385,21 @@ where
     }
 
     fn set_resource_version_unavailable(&self, unavailable: bool) {
-        *self.shared.resource_version_unavailable.lock() = unavailable;
+        self.shared
+            .resource_version_unavailable
+            .store(unavailable, Ordering::Relaxed);
+    }
+
+    fn resource_version_unavailable(&self) -> bool {
+        self.shared
+            .resource_version_unavailable
+            .load(Ordering::Relaxed)
     }
 
     /// client-go's `relistResourceVersion`: `""` when the last version is
-    /// known to be gone, `"0"` before the first list, else the last version.
+    /// known to be unavailable, `"0"` before the first list, else the last version.
     fn relist_resource_version(&self) -> String {
-        if *self.shared.resource_version_unavailable.lock() {
+        if self.resource_version_unavailable() {
             return String::new();
         }
         let last = self.last_sync_resource_version();
@@ -299,9 +410,9 @@ where
         }
     }
 
-    /// client-go's `rewatchResourceVersion`.
+    /// client-go's `rewatchResourceVersion`: where a streaming list starts.
     fn rewatch_resource_version(&self) -> String {
-        if *self.shared.resource_version_unavailable.lock() {
+        if self.resource_version_unavailable() {
             return String::new();
         }
         self.last_sync_resource_version()
@@ -310,12 +421,26 @@ where
     fn watch_timeout_seconds(&self) -> u32 {
         let r: f64 = rand::random();
         let secs = self.min_watch_timeout.as_secs_f64() * (1.0 + r);
-        // Below 2 × min; `as` saturates and the minimum is at least 1 s.
+        // Below 2 × min; `as` saturates and the minimum is 300 s.
         (secs.floor() as u32).max(1)
     }
 
-    /// Logs, counts and hands an error to the watch error handler.
-    fn report(&self, error: &Error) {
+    /// The next backoff delay (client-go's `delayHandler()`).
+    fn next_delay(&self) -> Duration {
+        self.shared.backoff.lock().next_delay()
+    }
+
+    /// The wait after `error`: the server's `Retry-After`, capped at the
+    /// backoff's maximum, or else the next backoff delay.
+    fn retry_delay(&self, error: &Error) -> Duration {
+        match error.retry_after() {
+            Some(after) => after.min(self.backoff.max),
+            None => self.next_delay(),
+        }
+    }
+
+    /// Logs and counts an error.
+    fn note(&self, error: &Error) {
         self.metrics.watch_error(error.reason());
         if error.is_decode() {
             self.metrics.decode_errors.inc();
@@ -325,46 +450,47 @@ where
         } else {
             warn!(reflector = %self.name, %error, "list/watch failed");
         }
+    }
+
+    /// Logs, counts and hands the error that ended a cycle to the watch
+    /// error handler.
+    fn report(&self, error: &Error) {
+        self.note(error);
         if let Some(handler) = &self.watch_error_handler {
             catch("watch_error_handler", || handler(error));
         }
     }
 
-    /// Runs List & Watch until `cancel` fires. Never gives up on errors; a
-    /// request in flight is dropped at once on cancellation, and the store is
-    /// only ever written between requests, so it stays consistent.
+    /// Runs list-and-watch cycles until `cancel` fires (client-go's `Run`):
+    /// after each cycle it waits the backoff (or a `Retry-After`), whether
+    /// the cycle failed or its watch ended, and the error that ended a cycle
+    /// goes to the watch error handler. Never gives up on errors; a request
+    /// in flight is dropped at once on cancellation, and the store is only
+    /// ever written between requests, so it stays consistent.
     pub async fn run(&self, cancel: CancellationToken) {
         let span = info_span!("reflector", reflector = %self.name);
         async {
-            let mut backoff = Backoff::new(self.backoff);
-            let mut delay: Option<Duration> = None;
             loop {
-                if let Some(d) = delay.take() {
-                    debug!(delay_ms = d.as_millis() as u64, "backing off");
-                    tokio::select! {
-                        biased;
-                        () = cancel.cancelled() => return,
-                        () = tokio::time::sleep(d) => {}
-                    }
+                let cycle = self.list_and_watch(&cancel).await;
+                if cancel.is_cancelled() {
+                    return;
                 }
-                let cycle = tokio::select! {
+                let delay = match &cycle {
+                    Ok(()) => self.next_delay(),
+                    Err(error) => {
+                        if error.is_expired() {
+                            // The next cycle relists.
+                            self.metrics.relists_expired.inc();
+                        }
+                        self.report(error);
+                        self.retry_delay(error)
+                    }
+                };
+                debug!(delay_ms = delay.as_millis() as u64, "backing off");
+                tokio::select! {
                     biased;
                     () = cancel.cancelled() => return,
-                    r = self.list_and_watch(&mut backoff) => r,
-                };
-                match cycle {
-                    Ok(Restart::Expired { delivered }) => {
-                        self.metrics.relists_expired.inc();
-                        // A server that answers every watch with 410 must not
-                        // make us relist in a tight loop.
-                        if !delivered {
-                            delay = Some(backoff.next_delay());
-                        }
-                    }
-                    Err(error) => {
-                        self.report(&error);
-                        delay = Some(error.retry_after().unwrap_or_else(|| backoff.next_delay()));
-                    }
+                    () = tokio::time::sleep(delay) => {}
                 }
             }
         }
@@ -372,30 +498,38 @@ where
         .await;
     }
 
-    async fn list_and_watch(&self, backoff: &mut Backoff) -> Result<Restart> {
-        let mut initial = None;
-        if self.use_watch_list && !*self.shared.watch_list_unsupported.lock() {
+    /// One list-and-watch cycle (client-go's `ListAndWatch`): gets the whole
+    /// state (a streaming list, or a list), replaces the store's content,
+    /// then watches until a watch ends with an error or `cancel` fires.
+    ///
+    /// Returns `Ok(())` when the watch phase ended (an expired version, a
+    /// very short watch, a failed resync...: the next cycle relists) or on
+    /// cancellation, and the error when the cycle could not start: the list
+    /// failed or the server refused to open a watch. [`Reflector::run`]
+    /// loops over this with a backoff in between.
+    pub async fn list_and_watch(&self, cancel: &CancellationToken) -> Result<()> {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Ok(()),
+            result = self.cycle() => result,
+        }
+    }
+
+    async fn cycle(&self) -> Result<()> {
+        let mut stream = None;
+        if self.use_watch_list && !self.lister_watcher.is_watch_list_semantics_unsupported() {
             match self.watch_list().await {
-                Ok(stream) => initial = Some(stream),
+                Ok(s) => stream = Some(s),
                 Err(error) => {
-                    self.report(&error);
-                    if error.is_expired() {
-                        self.set_resource_version_unavailable(true);
-                    } else if error
-                        .status()
-                        .is_some_and(|s| (400..500).contains(&s.code) && s.code != 429)
-                    {
-                        warn!(reflector = %self.name, "the server refuses streaming lists; using list + watch");
-                        *self.shared.watch_list_unsupported.lock() = true;
-                    }
-                    debug!(reflector = %self.name, "falling back to list + watch");
+                    self.note(&error);
+                    debug!(reflector = %self.name, %error, "the streaming list failed; falling back to list + watch");
                 }
             }
         }
-        if initial.is_none() {
+        if stream.is_none() {
             self.list().await?;
         }
-        self.watch_loop(initial, backoff).await
+        self.watch(stream).await
     }
 
     fn list_options(&self) -> ListOptions {
@@ -423,17 +557,32 @@ where
         let span = info_span!("list", reflector = %self.name, resource_version = %resource_version);
         async {
             let started = Instant::now();
-            let (items, list_version) = match self.list_all(&resource_version).await {
-                Ok(listed) => listed,
-                Err(error) if error.is_expired() || error.is_too_large_resource_version() => {
-                    // The version (or a continue token) is gone: list the latest.
-                    self.report(&error);
-                    self.metrics.relists_expired.inc();
-                    self.set_resource_version_unavailable(true);
-                    self.list_all("").await?
-                }
-                Err(error) => return Err(error),
+            let page_size = match self.page_size {
+                Some(explicit) => explicit,
+                None if self.shared.paginated_result.load(Ordering::Relaxed) => DEFAULT_PAGE_SIZE,
+                // Unpaged, a list at a given version can come from the watch cache.
+                None if !resource_version.is_empty() && resource_version != "0" => 0,
+                None => DEFAULT_PAGE_SIZE,
             };
+            let (items, list_version, paginated) =
+                match self.pager_list(&resource_version, page_size).await {
+                    Ok(listed) => listed,
+                    Err(error) if error.is_expired() || error.is_too_large_resource_version() => {
+                        // The version is gone or not there yet: list the latest.
+                        self.note(&error);
+                        self.metrics.relists_expired.inc();
+                        self.set_resource_version_unavailable(true);
+                        self.pager_list(&self.relist_resource_version(), page_size)
+                            .await?
+                    }
+                    Err(error) => return Err(error),
+                };
+            // Only a list at "0" tells that the server pages this resource:
+            // a list at "" is served from etcd, which always pages.
+            if resource_version == "0" && paginated {
+                self.shared.paginated_result.store(true, Ordering::Relaxed);
+            }
+            self.set_resource_version_unavailable(false);
             self.metrics
                 .list_duration
                 .observe(started.elapsed().as_secs_f64());
@@ -445,7 +594,6 @@ where
                     op: "replace",
                     source,
                 })?;
-            self.set_resource_version_unavailable(false);
             self.set_last_sync_resource_version(&list_version);
             Ok(())
         }
@@ -453,69 +601,102 @@ where
         .await
     }
 
-    async fn list_all(&self, resource_version: &str) -> Result<(Vec<Arc<K>>, String)> {
+    /// client-go's pager: lists at `resource_version` in pages of
+    /// `page_size` (0: one request), following continue tokens. When a
+    /// continue token expires (reason `Expired`) it redoes the list whole,
+    /// unpaged, at the same version. Returns the items, the list's version
+    /// and whether more than one page came.
+    async fn pager_list(
+        &self,
+        resource_version: &str,
+        page_size: u32,
+    ) -> Result<(Vec<Arc<K>>, String, bool)> {
         self.metrics.lists.inc();
-        // client-go pages only lists served from the cache ("0") or etcd
-        // (""); a list at a given version asks for everything at once.
-        let paginate =
-            self.page_size > 0 && (resource_version.is_empty() || resource_version == "0");
-        let mut options = self.list_options();
-        options.resource_version =
+        let mut first = self.list_options();
+        first.resource_version =
             (!resource_version.is_empty()).then(|| resource_version.to_owned());
-        options.limit = paginate.then_some(self.page_size);
+        let mut options = first.clone();
+        options.limit = (page_size > 0).then_some(page_size);
         let mut items = Vec::new();
+        let mut list_version = None;
+        let mut paginated = false;
         loop {
-            let page = self.lister_watcher.list(&options).await?;
+            let page = match self.lister_watcher.list(&options).await {
+                Ok(page) => page,
+                Err(error) if error.is_resource_expired() && options.continue_token.is_some() => {
+                    self.note(&error);
+                    drop(items);
+                    let page = self.lister_watcher.list(&first).await?;
+                    let items = page.items.into_iter().map(Arc::new).collect();
+                    return Ok((items, page.resource_version, paginated));
+                }
+                Err(error) => return Err(error),
+            };
             if items.is_empty() {
                 // Trust the server's count only so far: it is outside input.
                 let remaining =
                     usize::try_from(page.remaining_item_count.unwrap_or(0)).unwrap_or(0);
                 items.reserve(page.items.len() + remaining.min(1 << 20));
             }
+            let version = list_version.get_or_insert(page.resource_version);
             items.extend(page.items.into_iter().map(Arc::new));
             match page.continue_token {
-                Some(token) => options.continue_token = Some(token),
-                None => return Ok((items, page.resource_version)),
+                Some(token) => {
+                    paginated = true;
+                    options.continue_token = Some(token);
+                    // The token carries the version.
+                    options.resource_version = None;
+                    options.resource_version_match = None;
+                }
+                None => return Ok((items, std::mem::take(version), paginated)),
             }
         }
     }
 
-    /// A streaming list: returns the open watch once the initial state has
-    /// been handed to the store.
+    /// client-go's `watchList`: streams the initial state, retrying what
+    /// client-go retries, and returns the open watch once the state has been
+    /// handed to the store. An error means "fall back to a list".
     async fn watch_list(&self) -> Result<WatchStream<K>> {
-        let mut options = self.watch_options(self.rewatch_resource_version());
-        options.send_initial_events = true;
-        options.resource_version_match = Some(VersionMatch::NotOlderThan);
-        let span = info_span!("watch_list", reflector = %self.name, resource_version = %options.resource_version);
+        let span = info_span!("watch_list", reflector = %self.name);
         async {
-            let started = Instant::now();
-            self.metrics.watches.inc();
-            let mut stream = self.lister_watcher.watch(&options).await?;
-            let mut state: HashMap<String, Arc<K>> = HashMap::new();
+            let transformer = self.store.transformer();
             loop {
-                match stream.next().await {
-                    None | Some(Err(Error::Read(_))) => return Err(Error::WatchListIncomplete),
-                    Some(Err(error)) => return Err(error),
-                    Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj))) => {
-                        state.insert(object_key(&obj), Arc::new(obj));
-                    }
-                    Some(Ok(WatchEvent::Deleted(obj))) => {
-                        state.remove(&object_key(&obj));
-                    }
-                    Some(Ok(WatchEvent::Bookmark(bookmark))) if bookmark.is_initial_events_end() => {
-                        let items: Vec<Arc<K>> = state.into_values().collect();
+                let mut options = self.watch_options(self.rewatch_resource_version());
+                options.send_initial_events = true;
+                options.resource_version_match = Some(VersionMatch::NotOlderThan);
+                let started = Instant::now();
+                self.metrics.watches.inc();
+                let streamed = match self.lister_watcher.watch(&options).await {
+                    Ok(stream) => self.stream_initial_events(stream, started, transformer.as_ref()).await,
+                    Err(error) => Err(error),
+                };
+                match streamed {
+                    Ok(Streamed::Complete { items, resource_version, stream }) => {
+                        self.set_resource_version_unavailable(false);
                         self.metrics.list_duration.observe(started.elapsed().as_secs_f64());
                         self.metrics.items_per_list.observe(items.len() as f64);
-                        debug!(items = items.len(), resource_version = %bookmark.resource_version, "streamed the initial state");
+                        debug!(items = items.len(), %resource_version, "streamed the initial state");
                         self.store
-                            .replace(items, &bookmark.resource_version)
+                            .replace(items, &resource_version)
                             .map_err(|source| Error::Store { op: "replace", source })?;
-                        self.set_resource_version_unavailable(false);
-                        self.set_last_sync_resource_version(&bookmark.resource_version);
+                        self.set_last_sync_resource_version(&resource_version);
                         return Ok(stream);
                     }
-                    Some(Ok(WatchEvent::Bookmark(_))) => {}
-                    Some(Ok(WatchEvent::Error(status))) => return Err(Error::from_status(*status)),
+                    Ok(Streamed::Closed) => {
+                        debug!("the streaming list closed before its initial events ended; retrying");
+                        tokio::time::sleep(self.next_delay()).await;
+                    }
+                    Err(error) if error.is_watch_error_retriable() => {
+                        self.note(&error);
+                        tokio::time::sleep(self.retry_delay(&error)).await;
+                    }
+                    Err(error) if error.is_expired() || error.is_too_large_resource_version() => {
+                        // Stream the latest state instead.
+                        self.note(&error);
+                        self.metrics.relists_expired.inc();
+                        self.set_resource_version_unavailable(true);
+                    }
+                    Err(error) => return Err(error),
                 }
             }
         }
@@ -523,38 +704,121 @@ where
         .await
     }
 
-    /// Watches (re-opening the watch from the last version whenever it ends
-    /// normally) until the version expires or an error needs a relist.
-    async fn watch_loop(
+    /// Collects a streaming list's initial events into a temporary store
+    /// (transformed as the real store would) until the initial-events-end
+    /// bookmark, warning every 10 s while it is late.
+    async fn stream_initial_events(
         &self,
-        mut pending: Option<WatchStream<K>>,
-        backoff: &mut Backoff,
-    ) -> Result<Restart> {
-        let mut resync_at = self.resync_period.map(|p| Instant::now() + p);
-        let mut delivered = false;
+        mut stream: WatchStream<K>,
+        started: Instant,
+        transformer: Option<&TransformFunc<K>>,
+    ) -> Result<Streamed<K>> {
+        let mut state: HashMap<String, Arc<K>> = HashMap::new();
+        let mut ticker = tokio::time::interval_at(
+            Instant::now() + INITIAL_EVENTS_END_WARNING_INTERVAL,
+            INITIAL_EVENTS_END_WARNING_INTERVAL,
+        );
+        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut last_event = None;
+        let mut count: u64 = 0;
         loop {
+            let next = tokio::select! {
+                next = stream.next() => next,
+                _ = ticker.tick() => {
+                    if let Some(warning) = initial_events_end_warning(&self.name, started, last_event, Instant::now()) {
+                        self.shared.initial_events_end_warnings.fetch_add(1, Ordering::Relaxed);
+                        warn!(reflector = %self.name, "{warning}");
+                    }
+                    continue;
+                }
+            };
+            let obj = match next {
+                None | Some(Err(Error::Read(_))) => break,
+                Some(Err(error)) => return Err(error),
+                Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj))) => Some(obj),
+                Some(Ok(WatchEvent::Deleted(obj))) => {
+                    state.remove(&object_key(&obj));
+                    None
+                }
+                Some(Ok(WatchEvent::Bookmark(bookmark))) => {
+                    if bookmark.is_initial_events_end() {
+                        return Ok(Streamed::Complete {
+                            items: state.into_values().collect(),
+                            resource_version: bookmark.resource_version,
+                            stream,
+                        });
+                    }
+                    None
+                }
+                Some(Ok(WatchEvent::Error(status))) => return Err(Error::from_status(*status)),
+            };
+            count += 1;
+            last_event = Some(Instant::now());
+            let Some(obj) = obj else { continue };
+            let key = object_key(&obj);
+            let mut obj = Arc::new(obj);
+            if let Some(transform) = transformer {
+                match catch("transform", || transform(obj)) {
+                    Some(Ok(transformed)) => obj = transformed,
+                    Some(Err(error)) => {
+                        warn!(reflector = %self.name, %key, %error, "the transform failed; the object is left out");
+                        continue;
+                    }
+                    None => continue,
+                }
+            }
+            state.insert(key, obj);
+        }
+        if count == 0 && started.elapsed() < Duration::from_secs(1) {
+            self.metrics.short_watches.inc();
+            return Err(Error::VeryShortWatch);
+        }
+        Ok(Streamed::Closed)
+    }
+
+    /// client-go's `watch` (with the resync running beside it): re-opens the
+    /// watch from the last version whenever it ends normally, until one ends
+    /// with an error. `Err` only when the server refuses to open a watch.
+    async fn watch(&self, mut pending: Option<WatchStream<K>>) -> Result<()> {
+        let mut resync_at = self.resync_period.map(|p| Instant::now() + p);
+        let mut retry = RetryWithDeadline::new(
+            self.max_internal_error_retry_duration,
+            INTERNAL_ERROR_RESET_PERIOD,
+        );
+        loop {
+            let started = Instant::now();
+            // A stream handed over by a streaming list is past its initial events.
+            let mut propagate_from_start = true;
             let stream = match pending.take() {
                 Some(stream) => stream,
                 None => {
-                    let options = self.watch_options(self.rewatch_resource_version());
+                    let resource_version = self.last_sync_resource_version();
+                    // A watch from "" or "0" starts with synthetic ADDED
+                    // events in no version order: their versions do not
+                    // count until another event shows they are over.
+                    propagate_from_start =
+                        !(resource_version.is_empty() || resource_version == "0");
+                    let options = self.watch_options(resource_version);
                     self.metrics.watches.inc();
-                    let opened = self
+                    let opened = match self
                         .with_resync(self.lister_watcher.watch(&options), &mut resync_at)
-                        .await;
+                        .await
+                    {
+                        Ok(opened) => opened,
+                        Err(resync) => return self.end_watch(&resync),
+                    };
                     match opened {
                         Ok(stream) => stream,
-                        Err(error) if error.is_expired() => {
-                            self.report(&error);
-                            return Ok(Restart::Expired { delivered });
-                        }
                         // client-go retries these watches without relisting.
-                        Err(error)
-                            if error.is_server_unreachable() || error.is_too_many_requests() =>
-                        {
-                            self.report(&error);
-                            let delay = error.retry_after().unwrap_or_else(|| backoff.next_delay());
-                            self.with_resync(tokio::time::sleep(delay), &mut resync_at)
-                                .await;
+                        Err(error) if error.is_watch_error_retriable() => {
+                            self.note(&error);
+                            let delay = self.retry_delay(&error);
+                            if let Err(resync) = self
+                                .with_resync(tokio::time::sleep(delay), &mut resync_at)
+                                .await
+                            {
+                                return self.end_watch(&resync);
+                            }
                             continue;
                         }
                         Err(error) => return Err(error),
@@ -563,37 +827,62 @@ where
             };
             let span = info_span!("watch", reflector = %self.name, resource_version = %self.last_sync_resource_version());
             let handled = self
-                .watch_handler(stream, &mut resync_at, &mut delivered)
+                .handle_watch(stream, started, propagate_from_start, &mut resync_at)
                 .instrument(span)
                 .await;
-            match handled {
-                Ok(()) => {}
-                Err(error) if error.is_expired() => {
-                    self.report(&error);
-                    return Ok(Restart::Expired { delivered });
-                }
-                Err(error) if error.is_too_many_requests() => {
-                    self.report(&error);
-                    let delay = error.retry_after().unwrap_or_else(|| backoff.next_delay());
-                    self.with_resync(tokio::time::sleep(delay), &mut resync_at)
-                        .await;
-                }
-                Err(error) => return Err(error),
+            retry.after(handled.as_ref().err());
+            let Err(error) = handled else {
+                continue;
+            };
+            if error.is_expired() {
+                self.note(&error);
+                self.metrics.relists_expired.inc();
+                return Ok(());
             }
+            if error.is_too_many_requests() {
+                self.note(&error);
+                let delay = self.retry_delay(&error);
+                if let Err(resync) = self
+                    .with_resync(tokio::time::sleep(delay), &mut resync_at)
+                    .await
+                {
+                    return self.end_watch(&resync);
+                }
+                continue;
+            }
+            if error.is_internal_error() && retry.should_retry() {
+                self.note(&error);
+                debug!(reflector = %self.name, %error, "retrying the watch after an internal error");
+                continue;
+            }
+            return self.end_watch(&error);
         }
     }
 
-    /// Applies one watch's events to the store until it ends.
-    async fn watch_handler(
+    /// A watch phase that ends with an error: logged, and the cycle ends
+    /// (the next relists).
+    fn end_watch(&self, error: &Error) -> Result<()> {
+        self.note(error);
+        warn!(reflector = %self.name, %error, "the watch ended with an error");
+        Ok(())
+    }
+
+    /// Applies one watch's events to the store until it ends (client-go's
+    /// `handleWatch`).
+    async fn handle_watch(
         &self,
         mut stream: WatchStream<K>,
+        started: Instant,
+        propagate_from_start: bool,
         resync_at: &mut Option<Instant>,
-        delivered: &mut bool,
     ) -> Result<()> {
-        let started = Instant::now();
         let mut count: u64 = 0;
+        let mut besides_added = false;
         let result = loop {
-            let next = self.with_resync(stream.next(), resync_at).await;
+            let next = match self.with_resync(stream.next(), resync_at).await {
+                Ok(next) => next,
+                Err(resync) => break Err(resync),
+            };
             let event = match next {
                 None => break Ok(()),
                 // A transport error ends a watch like a close does.
@@ -610,27 +899,32 @@ where
                     ("add", self.store.add(Arc::new(obj)), rv)
                 }
                 WatchEvent::Modified(obj) => {
+                    besides_added = true;
                     let rv = resource_version_of(&obj);
                     ("update", self.store.update(Arc::new(obj)), rv)
                 }
                 WatchEvent::Deleted(obj) => {
+                    besides_added = true;
                     let rv = resource_version_of(&obj);
                     ("delete", self.store.delete(Arc::new(obj)), rv)
                 }
                 WatchEvent::Bookmark(bookmark) => {
+                    besides_added = true;
                     ("bookmark", Ok(()), Some(bookmark.resource_version))
                 }
                 WatchEvent::Error(status) => break Err(Error::from_status(*status)),
             };
             if let Err(source) = result {
                 // client-go logs and goes on: the event's version still counts.
-                self.report(&Error::Store { op, source });
+                self.note(&Error::Store { op, source });
             }
-            if let Some(rv) = resource_version {
+            if let Some(rv) = resource_version
+                && (propagate_from_start || besides_added)
+            {
                 self.set_last_sync_resource_version(&rv);
+                self.store.update_resource_version(&rv);
             }
             count += 1;
-            *delivered = true;
         };
         let elapsed = started.elapsed();
         self.metrics.watch_duration.observe(elapsed.as_secs_f64());
@@ -643,16 +937,21 @@ where
     }
 
     /// Awaits `fut`, calling the store's resync whenever the resync period
-    /// elapses meanwhile.
-    async fn with_resync<F: Future>(&self, fut: F, resync_at: &mut Option<Instant>) -> F::Output {
+    /// elapses meanwhile. A failed resync is returned (as client-go's, it
+    /// ends the watch phase of the cycle).
+    async fn with_resync<F: Future>(
+        &self,
+        fut: F,
+        resync_at: &mut Option<Instant>,
+    ) -> Result<F::Output> {
         let mut fut = pin!(fut);
         loop {
             let Some(at) = *resync_at else {
-                return fut.await;
+                return Ok(fut.await);
             };
             tokio::select! {
                 biased;
-                out = &mut fut => return out,
+                out = &mut fut => return Ok(out),
                 () = sleep_until(at) => {
                     *resync_at = self.resync_period.map(|p| Instant::now() + p);
                     let should = match &self.should_resync {
@@ -662,7 +961,8 @@ where
                     if should {
                         debug!(reflector = %self.name, "resync");
                         if let Err(source) = self.store.resync() {
-                            self.report(&Error::Store { op: "resync", source });
+                            *resync_at = None;
+                            return Err(Error::Store { op: "resync", source });
                         }
                     }
                 }

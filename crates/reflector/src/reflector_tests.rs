@@ -14,6 +14,8 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use std::sync::atomic::Ordering;
+
 use super::*;
 use crate::listwatch::{Bookmark, ObjectList};
 use crate::store::BoxError;
@@ -162,6 +164,13 @@ impl ListerWatcher<ConfigMap> for Scripted {
 struct Recording {
     items: Mutex<BTreeMap<String, Arc<ConfigMap>>>,
     ops: Mutex<Vec<String>>,
+    /// The versions `update_resource_version` was told.
+    versions: Mutex<Vec<String>>,
+    /// Refuse every `add`.
+    fail_add: bool,
+    /// Refuse every `resync`.
+    fail_resync: bool,
+    transform: Option<kcr_cache::TransformFunc<ConfigMap>>,
 }
 
 impl Recording {
@@ -177,6 +186,9 @@ impl ReflectorStore<ConfigMap> for Recording {
     fn add(&self, obj: Arc<ConfigMap>) -> Result<(), BoxError> {
         let name = obj.metadata.name.clone().unwrap_or_default();
         self.ops.lock().push(format!("add {name}"));
+        if self.fail_add {
+            return Err("add refused".into());
+        }
         self.items.lock().insert(name, obj);
         Ok(())
     }
@@ -205,7 +217,16 @@ impl ReflectorStore<ConfigMap> for Recording {
     }
     fn resync(&self) -> Result<(), BoxError> {
         self.ops.lock().push("resync".to_owned());
+        if self.fail_resync {
+            return Err("resync refused".into());
+        }
         Ok(())
+    }
+    fn update_resource_version(&self, resource_version: &str) {
+        self.versions.lock().push(resource_version.to_owned());
+    }
+    fn transformer(&self) -> Option<kcr_cache::TransformFunc<ConfigMap>> {
+        self.transform.clone()
     }
 }
 
@@ -239,7 +260,15 @@ async fn settle() {
     }
 }
 
+/// A reflector that lists and watches (streaming lists off).
 fn reflector(lw: &Arc<Scripted>, store: &Arc<Recording>) -> Reflector<ConfigMap> {
+    Reflector::new(lw.clone(), store.clone())
+        .name("test")
+        .use_watch_list(false)
+}
+
+/// A reflector with client-go 1.36's defaults (streaming lists on).
+fn streaming(lw: &Arc<Scripted>, store: &Arc<Recording>) -> Reflector<ConfigMap> {
     Reflector::new(lw.clone(), store.clone()).name("test")
 }
 
@@ -335,7 +364,8 @@ async fn reflector_should_apply_events_move_the_version_on_bookmarks_and_rewatch
 }
 
 #[tokio::test(start_paused = true)]
-async fn reflector_should_relist_from_the_last_version_after_an_expired_watch_event() {
+async fn reflector_should_wait_its_backoff_after_an_expired_watch_then_relist_from_the_last_version()
+ {
     let lw = Arc::new(Scripted::default());
     lw.on_list(page(vec![cm("a", 1), cm("b", 2)], 5, None))
         .on_watch(watch_closing(vec![
@@ -347,10 +377,22 @@ async fn reflector_should_relist_from_the_last_version_after_an_expired_watch_ev
         .on_list(page(vec![cm("a", 6)], 20, None))
         .on_watch(watch_open(vec![]));
     let store = Arc::new(Recording::default());
-    let (r, running) = start(reflector(&lw, &store));
+    let reported = Arc::new(Mutex::new(0u32));
+    let r = reflector(&lw, &store).watch_error_handler({
+        let reported = reported.clone();
+        move |_| *reported.lock() += 1
+    });
+    let (r, running) = start(r);
     settle().await;
+    assert_eq!(lw.list_calls().len(), 1, "no relist before the backoff");
+    tokio::time::sleep(Duration::from_millis(1600)).await;
     let lists = lw.list_calls();
     assert_eq!(lists.len(), 2);
+    let gap = lists[1].0 - lists[0].0;
+    assert!(
+        gap >= Duration::from_millis(800) && gap < Duration::from_millis(1600),
+        "{gap:?}"
+    );
     assert_eq!(lists[1].1.resource_version.as_deref(), Some("6"));
     assert_eq!(
         lists[1].1.limit, None,
@@ -362,11 +404,13 @@ async fn reflector_should_relist_from_the_last_version_after_an_expired_watch_ev
         "b, missing from the relist, is gone"
     );
     assert_eq!(r.last_sync_resource_version(), "20");
+    assert_eq!(*reported.lock(), 0, "an expired watch is no handler error");
     running.stop().await;
 }
 
 #[tokio::test(start_paused = true)]
-async fn reflector_should_redo_the_list_at_the_latest_version_when_a_continue_token_expires() {
+async fn reflector_should_redo_a_paged_list_whole_at_the_same_version_when_a_continue_token_expires()
+ {
     let lw = Arc::new(Scripted::default());
     lw.on_list(page(vec![cm("a", 1)], 10, Some("p2")))
         .on_list(Err(status(410, "Expired")))
@@ -377,18 +421,40 @@ async fn reflector_should_redo_the_list_at_the_latest_version_when_a_continue_to
     settle().await;
     let lists = lw.list_calls();
     assert_eq!(lists.len(), 3);
+    assert_eq!(lists[1].1.continue_token.as_deref(), Some("p2"));
+    assert_eq!(lists[1].1.resource_version, None, "the token carries it");
     assert_eq!(
-        lists[2].1.resource_version, None,
-        "redone at the latest version"
+        lists[2].1.resource_version.as_deref(),
+        Some("0"),
+        "redone at the same version"
     );
     assert_eq!(lists[2].1.continue_token, None);
-    assert_eq!(lists[2].1.limit, Some(500));
+    assert_eq!(lists[2].1.limit, None, "whole, unpaged");
     assert_eq!(
         store.ops(),
         vec!["replace 2 @12"],
         "one replace, only with the complete list"
     );
     assert_eq!(r.last_sync_resource_version(), "12");
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn reflector_should_list_from_the_latest_version_when_the_whole_list_expires_too() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![cm("a", 1)], 10, Some("p2")))
+        .on_list(Err(status(410, "Expired")))
+        .on_list(Err(status(410, "Expired")))
+        .on_list(page(vec![cm("a", 1)], 12, None))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording::default());
+    let (_r, running) = start(reflector(&lw, &store));
+    settle().await;
+    let lists = lw.list_calls();
+    assert_eq!(lists.len(), 4);
+    assert_eq!(lists[3].1.resource_version, None, "from the latest version");
+    assert_eq!(lists[3].1.limit, Some(500));
+    assert_eq!(store.ops(), vec!["replace 1 @12"]);
     running.stop().await;
 }
 
@@ -518,7 +584,8 @@ async fn reflector_should_rewatch_without_relisting_when_the_watch_connection_is
 }
 
 #[tokio::test(start_paused = true)]
-async fn reflector_should_report_undecodable_events_and_relist_keeping_its_state() {
+async fn reflector_should_relist_after_an_undecodable_event_keeping_its_state_without_the_watch_error_handler()
+ {
     let lw = Arc::new(Scripted::default());
     let bad = Error::Decode {
         kind: "ConfigMap".into(),
@@ -544,17 +611,16 @@ async fn reflector_should_report_undecodable_events_and_relist_keeping_its_state
     // Before the backoff ends the store still holds what it had.
     settle().await;
     assert_eq!(store.names(), vec!["a", "b"]);
-    assert_eq!(reported.lock().len(), 1);
-    assert!(
-        reported.lock()[0].contains("ns/bad"),
-        "{:?}",
-        reported.lock()
-    );
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(lw.list_calls().len(), 2);
     assert_eq!(lw.list_calls()[1].1.resource_version.as_deref(), Some("6"));
     assert_eq!(store.names(), vec!["a", "b", "c"]);
     assert_eq!(r.last_sync_resource_version(), "7");
+    assert!(
+        reported.lock().is_empty(),
+        "client-go hands a watch's decode error to no handler: {:?}",
+        reported.lock()
+    );
     running.stop().await;
 }
 
@@ -598,7 +664,7 @@ async fn reflector_should_resync_every_period_only_when_should_resync_says_so() 
 }
 
 #[tokio::test(start_paused = true)]
-async fn reflector_should_stream_the_initial_state_when_watch_list_is_enabled() {
+async fn reflector_should_stream_the_initial_state_by_default() {
     let end = Bookmark {
         resource_version: "30".into(),
         annotations: [(
@@ -615,7 +681,7 @@ async fn reflector_should_stream_the_initial_state_when_watch_list_is_enabled() 
         Ok(WatchEvent::Modified(cm("a", 31))),
     ]));
     let store = Arc::new(Recording::default());
-    let (r, running) = start(reflector(&lw, &store).use_watch_list(true));
+    let (r, running) = start(streaming(&lw, &store));
     settle().await;
     assert!(lw.list_calls().is_empty(), "a streaming list needs no list");
     let watches = lw.watch_calls();
@@ -637,7 +703,7 @@ async fn reflector_should_fall_back_to_list_and_watch_when_the_server_refuses_wa
         .on_list(page(vec![cm("a", 1)], 5, None))
         .on_watch(watch_open(vec![]));
     let store = Arc::new(Recording::default());
-    let (_r, running) = start(reflector(&lw, &store).use_watch_list(true));
+    let (_r, running) = start(streaming(&lw, &store));
     settle().await;
     assert_eq!(lw.list_calls().len(), 1);
     let watches = lw.watch_calls();
@@ -663,4 +729,579 @@ async fn reflector_should_stop_promptly_when_cancelled_mid_request() {
         "no time passes between cancel and return"
     );
     assert!(store.ops().is_empty());
+}
+
+fn initial_events_end(rv: u64) -> WatchEvent<ConfigMap> {
+    WatchEvent::Bookmark(Bookmark {
+        resource_version: rv.to_string(),
+        annotations: [(
+            crate::INITIAL_EVENTS_END_ANNOTATION.to_owned(),
+            "true".to_owned(),
+        )]
+        .into(),
+    })
+}
+
+fn bookmark(rv: u64) -> WatchEvent<ConfigMap> {
+    WatchEvent::Bookmark(Bookmark {
+        resource_version: rv.to_string(),
+        annotations: BTreeMap::new(),
+    })
+}
+
+fn expired_event() -> Result<WatchEvent<ConfigMap>> {
+    Ok(WatchEvent::Error(Box::new(
+        Status::failure("too old", "Expired").with_code(410),
+    )))
+}
+
+fn handler_log(r: Reflector<ConfigMap>) -> (Reflector<ConfigMap>, Arc<Mutex<Vec<String>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let r = r.watch_error_handler({
+        let log = log.clone();
+        move |e| log.lock().push(e.reason().to_owned())
+    });
+    (r, log)
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_list_should_be_tried_again_in_the_next_cycle_after_a_fallback() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_watch(Err(status(422, "Invalid")))
+        .on_list(page(vec![cm("a", 1)], 5, None))
+        .on_watch(watch_closing(vec![expired_event()]))
+        .on_watch(watch_open(vec![
+            Ok(WatchEvent::Added(cm("a", 1))),
+            Ok(initial_events_end(9)),
+        ]));
+    let store = Arc::new(Recording::default());
+    let (r, log) = handler_log(streaming(&lw, &store));
+    let (r, running) = start(r);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(lw.list_calls().len(), 1);
+    let watches = lw.watch_calls();
+    assert_eq!(watches.len(), 3);
+    assert!(watches[0].1.send_initial_events);
+    assert!(!watches[1].1.send_initial_events);
+    assert!(
+        watches[2].1.send_initial_events,
+        "client-go falls back for one cycle only"
+    );
+    assert_eq!(watches[2].1.resource_version, "5");
+    assert_eq!(store.ops(), vec!["replace 1 @5", "replace 1 @9"]);
+    assert_eq!(r.last_sync_resource_version(), "9");
+    assert!(log.lock().is_empty(), "a fallback is no handler error");
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_list_should_be_retried_after_the_backoff_on_429_without_a_list() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_watch(Err(status(429, "TooManyRequests")))
+        .on_watch(watch_open(vec![
+            Ok(WatchEvent::Added(cm("a", 1))),
+            Ok(initial_events_end(3)),
+        ]));
+    let store = Arc::new(Recording::default());
+    let (_r, running) = start(streaming(&lw, &store));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        lw.list_calls().is_empty(),
+        "a 429 is no reason to fall back"
+    );
+    let watches = lw.watch_calls();
+    assert_eq!(watches.len(), 2);
+    let gap = watches[1].0 - watches[0].0;
+    assert!(gap >= Duration::from_millis(800), "{gap:?}");
+    assert!(watches[1].1.send_initial_events);
+    assert_eq!(store.ops(), vec!["replace 1 @3"]);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_list_should_be_reopened_when_its_stream_closes_before_the_initial_events_end() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_watch(watch_closing(vec![Ok(WatchEvent::Added(cm("a", 1)))]))
+        .on_watch(watch_open(vec![
+            Ok(WatchEvent::Added(cm("b", 2))),
+            Ok(initial_events_end(4)),
+        ]));
+    let store = Arc::new(Recording::default());
+    let (_r, running) = start(streaming(&lw, &store));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(lw.list_calls().is_empty());
+    let watches = lw.watch_calls();
+    assert_eq!(watches.len(), 2);
+    assert!(watches[1].1.send_initial_events);
+    assert!(watches[1].0 - watches[0].0 >= Duration::from_millis(800));
+    assert_eq!(
+        store.names(),
+        vec!["b"],
+        "the first stream's partial state is dropped"
+    );
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_list_should_fall_back_when_its_stream_closes_at_once_without_an_event() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_watch(watch_closing(vec![]))
+        .on_list(page(vec![cm("a", 1)], 5, None))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording::default());
+    let (_r, running) = start(streaming(&lw, &store));
+    settle().await;
+    assert_eq!(lw.list_calls().len(), 1, "a very short watch falls back");
+    assert_eq!(store.ops(), vec!["replace 1 @5"]);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_list_should_restart_from_the_latest_version_when_its_version_expired() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![cm("a", 1)], 5, None))
+        .on_watch(watch_closing(vec![expired_event()]))
+        .on_watch(Err(status(410, "Expired")))
+        .on_watch(watch_open(vec![Ok(initial_events_end(30))]));
+    let store = Arc::new(Recording::default());
+    // The first cycle lists: the lister-watcher says it cannot stream...
+    let first = reflector(&lw, &store);
+    let (r, running) = start(first);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    running.stop().await;
+    assert_eq!(r.last_sync_resource_version(), "5");
+    // ...then a streaming reflector over the same state.
+    let r = Arc::into_inner(r).unwrap_or_else(|| unreachable!());
+    let (r, running) = start(r.use_watch_list(true));
+    settle().await;
+    let watches = lw.watch_calls();
+    assert_eq!(watches.len(), 3);
+    assert_eq!(watches[1].1.resource_version, "5");
+    assert_eq!(watches[2].1.resource_version, "", "the latest state");
+    assert!(lw.list_calls().len() == 1, "no fallback to a list");
+    assert_eq!(r.last_sync_resource_version(), "30");
+    running.stop().await;
+}
+
+/// A scripted lister-watcher that cannot stream lists.
+struct Unable(Arc<Scripted>);
+
+#[async_trait]
+impl ListerWatcher<ConfigMap> for Unable {
+    async fn list(&self, options: &ListOptions) -> Result<ObjectList<ConfigMap>> {
+        self.0.list(options).await
+    }
+    async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<ConfigMap>> {
+        self.0.watch(options).await
+    }
+    fn is_watch_list_semantics_unsupported(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_list_should_not_be_tried_over_a_lister_watcher_that_cannot_stream() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![cm("a", 1)], 5, None))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording::default());
+    let (_r, running) = start(Reflector::new(Unable(lw.clone()), store.clone()));
+    settle().await;
+    assert_eq!(lw.list_calls().len(), 1);
+    let watches = lw.watch_calls();
+    assert_eq!(watches.len(), 1);
+    assert!(!watches[0].1.send_initial_events);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_list_should_hold_its_objects_transformed_by_the_store_transform() {
+    let lw = Arc::new(Scripted::default());
+    let mut labelled = cm("a", 1);
+    labelled.metadata.labels = Some([("big".to_owned(), "x".repeat(100))].into());
+    lw.on_watch(watch_open(vec![
+        Ok(WatchEvent::Added(labelled)),
+        Ok(WatchEvent::Added(cm("b", 2))),
+        Ok(initial_events_end(3)),
+    ]));
+    let seen = Arc::new(Mutex::new(0u32));
+    let store = Arc::new(Recording {
+        transform: Some(Arc::new({
+            let seen = seen.clone();
+            move |obj: Arc<ConfigMap>| {
+                *seen.lock() += 1;
+                let mut obj = (*obj).clone();
+                obj.metadata.labels = None;
+                Ok(Arc::new(obj))
+            }
+        })),
+        ..Recording::default()
+    });
+    let (_r, running) = start(streaming(&lw, &store));
+    settle().await;
+    assert_eq!(*seen.lock(), 2, "each streamed object is transformed once");
+    let items = store.items.lock().clone();
+    assert_eq!(items.len(), 2);
+    assert!(items.values().all(|o| o.metadata.labels.is_none()));
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_list_should_warn_every_ten_seconds_while_the_initial_events_end_is_late() {
+    let lw = Arc::new(Scripted::default());
+    // Nothing at all for 25 s: warnings at 10 and 20 s.
+    lw.on_watch(Ok(WatchScript {
+        events: vec![],
+        then: Then::CloseAfter(Duration::from_secs(25)),
+    }));
+    let store = Arc::new(Recording::default());
+    let (r, running) = start(streaming(&lw, &store));
+    tokio::time::sleep(Duration::from_secs(21)).await;
+    let warnings = || r.shared.initial_events_end_warnings.load(Ordering::Relaxed);
+    assert_eq!(warnings(), 2);
+    running.stop().await;
+
+    let now = Instant::now();
+    assert!(initial_events_end_warning("r", now, None, now).is_some());
+    assert!(
+        initial_events_end_warning(
+            "r",
+            now,
+            Some(now + Duration::from_secs(5)),
+            now + Duration::from_secs(10)
+        )
+        .is_none(),
+        "an event 5 s ago: no warning"
+    );
+    assert!(
+        initial_events_end_warning(
+            "r",
+            now,
+            Some(now + Duration::from_secs(5)),
+            now + Duration::from_secs(15)
+        )
+        .is_some()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn reflector_should_page_every_list_by_an_explicit_page_size_whatever_its_version() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![cm("a", 1)], 5, None))
+        .on_watch(watch_closing(vec![expired_event()]))
+        .on_list(page(vec![cm("a", 1)], 8, None))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording::default());
+    let (_r, running) = start(reflector(&lw, &store).page_size(100));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let lists = lw.list_calls();
+    assert_eq!(lists.len(), 2);
+    assert_eq!(lists[1].1.resource_version.as_deref(), Some("5"));
+    assert_eq!(lists[1].1.limit, Some(100));
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn reflector_should_keep_paging_relists_once_a_list_at_version_zero_came_in_pages() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![cm("a", 1)], 5, Some("p2")))
+        .on_list(page(vec![cm("b", 2)], 5, None))
+        .on_watch(watch_closing(vec![expired_event()]))
+        .on_list(page(vec![cm("a", 1)], 8, None))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording::default());
+    let (_r, running) = start(reflector(&lw, &store));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let lists = lw.list_calls();
+    assert_eq!(lists.len(), 3);
+    assert_eq!(lists[2].1.resource_version.as_deref(), Some("5"));
+    assert_eq!(lists[2].1.limit, Some(500), "this server pages");
+    running.stop().await;
+}
+
+fn too_large_forms() -> Vec<Error> {
+    use kube::core::response::{StatusCause, StatusDetails};
+    let with_causes = |reason: &str, code: u16, causes: Vec<StatusCause>, message: &str| {
+        let mut s = Status::failure(message, reason).with_code(code);
+        s.details = Some(StatusDetails {
+            name: String::new(),
+            group: String::new(),
+            kind: String::new(),
+            uid: String::new(),
+            causes,
+            retry_after_seconds: 1,
+        });
+        Error::from_status(s)
+    };
+    let cause = |reason: &str, message: &str| StatusCause {
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+        field: String::new(),
+    };
+    vec![
+        // 1.18.6 and later (what a 1.36 server sends).
+        with_causes(
+            "Timeout",
+            504,
+            vec![cause(
+                "ResourceVersionTooLarge",
+                "Too large resource version",
+            )],
+            "Too large resource version: 100, current: 7",
+        ),
+        // 1.17.0–1.18.5: only the cause's message.
+        with_causes(
+            "Timeout",
+            504,
+            vec![cause("", "Too large resource version")],
+            "timed out",
+        ),
+        // Before 1.17: only the status message.
+        with_causes(
+            "Timeout",
+            504,
+            vec![],
+            "Too large resource version: 100, current: 7",
+        ),
+    ]
+}
+
+#[test]
+fn too_large_resource_version_should_be_recognised_in_each_form_the_server_sends() {
+    for (i, e) in too_large_forms().iter().enumerate() {
+        assert!(e.is_too_large_resource_version(), "form {i}: {e}");
+    }
+    let not_a_timeout = Error::from_status(
+        Status::failure("Too large resource version", "BadRequest").with_code(400),
+    );
+    assert!(!not_a_timeout.is_too_large_resource_version());
+}
+
+#[tokio::test(start_paused = true)]
+async fn reflector_should_relist_from_the_latest_version_on_a_too_large_version_in_any_form() {
+    for form in too_large_forms() {
+        let lw = Arc::new(Scripted::default());
+        lw.on_list(page(vec![cm("a", 1)], 5, None))
+            .on_watch(watch_closing(vec![expired_event()]))
+            .on_list(Err(form))
+            .on_list(page(vec![cm("a", 1)], 9, None))
+            .on_watch(watch_open(vec![]));
+        let store = Arc::new(Recording::default());
+        let (r, running) = start(reflector(&lw, &store));
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let lists = lw.list_calls();
+        assert_eq!(lists.len(), 3);
+        assert_eq!(lists[1].1.resource_version.as_deref(), Some("5"));
+        assert_eq!(lists[2].1.resource_version, None, "relisted from \"\"");
+        assert_eq!(r.last_sync_resource_version(), "9");
+        running.stop().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn reflector_should_not_honour_a_watch_timeout_below_five_minutes() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![], 1, None));
+    for i in 0..10 {
+        lw.on_watch(watch_closing(vec![Ok(bookmark(2 + i))]));
+    }
+    let store = Arc::new(Recording::default());
+    let r = reflector(&lw, &store).min_watch_timeout(Duration::from_secs(10));
+    let (_r, running) = start(r);
+    settle().await;
+    let timeouts: Vec<u32> = lw
+        .watch_calls()
+        .iter()
+        .filter_map(|(_, o)| o.timeout_seconds)
+        .collect();
+    assert!(timeouts.len() >= 10);
+    assert!(
+        timeouts.iter().all(|t| (300..600).contains(t)),
+        "{timeouts:?}"
+    );
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn synthetic_added_events_of_a_watch_from_an_empty_version_should_not_move_the_version() {
+    let lw = Arc::new(Scripted::default());
+    // A list without a version: the watch starts from "" and the server
+    // replays the state as ADDED events in no version order.
+    lw.on_list(Ok(ObjectList {
+        items: vec![],
+        resource_version: String::new(),
+        continue_token: None,
+        remaining_item_count: None,
+    }))
+    .on_watch(watch_open(vec![
+        Ok(WatchEvent::Added(cm("a", 50))),
+        Ok(WatchEvent::Added(cm("b", 40))),
+    ]));
+    let store = Arc::new(Recording::default());
+    let (r, running) = start(reflector(&lw, &store));
+    settle().await;
+    assert_eq!(store.names(), vec!["a", "b"]);
+    assert_eq!(r.last_sync_resource_version(), "");
+    assert!(store.versions.lock().is_empty());
+    running.stop().await;
+
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(Ok(ObjectList {
+        items: vec![],
+        resource_version: String::new(),
+        continue_token: None,
+        remaining_item_count: None,
+    }))
+    .on_watch(watch_open(vec![
+        Ok(WatchEvent::Added(cm("a", 50))),
+        Ok(WatchEvent::Added(cm("b", 40))),
+        Ok(WatchEvent::Modified(cm("a", 60))),
+        Ok(WatchEvent::Added(cm("c", 61))),
+    ]));
+    let store = Arc::new(Recording::default());
+    let (r, running) = start(reflector(&lw, &store));
+    settle().await;
+    assert_eq!(r.last_sync_resource_version(), "61");
+    assert_eq!(*store.versions.lock(), vec!["60", "61"]);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_store_should_be_told_each_version_the_watch_reaches() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![], 5, None)).on_watch(watch_open(vec![
+        Ok(WatchEvent::Added(cm("a", 6))),
+        Ok(bookmark(8)),
+    ]));
+    let store = Arc::new(Recording::default());
+    let (_r, running) = start(reflector(&lw, &store));
+    settle().await;
+    assert_eq!(*store.versions.lock(), vec!["6", "8"]);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_resync_should_end_the_cycle_and_relist_after_the_backoff() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![cm("a", 1)], 5, None))
+        .on_watch(watch_open(vec![]))
+        .on_list(page(vec![cm("a", 1)], 6, None))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording {
+        fail_resync: true,
+        ..Recording::default()
+    });
+    let (r, log) = handler_log(reflector(&lw, &store).resync_period(Duration::from_secs(10)));
+    let (_r, running) = start(r);
+    tokio::time::sleep(Duration::from_millis(10_500)).await;
+    assert_eq!(lw.list_calls().len(), 1, "the backoff comes first");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let lists = lw.list_calls();
+    assert_eq!(lists.len(), 2);
+    assert!(lists[1].0 - lists[0].0 >= Duration::from_millis(10_800));
+    assert!(log.lock().is_empty(), "{:?}", log.lock());
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn internal_errors_should_rewatch_without_relisting_only_within_max_internal_error_retry_duration()
+ {
+    let internal = || {
+        Ok(WatchEvent::Error(Box::new(
+            Status::failure("etcd hiccup", "InternalError").with_code(500),
+        )))
+    };
+    // Default (zero): the watch ends the cycle, which relists.
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![], 5, None))
+        .on_watch(watch_closing(vec![Ok(bookmark(6)), internal()]))
+        .on_list(page(vec![], 7, None))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording::default());
+    let (_r, running) = start(reflector(&lw, &store));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(lw.list_calls().len(), 2);
+    running.stop().await;
+
+    // Within the duration: re-watched at once from the last version.
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![], 5, None))
+        .on_watch(watch_closing(vec![Ok(bookmark(6)), internal()]))
+        .on_watch(watch_closing(vec![Ok(bookmark(7)), internal()]))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording::default());
+    let r = reflector(&lw, &store).max_internal_error_retry_duration(Duration::from_secs(30));
+    let (_r, running) = start(r);
+    settle().await;
+    assert_eq!(lw.list_calls().len(), 1);
+    let watches = lw.watch_calls();
+    assert_eq!(watches.len(), 3);
+    assert_eq!(watches[2].1.resource_version, "7");
+    assert_eq!(watches[2].0, watches[0].0, "no backoff");
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_and_watch_should_run_one_cycle_and_return_its_error() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(Err(status(500, "InternalError")))
+        .on_list(page(vec![cm("a", 1)], 5, None))
+        .on_watch(Err(status(403, "Forbidden")))
+        .on_list(page(vec![cm("a", 1)], 6, None))
+        .on_watch(watch_closing(vec![expired_event()]));
+    let store = Arc::new(Recording::default());
+    let r = reflector(&lw, &store);
+    let cancel = CancellationToken::new();
+    let first = r.list_and_watch(&cancel).await;
+    assert!(first.is_err_and(|e| e.status().is_some_and(|s| s.code == 500)));
+    let second = r.list_and_watch(&cancel).await;
+    assert!(second.is_err_and(|e| e.status().is_some_and(|s| s.code == 403)));
+    assert!(
+        r.list_and_watch(&cancel).await.is_ok(),
+        "a watch that ended"
+    );
+    assert_eq!(lw.list_calls().len(), 3);
+    cancel.cancel();
+    assert!(r.list_and_watch(&cancel).await.is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn only_the_errors_that_end_a_cycle_should_reach_the_watch_error_handler() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![], 5, None))
+        // A store error, then a very short watch: neither is handed over.
+        .on_watch(watch_closing(vec![Ok(WatchEvent::Added(cm("a", 6)))]))
+        .on_watch(watch_closing(vec![]))
+        .on_list(Err(status(500, "InternalError")))
+        .on_list(page(vec![], 7, None))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording {
+        fail_add: true,
+        ..Recording::default()
+    });
+    let (r, log) = handler_log(reflector(&lw, &store));
+    let (_r, running) = start(r);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(lw.list_calls().len(), 3, "the very short watch relisted");
+    assert_eq!(*log.lock(), vec!["api"], "only the failed list");
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_should_be_capped_at_the_maximum_backoff() {
+    let lw = Arc::new(Scripted::default());
+    let mut throttled = status(429, "TooManyRequests");
+    if let Error::Api { retry_after, .. } = &mut throttled {
+        *retry_after = Some(Duration::from_secs(3600));
+    }
+    lw.on_list(Err(throttled))
+        .on_list(page(vec![], 3, None))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording::default());
+    let (_r, running) = start(reflector(&lw, &store));
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let at: Vec<Instant> = lw.list_calls().iter().map(|(at, _)| *at).collect();
+    assert_eq!(at.len(), 2);
+    assert_eq!(at[1] - at[0], Duration::from_secs(30));
+    running.stop().await;
 }

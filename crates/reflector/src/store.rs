@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use kcr_cache::TransformFunc;
+
 /// A boxed error from a store.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -24,6 +26,22 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError>;
     /// A periodic resync (see [`Reflector::resync_period`](crate::Reflector::resync_period)).
     fn resync(&self) -> Result<(), BoxError>;
+
+    /// Called each time the reflector's last-sync resource version moves
+    /// while it watches (client-go's optional `ResourceVersionUpdater`), so
+    /// a store can track the version it is at. Default: nothing.
+    fn update_resource_version(&self, resource_version: &str) {
+        let _ = resource_version;
+    }
+
+    /// The transform this store applies to each object it takes in
+    /// (client-go's optional `TransformingStore`). A reflector applies it
+    /// also to the objects of a streaming list, which it holds in a
+    /// temporary store until the list ends, so that they are held
+    /// transformed (without `managedFields`, say). Default: none.
+    fn transformer(&self) -> Option<TransformFunc<K>> {
+        None
+    }
 }
 
 macro_rules! impl_for_cache_store {

@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_metrics::reflector::ReflectorMetrics;
-use kcr_reflector::{BackoffConfig, Reflector};
+use kcr_reflector::{
+    BackoffConfig, ListOptions, ListerWatcher, ObjectList, Reflector, WatchOptions, WatchStream,
+};
 use kcr_testenv::{Failure, TestEnv};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use rand::rngs::StdRng;
@@ -21,6 +23,31 @@ use rand::{Rng, SeedableRng};
 use tokio_util::sync::CancellationToken;
 
 use support::{Checked, config_map, eventually, eventually_or};
+
+/// Counts the watches the server answered with 429 (the reflector retries
+/// those inside its cycle, so its watch error handler never sees them).
+struct CountThrottles<L> {
+    inner: L,
+    throttled: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl<L: ListerWatcher<ConfigMap>> ListerWatcher<ConfigMap> for CountThrottles<L> {
+    async fn list(&self, options: &ListOptions) -> kcr_reflector::Result<ObjectList<ConfigMap>> {
+        self.inner.list(options).await
+    }
+
+    async fn watch(&self, options: &WatchOptions) -> kcr_reflector::Result<WatchStream<ConfigMap>> {
+        let result = self.inner.watch(options).await;
+        if result
+            .as_ref()
+            .is_err_and(kcr_reflector::Error::is_too_many_requests)
+        {
+            self.throttled.fetch_add(1, Ordering::SeqCst);
+        }
+        result
+    }
+}
 
 const OBJECTS: usize = 200;
 const OPERATIONS: usize = 2_000;
@@ -62,23 +89,28 @@ async fn store_should_equal_a_fresh_list_after_random_changes_under_faults() {
         .unwrap_or_else(|e| panic!("metrics: {e}"));
     let reflector = Arc::new(
         Reflector::new(
-            Api::<ConfigMap>::namespaced(support::client_without_retries(&env), "default"),
+            CountThrottles {
+                inner: Api::<ConfigMap>::namespaced(
+                    support::client_without_retries(&env),
+                    "default",
+                ),
+                throttled: throttled.clone(),
+            },
             store.clone(),
         )
         .name("chaos")
         .metrics(&families)
+        // Lists and watches: a streaming list of the 200 objects would be
+        // cut every 50 events by the fault injection below, before its
+        // initial-events-end bookmark, and (as client-go's) be re-opened
+        // for ever.
+        .use_watch_list(false)
         .page_size(50)
-        .watch_error_handler({
-            let throttled = throttled.clone();
-            move |e| {
-                if e.is_too_many_requests() {
-                    throttled.fetch_add(1, Ordering::SeqCst);
-                }
-            }
-        })
+        // The maximum is the throttled watch's `Retry-After` (a longer
+        // `Retry-After` would be capped at the maximum).
         .backoff(BackoffConfig::new(
             Duration::from_millis(5),
-            Duration::from_millis(100),
+            Duration::from_secs(1),
         )),
     );
     let metrics = families.for_reflector("chaos");

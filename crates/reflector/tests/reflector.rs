@@ -86,7 +86,9 @@ async fn reflector_should_list_without_pagination_then_watch_every_change() {
     create_config_maps(&api, "cm", 5).await;
     let lw = Recorded::new(api.clone());
     let store = Checked::<ConfigMap>::new();
-    let r = run(Reflector::new(lw.clone(), store.clone()).page_size(0));
+    let r = run(Reflector::new(lw.clone(), store.clone())
+        .use_watch_list(false)
+        .page_size(0));
     eventually("initial sync", 10, || store.cache.len() == 5).await;
 
     api.create(&PostParams::default(), &config_map("new", "1"))
@@ -143,7 +145,9 @@ async fn reflector_should_page_the_initial_list_and_replace_the_store_once() {
     create_config_maps(&api, "cm", 120).await;
     let lw = Recorded::new(api.clone());
     let store = Checked::<ConfigMap>::new();
-    let r = run(Reflector::new(lw.clone(), store.clone()).page_size(50));
+    let r = run(Reflector::new(lw.clone(), store.clone())
+        .use_watch_list(false)
+        .page_size(50));
     eventually("initial sync", 10, || store.cache.len() == 120).await;
     let lists = lw.list_calls();
     assert_eq!(lists.len(), 3, "120 objects in pages of 50");
@@ -165,7 +169,7 @@ async fn bookmarks_should_move_the_last_sync_resource_version() {
     let watched: Api<ConfigMap> = Api::namespaced(env.client(), "kube-public");
     let other: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     let store = Checked::<ConfigMap>::new();
-    let r = run(Reflector::new(watched, store.clone()));
+    let r = run(Reflector::new(watched, store.clone()).use_watch_list(false));
     eventually("initial sync", 10, || {
         !r.reflector.last_sync_resource_version().is_empty()
     })
@@ -190,7 +194,7 @@ async fn a_watch_closed_by_the_server_should_resume_from_the_last_version_withou
     create_config_maps(&api, "a", 2).await;
     let lw = Recorded::new(api.clone());
     let store = Checked::<ConfigMap>::new();
-    let r = run(Reflector::new(lw.clone(), store.clone()));
+    let r = run(Reflector::new(lw.clone(), store.clone()).use_watch_list(false));
     eventually("initial sync", 10, || store.cache.len() == 2).await;
     create_config_maps(&api, "b", 1).await;
     eventually("b0", 10, || store.cache.len() == 3).await;
@@ -258,9 +262,13 @@ async fn compaction_should_force_a_relist_that_turns_a_missed_deletion_into_a_to
     });
 
     let (errors, handler) = error_log();
-    let reflected: Api<ConfigMap> =
-        Api::namespaced(support::client_without_retries(&env), "default");
-    let r = run(Reflector::new(reflected, fifo.clone()).watch_error_handler(handler));
+    let reflected = Recorded::new(Api::<ConfigMap>::namespaced(
+        support::client_without_retries(&env),
+        "default",
+    ));
+    let r = run(Reflector::new(reflected.clone(), fifo.clone())
+        .use_watch_list(false)
+        .watch_error_handler(handler));
     eventually("initial sync", 10, || indexer.len() == 3).await;
     // A watch that delivered an event, so its close is not a "very short watch".
     create_config_maps(&api, "x", 1).await;
@@ -270,11 +278,12 @@ async fn compaction_should_force_a_relist_that_turns_a_missed_deletion_into_a_to
     env.faults()
         .fail_next(1, Failure::too_many_requests(2).verb("watch"));
     env.faults().close_all_watches();
+    // A 429 on a watch is retried inside the cycle: no handler error.
     support::eventually_or(
         "the 429",
         10,
-        || has(&errors, "too_many_requests"),
-        || format!("{:?}", errors.lock()),
+        || has(&reflected.errors, "too_many_requests"),
+        || format!("{:?}", reflected.errors.lock()),
     )
     .await;
     api.delete("cm1", &DeleteParams::default())
@@ -286,7 +295,7 @@ async fn compaction_should_force_a_relist_that_turns_a_missed_deletion_into_a_to
     assert_eq!(*tombstones.lock(), vec!["default/cm1".to_owned()]);
     assert!(indexer.get_by_key("default/cm1").is_none());
     assert_eq!(indexer.len(), 3);
-    assert!(has(&errors, "expired"), "{:?}", errors.lock());
+    assert!(!has(&errors, "too_many_requests"), "{:?}", errors.lock());
     assert!(r.metrics.relists_expired.get() >= 1);
     assert!(r.metrics.lists.get() >= 2);
     r.stop().await;
@@ -304,7 +313,9 @@ async fn server_errors_should_be_retried_with_exponential_backoff() {
     let lw = Recorded::new(api.clone());
     let store = Checked::<ConfigMap>::new();
     let (errors, handler) = error_log();
-    let r = run(Reflector::new(lw.clone(), store.clone()).watch_error_handler(handler));
+    let r = run(Reflector::new(lw.clone(), store.clone())
+        .use_watch_list(false)
+        .watch_error_handler(handler));
     eventually("sync after four 500s", 60, || store.cache.len() == 2).await;
     let errors = errors.lock().clone();
     let lists = lw.list_calls();
@@ -338,7 +349,9 @@ async fn too_many_requests_should_wait_exactly_retry_after_on_list_and_on_watch(
     ));
     let store = Checked::<ConfigMap>::new();
     let (errors, handler) = error_log();
-    let r = run(Reflector::new(lw.clone(), store.clone()).watch_error_handler(handler));
+    let r = run(Reflector::new(lw.clone(), store.clone())
+        .use_watch_list(false)
+        .watch_error_handler(handler));
     support::eventually_or(
         "two watches",
         60,
@@ -353,8 +366,13 @@ async fn too_many_requests_should_wait_exactly_retry_after_on_list_and_on_watch(
         },
     )
     .await;
-    let errors = errors.lock().clone();
+    // The list's 429 ends a cycle (the handler sees it); the watch's is
+    // retried inside the cycle, as client-go's.
+    let handled = errors.lock().clone();
+    assert_eq!(handled.len(), 1, "{handled:?}");
+    let errors = lw.errors.lock().clone();
     assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!(handled[0], errors[0]);
     let lists = lw.list_calls();
     assert_eq!(
         lists.len(),
@@ -376,7 +394,9 @@ async fn reflector_should_recover_when_the_server_stops_and_restarts() {
     let store = Checked::<ConfigMap>::new();
     let (errors, handler) = error_log();
     let backoff = BackoffConfig::new(Duration::from_millis(20), Duration::from_millis(200));
-    let r = run(Reflector::new(api.clone(), store.clone())
+    let lw = Recorded::new(api.clone());
+    let r = run(Reflector::new(lw.clone(), store.clone())
+        .use_watch_list(false)
         .backoff(backoff)
         .watch_error_handler(handler));
     eventually("initial sync", 10, || store.cache.len() == 2).await;
@@ -384,7 +404,10 @@ async fn reflector_should_recover_when_the_server_stops_and_restarts() {
     eventually("b0", 10, || store.cache.len() == 3).await;
 
     env.faults().stop_serving().await;
-    eventually("a refused watch", 10, || has(&errors, "connection_refused")).await;
+    eventually("a refused watch", 10, || {
+        has(&lw.errors, "connection_refused")
+    })
+    .await;
     env.faults()
         .restart_serving()
         .await
@@ -405,13 +428,13 @@ async fn reflector_should_recover_when_the_server_stops_and_restarts() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn watch_list_should_stream_the_initial_state_without_a_list() {
+async fn watch_list_should_stream_the_initial_state_by_default_without_a_list() {
     let env = start_env().await;
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     create_config_maps(&api, "cm", 4).await;
     let lw = Recorded::new(api.clone());
     let store = Checked::<ConfigMap>::new();
-    let r = run(Reflector::new(lw.clone(), store.clone()).use_watch_list(true));
+    let r = run(Reflector::new(lw.clone(), store.clone()));
     eventually("streamed sync", 10, || store.cache.len() == 4).await;
     create_config_maps(&api, "more", 1).await;
     eventually("later events on the same watch", 10, || {
@@ -440,7 +463,7 @@ async fn watch_list_should_fall_back_to_list_and_watch_when_the_server_refuses_i
         .fail_next(1, Failure::status(422).verb("watch"));
     let lw = Recorded::new(api.clone());
     let store = Checked::<ConfigMap>::new();
-    let r = run(Reflector::new(lw.clone(), store.clone()).use_watch_list(true));
+    let r = run(Reflector::new(lw.clone(), store.clone()));
     eventually("sync by list", 10, || store.cache.len() == 4).await;
     create_config_maps(&api, "more", 1).await;
     eventually("watch events", 10, || store.cache.len() == 5).await;
@@ -498,14 +521,15 @@ async fn undecodable_objects_should_be_reported_counted_and_recovered_from_witho
         r.metrics.decode_errors.get() >= 1
     })
     .await;
-    assert!(
+    // The watch's decode error ends its cycle; the next cycle's list fails
+    // on the same object, and that error reaches the handler.
+    eventually("the failed list, named", 10, || {
         messages
             .lock()
             .iter()
-            .any(|m| m.contains("Widget") && m.contains("default/broken")),
-        "{:?}",
-        messages.lock()
-    );
+            .any(|m| m.contains("Widget") && m.contains("default/broken"))
+    })
+    .await;
     // Relists keep failing on it (each one counted) but the state stays.
     eventually("a failing relist", 10, || {
         r.metrics.decode_errors.get() >= 3

@@ -8,8 +8,9 @@ use http::{Method, Response};
 use serde_json::{Map, Value, json};
 
 use crate::body::Body;
+use crate::managed_fields;
 use crate::meta::{self, meta_str, metadata_mut};
-use crate::patch::{self, JsonPatchError};
+use crate::patch::{self, JsonPatchError, SmpError};
 use crate::registry::{self, ResourceDef};
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::server::{Request, Shared, error_response, json_response};
@@ -632,6 +633,47 @@ fn crd_status(crd: &Value) -> Value {
 }
 
 fn create(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    create_managed(shared, req, t, false)
+}
+
+/// The field manager of a write: `fieldManager`, else the user agent up to its first `/`.
+fn manager_of(req: &Request) -> String {
+    managed_fields::manager_name(req.param("fieldManager"), req.user_agent())
+}
+
+/// Records an update or patch in the new object's `managedFields`; `None` when the write
+/// changes nothing, `managedFields` included.
+fn manage_update(
+    store: &Store,
+    t: &Target,
+    req: &Request,
+    old: &Value,
+    new: Option<Value>,
+) -> Option<Value> {
+    let mut new = new?;
+    managed_fields::field_manager_for(store, &t.def, t.sub.as_deref()).update(
+        Some(old),
+        &mut new,
+        &manager_of(req),
+    );
+    let without_rv = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("resourceVersion");
+        }
+        v
+    };
+    (without_rv(old) != without_rv(&new)).then_some(new)
+}
+
+/// Creates an object; `applied`: its `managedFields` are already those of the apply that
+/// creates it.
+fn create_managed(
+    shared: &Shared,
+    req: &Request,
+    t: &Target,
+    applied: bool,
+) -> ApiResult<(u16, Bytes)> {
     let def = &t.def;
     let mut obj = parse_object(req, def)?;
     obj.insert("kind".into(), Value::String(def.kind.clone()));
@@ -728,6 +770,18 @@ fn create(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)>
         if taken {
             return Err(ApiError::already_exists(&def.group, &def.plural, &name));
         }
+    }
+    if !applied {
+        let mut value = Value::Object(obj);
+        managed_fields::field_manager_for(&store, def, None).update(
+            None,
+            &mut value,
+            &manager_of(req),
+        );
+        let Value::Object(m) = value else {
+            return Err(ApiError::internal("object is not a map"));
+        };
+        obj = m;
     }
     set_rv(&mut obj, store.next_rv());
     if dry_run(req) {
@@ -992,6 +1046,7 @@ fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)>
         Part::Main
     };
     let new = prepare_update(def, &old.value, obj, part, def.custom, store.next_rv())?;
+    let new = manage_update(&store, t, req, &old.value, new);
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
 
@@ -1093,68 +1148,98 @@ fn write_scale(
     Ok((code, to_bytes(&current)))
 }
 
+/// The kinds of patch kube-apiserver accepts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PatchKind {
+    Json,
+    Merge,
+    Strategic,
+    Apply,
+}
+
+/// `422 Invalid` for `PatchOptions`, as kube-apiserver words it.
+fn invalid_patch_options(field: &str, reason: &str, message: &str) -> ApiError {
+    ApiError::new(
+        422,
+        "Invalid",
+        format!("PatchOptions.meta.k8s.io \"\" is invalid: {field}: {message}"),
+    )
+    .with_details(json!({
+        "group": "meta.k8s.io",
+        "kind": "PatchOptions",
+        "causes": [{"reason": reason, "message": message, "field": field}],
+    }))
+}
+
 fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
     let def = &t.def;
     let content_type = req.header("content-type");
     let media = content_type.split(';').next().unwrap_or_default().trim();
-    let apply = media == "application/apply-patch+yaml";
-    let json_patch = match media {
-        "application/json-patch+json" => true,
-        "application/merge-patch+json" | "application/strategic-merge-patch+json" => false,
-        "application/apply-patch+yaml" => false,
-        other => return Err(ApiError::unsupported_media_type(other)),
-    };
-    let body: Value = match serde_json::from_slice(&req.body) {
-        Ok(v) => v,
-        Err(_) if apply => {
-            return Err(ApiError::unsupported_media_type(
-                "application/apply-patch+yaml (YAML that is not JSON)",
+    let kind = match media {
+        "application/json-patch+json" => PatchKind::Json,
+        "application/merge-patch+json" => PatchKind::Merge,
+        "application/strategic-merge-patch+json" if !def.custom => PatchKind::Strategic,
+        "application/apply-patch+yaml" => PatchKind::Apply,
+        _ if def.custom => {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
             ));
         }
+        _ => {
+            return Err(
+                ApiError::new(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+                    .with_details(json!({})),
+            );
+        }
+    };
+    if kind != PatchKind::Apply && req.param("force").is_some() {
+        return Err(invalid_patch_options(
+            "force",
+            "FieldValueForbidden",
+            "Forbidden: may not be specified for non-apply patch",
+        ));
+    }
+    if kind == PatchKind::Apply {
+        return apply(shared, req, t);
+    }
+    let body: Value = match serde_json::from_slice(&req.body) {
+        Ok(v) => v,
+        Err(e) if kind == PatchKind::Strategic => return Err(ApiError::bad_request(e.to_string())),
         Err(e) => return Err(ApiError::bad_request(format!("error decoding patch: {e}"))),
     };
-    if !json_patch && !body.is_object() {
+    if kind != PatchKind::Json && !body.is_object() {
         return Err(ApiError::bad_request("a merge patch must be a JSON object"));
     }
+    let schema = managed_fields::schema_for(&shared.store.lock(), def);
     let apply_patch = |current: &Value| -> ApiResult<Value> {
         let mut target = current.clone();
-        if json_patch {
-            patch::json_patch(&mut target, &body).map_err(|e| match e {
-                JsonPatchError::Malformed(m) => ApiError::bad_request(m),
-                JsonPatchError::Failed(m) => ApiError::invalid(
-                    &def.group,
-                    &def.kind,
-                    t.name(),
-                    &[("", "FieldValueInvalid", m)],
-                ),
-            })?;
-        } else {
-            patch::merge_patch(&mut target, &body);
+        match kind {
+            PatchKind::Json => {
+                patch::json_patch(&mut target, &body).map_err(|e| match e {
+                    JsonPatchError::Malformed(m) => ApiError::bad_request(m),
+                    JsonPatchError::Failed(m) => ApiError::invalid(
+                        &def.group,
+                        &def.kind,
+                        t.name(),
+                        &[("", "FieldValueInvalid", m)],
+                    ),
+                })?;
+            }
+            PatchKind::Strategic if t.sub.as_deref() != Some("scale") => {
+                target =
+                    patch::strategic_merge_patch(&schema, current, &body).map_err(|e| match e {
+                        SmpError::UnknownDirective(..) => ApiError::new(500, "", e.to_string()),
+                        SmpError::Invalid(m) => ApiError::bad_request(m),
+                    })?;
+            }
+            _ => patch::merge_patch(&mut target, &body),
         }
         Ok(target)
     };
     if t.sub.as_deref() == Some("scale") {
         return write_scale(shared, req, t, apply_patch);
-    }
-    if apply {
-        if let Value::Object(m) = &body {
-            check_type(m, def)?;
-        }
-        let exists = shared.store.lock().get(&def.storage, &t.key()).is_some();
-        if !exists && t.sub.is_none() {
-            let mut obj = body.clone();
-            if let Some(m) = obj.as_object_mut() {
-                metadata_mut(m).insert("name".into(), Value::String(t.name().to_owned()));
-            }
-            let create_req = Request {
-                method: Method::POST,
-                path: req.path.clone(),
-                query: req.query.clone(),
-                headers: req.headers.clone(),
-                body: to_bytes(&obj),
-            };
-            return create(shared, &create_req, t);
-        }
     }
     let mut store = shared.store.lock();
     let old = store
@@ -1168,13 +1253,16 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
         ));
     };
     check_type(&patched, def)?;
-    if patched
+    if let Some(n) = patched
         .get("metadata")
         .and_then(|m| m.get("name"))
         .and_then(Value::as_str)
-        != Some(t.name())
+        && n != t.name()
     {
-        return Err(ApiError::bad_request("a patch cannot change metadata.name"));
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({})",
+            t.name()
+        )));
     }
     let part = if t.sub.as_deref() == Some("status") {
         Part::Status
@@ -1182,6 +1270,71 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
         Part::Main
     };
     let new = prepare_update(def, &old.value, patched, part, false, store.next_rv())?;
+    let new = manage_update(&store, t, req, &old.value, new);
+    store_update(shared, &mut store, t, &old, new, dry_run(req))
+}
+
+/// Server-side apply (`application/apply-patch+yaml`): the configuration merges into the
+/// object (or creates it) with field ownership per manager.
+fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    let def = &t.def;
+    let Some(manager) = req.param("fieldManager").filter(|m| !m.is_empty()) else {
+        return Err(invalid_patch_options(
+            "fieldManager",
+            "FieldValueRequired",
+            "Required value: is required for apply patch",
+        ));
+    };
+    let force = bool_param(req, "force")?.unwrap_or(false);
+    let config = managed_fields::parse_apply_body(&req.body)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let Value::Object(config_map) = &config else {
+        return Err(ApiError::bad_request(
+            "the body of an apply patch must be an object",
+        ));
+    };
+    check_type(config_map, def)?;
+    if let Some(n) = config_map
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        && n != t.name()
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({})",
+            t.name()
+        )));
+    }
+    let mut store = shared.store.lock();
+    let fm = managed_fields::field_manager_for(&store, def, t.sub.as_deref());
+    let Some(old) = store.get(&def.storage, &t.key()).cloned() else {
+        if t.sub.is_some() {
+            return Err(ApiError::not_found(&def.group, &def.plural, t.name()));
+        }
+        let mut obj = fm.apply(None, &config, manager, force)?;
+        if let Some(m) = obj.as_object_mut() {
+            metadata_mut(m).insert("name".into(), Value::String(t.name().to_owned()));
+        }
+        drop(store);
+        let create_req = Request {
+            method: Method::POST,
+            path: req.path.clone(),
+            query: req.query.clone(),
+            headers: req.headers.clone(),
+            body: to_bytes(&obj),
+        };
+        return create_managed(shared, &create_req, t, true);
+    };
+    let applied = fm.apply(Some(&old.value), &config, manager, force)?;
+    let Value::Object(applied) = applied else {
+        return Err(ApiError::internal("object is not a map"));
+    };
+    let part = if t.sub.as_deref() == Some("status") {
+        Part::Status
+    } else {
+        Part::Main
+    };
+    let new = prepare_update(def, &old.value, applied, part, false, store.next_rv())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
 

@@ -117,6 +117,7 @@ mod body;
 mod discovery;
 mod error;
 mod faults;
+mod managed_fields;
 mod meta;
 mod patch;
 mod protobuf;

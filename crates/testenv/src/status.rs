@@ -157,16 +157,6 @@ impl ApiError {
         )
     }
 
-    pub(crate) fn unsupported_media_type(content_type: &str) -> Self {
-        Self::new(
-            415,
-            "UnsupportedMediaType",
-            format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (JSON only); got {content_type:?}"
-            ),
-        )
-    }
-
     pub(crate) fn internal(message: impl Into<String>) -> Self {
         Self::new(500, "InternalError", message)
     }
@@ -211,8 +201,15 @@ impl ApiError {
                 map.insert("retryAfterSeconds".into(), json!(secs));
             }
         }
-        if let (Some(d), Some(map)) = (details, status.as_object_mut()) {
-            map.insert("details".into(), d);
+        if let Some(map) = status.as_object_mut() {
+            if let Some(d) = details {
+                map.insert("details".into(), d);
+            }
+            // kube-apiserver leaves out a reason it has none for (an internal error with a
+            // message of its own).
+            if self.reason.is_empty() {
+                map.remove("reason");
+            }
         }
         status
     }

@@ -347,7 +347,7 @@ async fn a_patch_carrying_a_stale_resource_version_should_conflict() {
 }
 
 #[tokio::test]
-async fn server_side_apply_with_json_should_create_then_merge() {
+async fn server_side_apply_with_json_should_create_then_drop_what_the_manager_stops_applying() {
     let env = TestEnv::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     let pp = PatchParams::apply("test");
@@ -362,7 +362,11 @@ async fn server_side_apply_with_json_should_create_then_merge() {
         .patch("applied", &pp, &Patch::Apply(body))
         .await
         .unwrap();
-    assert_eq!(merged.data.map(|d| d.len()), Some(2));
+    // `a` is no longer applied and nobody else owns it: kube-apiserver removes it.
+    assert_eq!(
+        merged.data,
+        Some([("b".to_string(), "2".to_string())].into())
+    );
 }
 
 #[tokio::test]

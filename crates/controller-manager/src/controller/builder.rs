@@ -10,7 +10,6 @@ use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::Duration;
 
 use k8s_openapi::ClusterResourceScope;
-use kcr_informer::SharedInformerFactory;
 use kcr_metrics::controller::ControllerMetrics;
 use kcr_metrics::workqueue::{MetricsProvider, PrometheusProvider, WorkqueueMetrics};
 use kcr_workqueue::{Config, PriorityQueue, RateLimiter, default_controller_rate_limiter};
@@ -23,6 +22,7 @@ use super::handler::{MapFn, Mapper, OwnerKind};
 use super::predicate::Predicate;
 use super::reconciler::{Reconciler, Request};
 use super::source::{InformerSource, Source};
+use crate::manager::CacheScope;
 use crate::{Error, Manager, Result};
 
 /// Controller names in use in this process: their metrics share labels
@@ -73,8 +73,28 @@ impl Shared {
     }
 }
 
+/// A watch made when the controller is built: one source per informer the manager's cache
+/// options call for (one per cached namespace, or one).
 type Deferred =
-    Box<dyn FnOnce(&SharedInformerFactory, Option<&OwnerKind>) -> Result<Box<dyn Source>> + Send>;
+    Box<dyn FnOnce(&Manager, Option<&OwnerKind>) -> Result<Vec<Box<dyn Source>>> + Send>;
+
+/// The sources of one watch of `K`: one per informer of `K` in the manager's cache.
+fn sources<K>(manager: &Manager, mapper: Mapper<K>) -> Vec<Box<dyn Source>>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::Scope: CacheScope,
+{
+    manager
+        .informers::<K>()
+        .into_iter()
+        .map(|informer| {
+            Box::new(InformerSource {
+                informer,
+                mapper: mapper.clone(),
+            }) as Box<dyn Source>
+        })
+        .collect()
+}
 
 /// Builds a [`Controller`] and adds it to a manager (controller-runtime
 /// `builder.ControllerManagedBy`). Made by [`Controller::builder`].
@@ -163,10 +183,14 @@ impl Controller {
 impl Builder {
     /// Reconciles objects of `K`: each change of a `K` queues its own
     /// request (controller-runtime `For`). At most once per controller.
+    ///
+    /// Every watch reads the manager's cache as
+    /// [`Options::with_cache`](crate::Options::with_cache) scopes it: in the cached
+    /// namespaces, with the selectors and transform of `K`.
     pub fn for_<K>(mut self) -> Self
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        K::Scope: 'static,
+        K::Scope: CacheScope,
     {
         if self.owner.is_some() {
             self.errors.push("for_ may only be called once".into());
@@ -177,11 +201,8 @@ impl Builder {
             kind: K::kind(&()).into_owned(),
             cluster_scoped: TypeId::of::<K::Scope>() == TypeId::of::<ClusterResourceScope>(),
         });
-        self.sources.push(Box::new(|factory, _| {
-            Ok(Box::new(InformerSource {
-                informer: factory.informer::<K>(),
-                mapper: Mapper::<K>::Object,
-            }))
+        self.sources.push(Box::new(|manager, _| {
+            Ok(sources(manager, Mapper::<K>::Object))
         }));
         self
     }
@@ -193,18 +214,16 @@ impl Builder {
     pub fn owns<O>(mut self) -> Self
     where
         O: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        O::Scope: CacheScope,
     {
-        self.sources.push(Box::new(|factory, owner| {
+        self.sources.push(Box::new(|manager, owner| {
             let Some(owner) = owner else {
                 return Err(Error::InvalidController {
                     name: String::new(),
                     reason: "owns needs for_".into(),
                 });
             };
-            Ok(Box::new(InformerSource {
-                informer: factory.informer::<O>(),
-                mapper: Mapper::<O>::Owner(owner.clone()),
-            }))
+            Ok(sources(manager, Mapper::<O>::Owner(owner.clone())))
         }));
         self
     }
@@ -216,13 +235,11 @@ impl Builder {
     pub fn watches<W>(mut self, mapper: impl Fn(&W) -> Vec<Request> + Send + Sync + 'static) -> Self
     where
         W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        W::Scope: CacheScope,
     {
         let mapper: MapFn<W> = Arc::new(mapper);
-        self.sources.push(Box::new(move |factory, _| {
-            Ok(Box::new(InformerSource {
-                informer: factory.informer::<W>(),
-                mapper: Mapper::Map(mapper),
-            }))
+        self.sources.push(Box::new(move |manager, _| {
+            Ok(sources(manager, Mapper::Map(mapper)))
         }));
         self
     }
@@ -304,8 +321,8 @@ impl Builder {
         let factory = self.manager.informer_factory().clone();
         let mut sources = Vec::with_capacity(self.sources.len());
         for deferred in self.sources {
-            match deferred(&factory, self.owner.as_ref()) {
-                Ok(source) => sources.push(source),
+            match deferred(&self.manager, self.owner.as_ref()) {
+                Ok(made) => sources.extend(made),
                 Err(Error::InvalidController { reason, .. }) => {
                     release_name(&self.name, self.skip_name_validation);
                     return Err(Error::InvalidController {

@@ -174,7 +174,7 @@ impl<W: Resource + Send + Sync + 'static> ResourceEventHandler<W> for EnqueueHan
                 }
                 return;
             }
-            (None, DeltaObject::Object(_)) => return,
+            (None, _) => return,
         };
         if !self.predicates.iter().all(|p| p.delete(meta)) {
             return;

@@ -89,29 +89,36 @@ impl LeaderElectionConfig {
     }
 
     /// How long candidates wait without seeing the lock change before they
-    /// take it. Written to the lease in whole seconds, rounded up.
+    /// take it. Written to the lease in whole seconds, truncated as client-go
+    /// does (15.9 s is written as 15).
     pub fn with_lease_duration(mut self, d: Duration) -> Self {
         self.lease_duration = d;
         self
     }
 
     /// How long the leader keeps retrying a failing renewal before it stops
-    /// leading, counted from the start of its last successful renewal.
+    /// leading, counted from the start of each renewal round (client-go's
+    /// `renew` loop).
     pub fn with_renew_deadline(mut self, d: Duration) -> Self {
         self.renew_deadline = d;
         self
     }
 
-    /// How long to wait between two attempts.
+    /// How long to wait between two attempts: a candidate waits a random
+    /// time in `[retry_period, retry_period × (1 + 1.2))` between two
+    /// attempts to acquire (client-go's `wait.JitterUntil(..., RetryPeriod,
+    /// 1.2, ...)`); the leader renews every `retry_period`, without jitter.
     pub fn with_retry_period(mut self, d: Duration) -> Self {
         self.retry_period = d;
         self
     }
 
     /// Release the lock when [`run`](LeaderElector::run)'s token is
-    /// cancelled: once the leader's work has returned, write
-    /// `leaseDurationSeconds: 1` and an empty holder so that another replica
-    /// takes over at its next attempt instead of after the lease expires.
+    /// cancelled: once the leader's work has returned, read the lock again
+    /// and write `leaseDurationSeconds: 1` and an empty holder over the
+    /// version read, so that another replica takes over at its next attempt
+    /// instead of after the lease expires (client-go's `release`: a Get, then
+    /// an Update, again on a conflict; nothing is written if the Get fails).
     pub fn with_release_on_cancel(mut self, release: bool) -> Self {
         self.release_on_cancel = release;
         self
@@ -143,8 +150,9 @@ impl LeaderElectionConfig {
         self
     }
 
-    /// Called when this replica stops leading, after the leader's work has
-    /// returned. Unlike client-go it is not called when the replica never led.
+    /// Called when [`run`](LeaderElector::run) ends, after the leader's work
+    /// has returned and the lock was released (if configured); as client-go,
+    /// also when this replica never led (`run` cancelled while a candidate).
     pub fn on_stopped_leading<F>(mut self, f: F) -> Self
     where
         F: Fn() + Send + Sync + 'static,
@@ -153,8 +161,11 @@ impl LeaderElectionConfig {
         self
     }
 
-    /// Called, in a task of its own, with the identity of each new leader
-    /// this replica observes (including itself, and `""` after a release).
+    /// Called with the identity of each new leader this replica observes
+    /// (including itself, and `""` after a release), on tokio's blocking pool
+    /// (`spawn_blocking`): a callback that blocks stalls neither the election
+    /// nor the runtime's workers. Like client-go's goroutine per call, two
+    /// calls may overlap.
     pub fn on_new_leader<F>(mut self, f: F) -> Self
     where
         F: Fn(String) + Send + Sync + 'static,
@@ -218,14 +229,19 @@ struct Inner {
 /// with timestamps another replica wrote, it only notices that the record
 /// changed and times the lease from that moment).
 ///
-/// A candidate tries every `retry_period` (jittered down to at most
-/// 1/1.2 of it). It takes the lock when it is free, when it is its own, or
-/// when it has seen the record unchanged for the record's lease duration.
-/// The leader renews every `retry_period`; if it cannot renew within
-/// `renew_deadline` of its last successful renewal, or it sees another
-/// holder, it stops leading: the token given to `on_started_leading` is
-/// cancelled at that moment, before any other replica can judge the lease
-/// expired (`lease_duration > renew_deadline`).
+/// A candidate tries, then waits a random time in `[retry_period,
+/// retry_period × 2.2)` and tries again (client-go's jitter upwards). It
+/// takes the lock when it is free, when it is its own, or when it has seen
+/// the record unchanged for the record's lease duration.
+///
+/// The leader renews at once, then `retry_period` after each renewal round
+/// (client-go's `renew` loop). A round retries a failing renewal every
+/// `retry_period`, also when it sees another holder, until `renew_deadline`
+/// after the round started; then the leader stops leading: the token given
+/// to `on_started_leading` is cancelled at that moment. A round starts at
+/// most `retry_period` plus one request after the last successful renewal,
+/// so this happens before any other replica can judge the lease expired as
+/// long as `lease_duration > renew_deadline + retry_period`.
 ///
 /// ```no_run
 /// use kcr_controller_manager::leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock};
@@ -351,9 +367,10 @@ impl LeaderElector {
     async fn run_once(&self, ctx: CancellationToken) {
         let config = &self.inner.config;
         let name = self.inner.name.as_str();
-        let Some(acquired_at) = self.acquire(&ctx).await else {
+        if !self.acquire(&ctx).await {
+            Self::stopped_leading(config, name);
             return;
-        };
+        }
         tracing::info!(
             lease = name,
             identity = self.identity(),
@@ -365,7 +382,7 @@ impl LeaderElector {
         let leader_ctx = ctx.child_token();
         let work = tokio::spawn((config.on_started_leading)(leader_ctx.clone()));
 
-        let end = self.renew(&ctx, acquired_at).await;
+        let end = self.renew(&ctx).await;
         config.lock.record_event("stopped leading");
 
         // Stop leading first: the leader's work is cancelled here, before
@@ -388,77 +405,89 @@ impl LeaderElector {
         if config.release_on_cancel {
             self.release().await;
         }
+        Self::stopped_leading(config, name);
+    }
+
+    fn stopped_leading(config: &LeaderElectionConfig, name: &str) {
         let stopped = config.on_stopped_leading.clone();
         if std::panic::catch_unwind(AssertUnwindSafe(|| stopped())).is_err() {
             tracing::error!(lease = name, "on_stopped_leading panicked");
         }
     }
 
-    /// Tries until the lock is acquired (returns the start of the winning
-    /// attempt) or `ctx` is cancelled (returns `None`).
-    async fn acquire(&self, ctx: &CancellationToken) -> Option<Instant> {
+    /// Tries until the lock is acquired (true) or `ctx` is cancelled
+    /// (false), waiting a jittered retry period between two attempts.
+    async fn acquire(&self, ctx: &CancellationToken) -> bool {
         let retry = self.inner.config.retry_period;
         tracing::info!(lease = %self.inner.name, "attempting to acquire leader lease");
         loop {
-            let start = Instant::now();
             let acquired = tokio::select! {
                 biased;
-                () = ctx.cancelled() => return None,
+                () = ctx.cancelled() => return false,
                 ok = self.try_acquire_or_renew() => ok,
             };
             self.maybe_report_transition();
             if acquired {
-                return Some(start);
+                return true;
             }
             tracing::debug!(lease = %self.inner.name, "failed to acquire lease");
             tokio::select! {
-                () = ctx.cancelled() => return None,
+                () = ctx.cancelled() => return false,
                 () = tokio::time::sleep(jittered(retry)) => {}
             }
         }
     }
 
-    /// Renews every `retry_period` until `ctx` is cancelled or a renewal
-    /// round fails.
-    async fn renew(&self, ctx: &CancellationToken, mut last_renewal: Instant) -> RenewEnd {
+    /// Renewal rounds until `ctx` is cancelled or a round fails (client-go's
+    /// `wait.Until(PollUntilContextTimeout(...), RetryPeriod)`): a round
+    /// starts at once, then `retry_period` after the previous one ended; it
+    /// tries every `retry_period` and fails `renew_deadline` after it
+    /// started.
+    async fn renew(&self, ctx: &CancellationToken) -> RenewEnd {
         let config = &self.inner.config;
         loop {
+            if ctx.is_cancelled() {
+                return RenewEnd::Cancelled;
+            }
+            let renewed = self.renew_round(ctx).await;
+            self.maybe_report_transition();
+            match renewed {
+                Some(true) => tracing::trace!(lease = %self.inner.name, "renewed lease"),
+                Some(false) => return RenewEnd::Lost,
+                None => return RenewEnd::Cancelled,
+            }
             tokio::select! {
                 () = ctx.cancelled() => return RenewEnd::Cancelled,
                 () = tokio::time::sleep(config.retry_period) => {}
             }
-            // The deadline counts from the start of the last successful
-            // renewal: no other replica can have seen that write before the
-            // request started, so none can judge the lease expired before
-            // `last_renewal + lease_duration`, which is after this deadline.
-            let deadline = last_renewal + config.renew_deadline;
-            loop {
-                let start = Instant::now();
-                if start >= deadline {
-                    return RenewEnd::Lost;
-                }
-                let attempt = tokio::select! {
-                    biased;
-                    () = ctx.cancelled() => return RenewEnd::Cancelled,
-                    r = tokio::time::timeout_at(deadline, self.try_acquire_or_renew()) => r,
-                };
-                self.maybe_report_transition();
-                match attempt {
-                    Ok(true) => {
-                        last_renewal = start;
-                        tracing::trace!(lease = %self.inner.name, "renewed lease");
-                        break;
-                    }
-                    Ok(false) if !self.observed_holder_is_me() => return RenewEnd::Lost,
-                    Ok(false) => {
-                        let next = (start + config.retry_period).min(deadline);
-                        tokio::select! {
-                            () = ctx.cancelled() => return RenewEnd::Cancelled,
-                            () = tokio::time::sleep_until(next) => {}
-                        }
-                    }
-                    Err(_elapsed) => return RenewEnd::Lost,
-                }
+        }
+    }
+
+    /// One renewal round: `Some(true)` once renewed, `Some(false)` at the
+    /// round's deadline, `None` if `ctx` is cancelled.
+    async fn renew_round(&self, ctx: &CancellationToken) -> Option<bool> {
+        let config = &self.inner.config;
+        let deadline = Instant::now() + config.renew_deadline;
+        loop {
+            let start = Instant::now();
+            // The attempt in flight is cut off at the deadline.
+            let attempt = tokio::select! {
+                biased;
+                () = ctx.cancelled() => return None,
+                r = tokio::time::timeout_at(deadline, self.try_acquire_or_renew()) => r,
+            };
+            match attempt {
+                Ok(true) => return Some(true),
+                Ok(false) => {}
+                Err(_elapsed) => return Some(false),
+            }
+            let next = start + config.retry_period;
+            tokio::select! {
+                () = ctx.cancelled() => return None,
+                () = tokio::time::sleep_until(next.min(deadline)) => {}
+            }
+            if next >= deadline {
+                return Some(false);
             }
         }
     }
@@ -481,14 +510,11 @@ impl LeaderElector {
             .is_some_and(|t| t + Duration::from_secs(secs) > now)
     }
 
+    /// The lease duration in whole seconds, truncated (client-go's
+    /// `int(LeaseDuration / time.Second)`); beyond `i32::MAX` seconds (68
+    /// years) clamped.
     fn lease_duration_seconds(&self) -> i32 {
-        let secs = self.inner.config.lease_duration.as_secs_f64().ceil();
-        // Durations beyond i32::MAX seconds (68 years) are clamped.
-        if secs >= f64::from(i32::MAX) {
-            i32::MAX
-        } else {
-            (secs as i32).max(1)
-        }
+        i32::try_from(self.inner.config.lease_duration.as_secs()).unwrap_or(i32::MAX)
     }
 
     /// One attempt (client-go `tryAcquireOrRenew`): true if this replica
@@ -502,7 +528,7 @@ impl LeaderElector {
             lease_duration_seconds: self.lease_duration_seconds(),
             acquire_time: Some(wall.clone()),
             renew_time: Some(wall),
-            leader_transitions: 0,
+            ..LeaderElectionRecord::default()
         };
 
         // 1. Fast path: the leader updates optimistically from what it last
@@ -582,40 +608,65 @@ impl LeaderElector {
         }
     }
 
-    /// Gives the lock up if this replica holds it: an empty holder and a
-    /// one-second lease, conditional on the version last seen.
+    /// Gives the lock up if this replica holds it (client-go `release`):
+    /// reads the lock, then writes an empty holder and a one-second lease
+    /// over the version read, again on a conflict; bounded by the renew
+    /// deadline. Writes nothing if the read fails, or (unlike client-go,
+    /// which trusts its last observation) if the read shows another holder.
     async fn release(&self) -> bool {
-        let transitions = {
-            let observed = self.inner.observed.lock();
-            if observed.record.holder_identity != self.identity() {
-                return true;
-            }
-            observed.record.leader_transitions
-        };
-        let now = now_micro();
-        let record = LeaderElectionRecord {
-            holder_identity: String::new(),
-            lease_duration_seconds: 1,
-            acquire_time: Some(now.clone()),
-            renew_time: Some(now),
-            leader_transitions: transitions,
-        };
-        // Bounded, so that a hung API server cannot keep `run` from returning.
         let timeout = self.inner.config.renew_deadline;
-        match tokio::time::timeout(timeout, self.inner.config.lock.update(&record)).await {
-            Ok(Ok(())) => {
-                tracing::info!(lease = %self.inner.name, "released lease");
-                self.set_observed(record);
-                self.maybe_report_transition();
-                true
-            }
-            Ok(Err(e)) => {
-                tracing::error!(lease = %self.inner.name, error = %e, "failed to release lock");
-                false
-            }
+        match tokio::time::timeout(timeout, self.try_release()).await {
+            Ok(released) => released,
             Err(_) => {
                 tracing::error!(lease = %self.inner.name, "timed out releasing lock");
                 false
+            }
+        }
+    }
+
+    async fn try_release(&self) -> bool {
+        let lock = &self.inner.config.lock;
+        loop {
+            let current = match lock.get().await {
+                Ok(record) => record,
+                Err(e) if e.is_not_found() => {
+                    tracing::info!(lease = %self.inner.name, "lease lock not found");
+                    return false;
+                }
+                Err(e) => {
+                    tracing::error!(lease = %self.inner.name, error = %e, "error retrieving resource lock");
+                    return false;
+                }
+            };
+            if !self.observed_holder_is_me() {
+                return true;
+            }
+            if current.holder_identity != self.identity() {
+                tracing::info!(lease = %self.inner.name, holder = %current.holder_identity, "lease already held by another holder: nothing to release");
+                return true;
+            }
+            let now = now_micro();
+            let record = LeaderElectionRecord {
+                lease_duration_seconds: 1,
+                acquire_time: Some(now.clone()),
+                renew_time: Some(now),
+                leader_transitions: current.leader_transitions,
+                ..LeaderElectionRecord::default()
+            };
+            match lock.update(&record).await {
+                Ok(()) => {
+                    tracing::info!(lease = %self.inner.name, "released lease");
+                    self.set_observed(record);
+                    self.maybe_report_transition();
+                    return true;
+                }
+                Err(e) if e.is_conflict() => {
+                    tracing::debug!(lease = %self.inner.name, "conflict when releasing lease, retrying");
+                }
+                Err(e) => {
+                    tracing::error!(lease = %self.inner.name, error = %e, "failed to release lease");
+                    return false;
+                }
             }
         }
     }
@@ -631,9 +682,10 @@ impl LeaderElector {
         };
         tracing::info!(lease = %self.inner.name, leader = %leader, "new leader observed");
         if let Some(cb) = self.inner.config.on_new_leader.clone() {
-            // In a task of its own, as client-go does: a slow or panicking
-            // callback cannot stall or kill the election.
-            tokio::spawn(async move { cb(leader) });
+            // On the blocking pool, as client-go runs it on a goroutine of its
+            // own: a slow, blocking or panicking callback can neither stall
+            // the election nor hold one of the runtime's workers.
+            drop(tokio::task::spawn_blocking(move || cb(leader)));
         }
     }
 }
@@ -645,11 +697,10 @@ fn now_micro() -> MicroTime {
     MicroTime(Timestamp::from_microsecond(now.as_microsecond()).unwrap_or(now))
 }
 
-/// `d` shortened by a random amount of up to `1 - 1/JITTER_FACTOR` of it, so
-/// that candidates spread out but every one tries at least once per `d`.
+/// `d` lengthened by a random amount in `[0, d × JITTER_FACTOR)`
+/// (client-go's `wait.Jitter(d, JitterFactor)`).
 fn jittered(d: Duration) -> Duration {
-    let spread = 1.0 - 1.0 / JITTER_FACTOR;
-    d.mul_f64(1.0 - rand::random::<f64>() * spread)
+    d.mul_f64(1.0 + rand::random::<f64>() * JITTER_FACTOR)
 }
 
 #[cfg(test)]
@@ -657,21 +708,62 @@ mod tests {
     use super::*;
     use async_trait::async_trait;
 
-    /// An in-memory lock for the pure-logic tests (the HTTP tests use a real
-    /// `LeaseLock` against kcr-testenv).
+    type Store = Arc<Mutex<Option<(LeaderElectionRecord, u64)>>>;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Verb {
+        Get,
+        Create,
+        Update,
+    }
+
+    /// One call a lock received: the record it returned (get) or was asked
+    /// to write (create, update), and whether it failed.
+    #[derive(Clone, Debug)]
+    struct Call {
+        verb: Verb,
+        at: Instant,
+        record: Option<LeaderElectionRecord>,
+        failed: bool,
+    }
+
+    /// An in-memory, scripted lock for the pure-logic tests (the HTTP tests
+    /// use a real `LeaseLock` against kcr-testenv): it logs every call, and
+    /// every call of a verb in `failing` fails with a `500`.
     struct MemoryLock {
         identity: String,
-        store: Arc<Mutex<Option<(LeaderElectionRecord, u64)>>>,
+        store: Store,
         seen: Mutex<u64>,
+        log: Arc<Mutex<Vec<Call>>>,
+        failing: Arc<Mutex<Vec<Verb>>>,
     }
 
     impl MemoryLock {
-        fn new(identity: &str, store: &Arc<Mutex<Option<(LeaderElectionRecord, u64)>>>) -> Self {
+        fn new(identity: &str, store: &Store) -> Self {
             Self {
                 identity: identity.into(),
                 store: store.clone(),
                 seen: Mutex::new(0),
+                log: Arc::default(),
+                failing: Arc::default(),
             }
+        }
+
+        /// Logs the call; the error to answer if the verb is failing.
+        fn call(&self, verb: Verb, record: Option<&LeaderElectionRecord>) -> Result<()> {
+            let failed = self.failing.lock().contains(&verb);
+            self.log.lock().push(Call {
+                verb,
+                at: Instant::now(),
+                record: record.cloned(),
+                failed,
+            });
+            if failed {
+                return Err(Error::Kube(kube::Error::Api(Box::new(
+                    kube::core::Status::failure("scripted failure", "InternalError").with_code(500),
+                ))));
+            }
+            Ok(())
         }
     }
 
@@ -684,7 +776,9 @@ mod tests {
     #[async_trait]
     impl ResourceLock for MemoryLock {
         async fn get(&self) -> Result<LeaderElectionRecord> {
-            match self.store.lock().clone() {
+            let current = self.store.lock().clone();
+            self.call(Verb::Get, current.as_ref().map(|(r, _)| r))?;
+            match current {
                 Some((record, version)) => {
                     *self.seen.lock() = version;
                     Ok(record)
@@ -695,6 +789,7 @@ mod tests {
             }
         }
         async fn create(&self, record: &LeaderElectionRecord) -> Result<()> {
+            self.call(Verb::Create, Some(record))?;
             let mut store = self.store.lock();
             if store.is_some() {
                 return Err(conflict());
@@ -704,6 +799,7 @@ mod tests {
             Ok(())
         }
         async fn update(&self, record: &LeaderElectionRecord) -> Result<()> {
+            self.call(Verb::Update, Some(record))?;
             let mut store = self.store.lock();
             let mut seen = self.seen.lock();
             match store.as_mut() {
@@ -775,24 +871,301 @@ mod tests {
     }
 
     #[test]
-    fn the_lease_duration_should_be_written_in_whole_seconds_rounded_up() -> Result<()> {
+    fn the_lease_duration_should_be_written_in_whole_seconds_truncated() -> Result<()> {
         let e = LeaderElector::new(
             config("a")
-                .with_lease_duration(Duration::from_millis(1_500))
-                .with_renew_deadline(Duration::from_millis(1_000))
-                .with_retry_period(Duration::from_millis(100)),
+                .with_lease_duration(Duration::from_millis(15_900))
+                .with_renew_deadline(Duration::from_millis(10_000))
+                .with_retry_period(Duration::from_millis(2_000)),
         )?;
-        assert_eq!(e.lease_duration_seconds(), 2);
+        assert_eq!(e.lease_duration_seconds(), 15);
         Ok(())
     }
 
     #[test]
-    fn jitter_should_stay_within_one_retry_period() {
+    fn jitter_should_lengthen_the_period_by_up_to_the_jitter_factor() {
         let d = Duration::from_secs(2);
         for _ in 0..1_000 {
             let j = jittered(d);
-            assert!(j <= d && j >= d.mul_f64(1.0 / JITTER_FACTOR), "{j:?}");
+            assert!(j >= d && j < d.mul_f64(1.0 + JITTER_FACTOR), "{j:?}");
         }
+    }
+
+    /// A lock whose store starts with `record` (version 1).
+    fn held(record: LeaderElectionRecord) -> Store {
+        Arc::new(Mutex::new(Some((record, 1))))
+    }
+
+    fn record(holder: &str, lease_seconds: i32) -> LeaderElectionRecord {
+        LeaderElectionRecord {
+            holder_identity: holder.into(),
+            lease_duration_seconds: lease_seconds,
+            ..LeaderElectionRecord::default()
+        }
+    }
+
+    /// The handles a scripted test keeps: the lock's log and failing verbs,
+    /// when the leader's work was cancelled, and whether
+    /// `on_stopped_leading` ran.
+    struct Scripted {
+        elector: LeaderElector,
+        log: Arc<Mutex<Vec<Call>>>,
+        failing: Arc<Mutex<Vec<Verb>>>,
+        work_cancelled: Arc<Mutex<Option<Instant>>>,
+        stopped: Arc<AtomicBool>,
+        stop: CancellationToken,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Scripted {
+        fn verbs(&self) -> Vec<Verb> {
+            self.log.lock().iter().map(|c| c.verb).collect()
+        }
+
+        fn calls_since(&self, t: Instant) -> Vec<Call> {
+            self.log
+                .lock()
+                .iter()
+                .filter(|c| c.at >= t)
+                .cloned()
+                .collect()
+        }
+    }
+
+    fn run_scripted(identity: &str, store: &Store, release: bool) -> Result<Scripted> {
+        let lock = MemoryLock::new(identity, store);
+        let (log, failing) = (lock.log.clone(), lock.failing.clone());
+        let work_cancelled = Arc::new(Mutex::new(None));
+        let stopped = Arc::new(AtomicBool::new(false));
+        let (w, st) = (work_cancelled.clone(), stopped.clone());
+        let elector = LeaderElector::new(
+            LeaderElectionConfig::new(lock)
+                .with_release_on_cancel(release)
+                .on_started_leading(move |ctx| {
+                    let w = w.clone();
+                    async move {
+                        ctx.cancelled().await;
+                        *w.lock() = Some(Instant::now());
+                    }
+                })
+                .on_stopped_leading(move || st.store(true, Ordering::SeqCst)),
+        )?;
+        let stop = CancellationToken::new();
+        let task = tokio::spawn({
+            let (elector, stop) = (elector.clone(), stop.clone());
+            async move { elector.run(stop).await }
+        });
+        Ok(Scripted {
+            elector,
+            log,
+            failing,
+            work_cancelled,
+            stopped,
+            stop,
+            task,
+        })
+    }
+
+    /// client-go's release after a renewal: the acquire (Get, Update), the
+    /// immediate first renewal (Update), then the release reads the lock
+    /// again and writes over what it read (Get, Update).
+    #[tokio::test(start_paused = true)]
+    async fn release_should_get_then_update_after_a_renewal() -> Result<()> {
+        let mut released = record("", 1);
+        released.leader_transitions = 4;
+        let store = held(released);
+        let mut s = run_scripted("a", &store, true)?;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(s.elector.is_leader());
+        s.stop.cancel();
+        let _ = (&mut s.task).await;
+        use Verb::{Get, Update};
+        assert_eq!(s.verbs(), [Get, Update, Update, Get, Update]);
+        let log = s.log.lock();
+        let last = log
+            .last()
+            .and_then(|c| c.record.clone())
+            .unwrap_or_default();
+        assert_eq!(last.holder_identity, "");
+        assert_eq!(last.lease_duration_seconds, 1);
+        assert_eq!(last.leader_transitions, 5);
+        assert_eq!(s.elector.get_leader(), "");
+        Ok(())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn release_should_write_nothing_when_its_get_fails() -> Result<()> {
+        let store = held(record("", 1));
+        let mut s = run_scripted("a", &store, true)?;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(s.elector.is_leader());
+        s.failing.lock().push(Verb::Get);
+        s.stop.cancel();
+        let _ = (&mut s.task).await;
+        use Verb::{Get, Update};
+        assert_eq!(s.verbs(), [Get, Update, Update, Get]);
+        assert!(s.log.lock().last().is_some_and(|c| c.failed));
+        let holder = store
+            .lock()
+            .as_ref()
+            .map(|(r, _)| r.holder_identity.clone());
+        assert_eq!(holder.as_deref(), Some("a"));
+        Ok(())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn on_stopped_leading_should_be_called_when_run_ends_without_leading() -> Result<()> {
+        let store = held(record("other", 3_600));
+        let mut s = run_scripted("a", &store, true)?;
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert!(!s.elector.is_leader());
+        s.stop.cancel();
+        let _ = (&mut s.task).await;
+        assert!(s.stopped.load(Ordering::SeqCst));
+        assert!(s.work_cancelled.lock().is_none());
+        // Never led: nothing to release, nothing written.
+        assert!(s.verbs().iter().all(|v| *v == Verb::Get));
+        Ok(())
+    }
+
+    /// client-go's `wait.JitterUntil(..., RetryPeriod, 1.2, sliding)`: each
+    /// wait between two attempts is in `[retry, retry × 2.2)`.
+    #[tokio::test(start_paused = true)]
+    async fn acquire_retries_should_be_jittered_upwards() -> Result<()> {
+        let store = held(record("other", 3_600));
+        let mut s = run_scripted("a", &store, false)?;
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        s.stop.cancel();
+        let _ = (&mut s.task).await;
+        let times: Vec<Instant> = s.log.lock().iter().map(|c| c.at).collect();
+        let gaps: Vec<Duration> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.len() > 100, "{} attempts", times.len());
+        let retry = DEFAULT_RETRY_PERIOD;
+        for gap in &gaps {
+            assert!(
+                *gap >= retry && *gap < retry.mul_f64(1.0 + JITTER_FACTOR),
+                "{gap:?}"
+            );
+        }
+        // Spread over the range, not stuck at one end.
+        assert!(gaps.iter().any(|g| *g > retry.mul_f64(1.6)));
+        assert!(gaps.iter().any(|g| *g < retry.mul_f64(1.6)));
+        Ok(())
+    }
+
+    /// client-go's renew loop: a round at once after acquiring, then one
+    /// retry period after each round; within a failing round an attempt
+    /// every retry period, without jitter, until the renew deadline counted
+    /// from the round's start.
+    #[tokio::test(start_paused = true)]
+    async fn renewals_should_retry_every_retry_period_until_the_rounds_deadline() -> Result<()> {
+        let store = held(record("", 1));
+        let mut s = run_scripted("a", &store, false)?;
+        tokio::time::sleep(Duration::from_millis(7_001)).await;
+        // Acquire at 0, renewals at 0, 2, 4, 6 (each succeeds at once).
+        let updates: Vec<Instant> = s
+            .log
+            .lock()
+            .iter()
+            .filter(|c| c.verb == Verb::Update)
+            .map(|c| c.at)
+            .collect();
+        assert_eq!(updates.len(), 5);
+        assert!(updates[1] == updates[0]);
+        assert!(
+            updates[1..]
+                .windows(2)
+                .all(|w| w[1] - w[0] == DEFAULT_RETRY_PERIOD)
+        );
+
+        s.failing.lock().extend([Verb::Update, Verb::Get]);
+        let round = updates[4] + DEFAULT_RETRY_PERIOD;
+        let _ = (&mut s.task).await;
+        let failing = s.calls_since(round);
+        let attempts: Vec<Instant> = failing
+            .iter()
+            .filter(|c| c.verb == Verb::Update)
+            .map(|c| c.at)
+            .collect();
+        assert_eq!(attempts.first(), Some(&round));
+        assert_eq!(attempts.len(), 5, "{attempts:?}");
+        assert!(
+            attempts
+                .windows(2)
+                .all(|w| w[1] - w[0] == DEFAULT_RETRY_PERIOD)
+        );
+        assert_eq!(
+            *s.work_cancelled.lock(),
+            Some(round + DEFAULT_RENEW_DEADLINE)
+        );
+        assert!(!s.elector.is_leader());
+        assert!(s.stopped.load(Ordering::SeqCst));
+        Ok(())
+    }
+
+    /// client-go keeps polling after it saw another holder: the leader stops
+    /// at its round's renew deadline, not at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_leader_that_sees_another_holder_should_retry_until_its_renew_deadline() -> Result<()>
+    {
+        let store = held(record("", 1));
+        let mut s = run_scripted("a", &store, false)?;
+        tokio::time::sleep(Duration::from_millis(5_001)).await;
+        // Between the rounds at 4 s and 6 s, someone else writes itself in.
+        if let Some((r, v)) = store.lock().as_mut() {
+            r.holder_identity = "other".into();
+            *v += 1;
+        }
+        let round = Instant::now() + Duration::from_millis(999);
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(s.elector.is_leader(), "stopped before the renew deadline");
+        let _ = (&mut s.task).await;
+        assert_eq!(
+            *s.work_cancelled.lock(),
+            Some(round + DEFAULT_RENEW_DEADLINE)
+        );
+        let gets = s
+            .calls_since(round)
+            .iter()
+            .filter(|c| c.verb == Verb::Get)
+            .count();
+        assert_eq!(gets, 5);
+        assert_eq!(s.elector.get_leader(), "other");
+        Ok(())
+    }
+
+    /// A callback that blocks runs on the blocking pool: on a single-thread
+    /// runtime the election and the test's task go on meanwhile.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_blocking_on_new_leader_should_not_block_the_runtime() -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let rx = Mutex::new(rx);
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel::<bool>();
+        let done_tx = Mutex::new(Some(done_tx));
+        let store = held(record("", 1));
+        let elector = LeaderElector::new(
+            LeaderElectionConfig::new(MemoryLock::new("a", &store)).on_new_leader(move |_| {
+                // Waits for the test's task, which runs only if this
+                // callback does not hold the runtime's one thread.
+                let got = rx.lock().recv_timeout(Duration::from_secs(10)).is_ok();
+                if let Some(tx) = done_tx.lock().take() {
+                    let _ = tx.send(got);
+                }
+            }),
+        )?;
+        let stop = CancellationToken::new();
+        let task = tokio::spawn({
+            let (elector, stop) = (elector.clone(), stop.clone());
+            async move { elector.run(stop).await }
+        });
+        while !elector.is_leader() {
+            tokio::task::yield_now().await;
+        }
+        let _ = tx.send(());
+        assert_eq!(done_rx.await.ok(), Some(true));
+        stop.cancel();
+        let _ = task.await;
+        Ok(())
     }
 
     /// Two electors on one in-memory lock under a paused clock: the second
@@ -835,8 +1208,9 @@ mod tests {
             waited >= Duration::from_secs(15),
             "took over after {waited:?}"
         );
+        // It tries at least every 2 s × 2.2 (the jitter upwards).
         assert!(
-            waited <= Duration::from_secs(17),
+            waited < Duration::from_secs(15) + DEFAULT_RETRY_PERIOD.mul_f64(1.0 + JITTER_FACTOR),
             "took over after {waited:?}"
         );
         assert_eq!(b.get_leader(), "b");

@@ -1,6 +1,8 @@
 //! A lock on a `coordination.k8s.io/v1` `Lease` (client-go
 //! `resourcelock/leaselock.go`).
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -22,6 +24,9 @@ pub struct LeaseLock {
     namespace: String,
     name: String,
     identity: String,
+    /// Labels set on the lease this lock creates, and merged into it on
+    /// every update (client-go `LeaseLock.Labels`).
+    labels: BTreeMap<String, String>,
     // Held only to copy the lease in or out, never across an `.await`.
     lease: Mutex<Option<Lease>>,
     // Held only to clone the recorder out.
@@ -52,6 +57,7 @@ impl LeaseLock {
             namespace,
             name: name.into(),
             identity: identity.into(),
+            labels: BTreeMap::new(),
             lease: Mutex::new(None),
             recorder: Mutex::new(None),
         }
@@ -69,6 +75,27 @@ impl LeaseLock {
     /// As [`with_event_recorder`](Self::with_event_recorder), on a shared lock.
     pub fn set_event_recorder(&self, recorder: EventRecorder) {
         *self.recorder.lock() = Some(recorder);
+    }
+
+    /// Labels for the lease: set when this lock creates it, and written over
+    /// the lease's own labels of the same keys on every update (other labels
+    /// stay), as client-go's `LeaseLock.Labels`.
+    #[must_use]
+    pub fn with_labels<K, V>(mut self, labels: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.labels = labels
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        self
+    }
+
+    /// The labels this lock puts on its lease.
+    pub fn labels(&self) -> &BTreeMap<String, String> {
+        &self.labels
     }
 
     /// The lease's name.
@@ -96,18 +123,23 @@ fn record_of(spec: Option<&LeaseSpec>) -> LeaderElectionRecord {
         acquire_time: spec.acquire_time.clone(),
         renew_time: spec.renew_time.clone(),
         leader_transitions: spec.lease_transitions.unwrap_or_default(),
+        strategy: spec.strategy.clone().unwrap_or_default(),
+        preferred_holder: spec.preferred_holder.clone().unwrap_or_default(),
     }
 }
 
-/// Writes `record` into `spec`, keeping the fields the record does not own
-/// (`preferredHolder`, `strategy`).
+/// Writes `record` into `spec`: the whole spec is the record's, as client-go's
+/// `LeaderElectionRecordToLeaseSpec` (an empty `strategy` or
+/// `preferredHolder` is left out).
 fn write_record(spec: &mut LeaseSpec, record: &LeaderElectionRecord) {
-    spec.holder_identity =
-        (!record.holder_identity.is_empty()).then(|| record.holder_identity.clone());
+    let non_empty = |s: &String| (!s.is_empty()).then(|| s.clone());
+    spec.holder_identity = non_empty(&record.holder_identity);
     spec.lease_duration_seconds = Some(record.lease_duration_seconds);
     spec.acquire_time = record.acquire_time.clone();
     spec.renew_time = record.renew_time.clone();
     spec.lease_transitions = Some(record.leader_transitions);
+    spec.strategy = non_empty(&record.strategy);
+    spec.preferred_holder = non_empty(&record.preferred_holder);
 }
 
 #[async_trait]
@@ -126,6 +158,7 @@ impl ResourceLock for LeaseLock {
             metadata: ObjectMeta {
                 name: Some(self.name.clone()),
                 namespace: Some(self.namespace.clone()),
+                labels: (!self.labels.is_empty()).then(|| self.labels.clone()),
                 ..ObjectMeta::default()
             },
             spec: Some(spec),
@@ -140,6 +173,12 @@ impl ResourceLock for LeaseLock {
             return Err(Error::LockNotInitialized(self.describe()));
         };
         write_record(lease.spec.get_or_insert_with(LeaseSpec::default), record);
+        if !self.labels.is_empty() {
+            let labels = lease.metadata.labels.get_or_insert_with(BTreeMap::new);
+            for (k, v) in &self.labels {
+                labels.insert(k.clone(), v.clone());
+            }
+        }
         let updated = self
             .api
             .replace(&self.name, &PostParams::default(), &lease)
@@ -183,7 +222,7 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
 
     #[test]
-    fn a_record_should_round_trip_through_a_lease_spec_and_keep_foreign_fields() {
+    fn a_record_should_round_trip_through_a_lease_spec_with_the_coordinated_fields() {
         let now = MicroTime(Timestamp::from_second(1_700_000_000).unwrap_or(Timestamp::UNIX_EPOCH));
         let record = LeaderElectionRecord {
             holder_identity: "a".into(),
@@ -191,14 +230,23 @@ mod tests {
             acquire_time: Some(now.clone()),
             renew_time: Some(now),
             leader_transitions: 3,
+            strategy: "OldestEmulationVersion".into(),
+            preferred_holder: "b".into(),
         };
-        let mut spec = LeaseSpec {
-            preferred_holder: Some("b".into()),
-            ..LeaseSpec::default()
-        };
+        let mut spec = LeaseSpec::default();
         write_record(&mut spec, &record);
-        assert_eq!(record_of(Some(&spec)), record);
         assert_eq!(spec.preferred_holder.as_deref(), Some("b"));
+        assert_eq!(spec.strategy.as_deref(), Some("OldestEmulationVersion"));
+        assert_eq!(record_of(Some(&spec)), record);
+
+        // A record without them clears them, as client-go writes the whole spec.
+        let plain = LeaderElectionRecord {
+            strategy: String::new(),
+            preferred_holder: String::new(),
+            ..record
+        };
+        write_record(&mut spec, &plain);
+        assert_eq!((spec.strategy, spec.preferred_holder), (None, None));
     }
 
     #[test]

@@ -24,6 +24,13 @@ pub struct LeaderElectionRecord {
     pub renew_time: Option<MicroTime>,
     /// How many times the lock changed hands.
     pub leader_transitions: i32,
+    /// The strategy of coordinated leader election (`Lease.spec.strategy`,
+    /// e.g. `OldestEmulationVersion`); empty when not set.
+    pub strategy: String,
+    /// The holder coordinated leader election prefers
+    /// (`Lease.spec.preferredHolder`); empty when not set. A holder that
+    /// sees another preferred holder is at the end of its term.
+    pub preferred_holder: String,
 }
 
 /// A lock object on the API server (client-go `resourcelock.Interface`).

@@ -9,10 +9,11 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures::FutureExt;
-use kcr_informer::SharedInformerFactory;
+use kcr_informer::{SharedIndexInformer, SharedInformerFactory};
 use kcr_metrics::leader_election::{LeaderElectionMetrics, MetricsProvider, PrometheusProvider};
-use kube::Client;
+use kube::{Client, Resource};
 use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
@@ -20,6 +21,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::cache::{CacheReader, CacheScope, Informers};
 use super::options::{Options, default_identity};
 use super::runnable::Runnable;
 use crate::controller::Shared as ControllerShared;
@@ -112,8 +114,8 @@ struct Inner {
     elected: watch::Sender<bool>,
     bound: watch::Sender<Option<Bound>>,
     caches_synced: AtomicBool,
-    /// The informers every controller of this manager shares.
-    factory: SharedInformerFactory,
+    /// The informers every controller of this manager shares, as the cache options say.
+    cache: Informers,
     /// The metric families of this manager's controllers.
     controllers: ControllerShared,
     others: Group,
@@ -225,7 +227,7 @@ impl Manager {
                 elected: watch::Sender::new(!options.leader_election),
                 bound: watch::Sender::new(None),
                 caches_synced: AtomicBool::new(false),
-                factory: SharedInformerFactory::new(client.clone(), options.sync_period),
+                cache: Informers::new(client.clone(), options.sync_period, options.cache.clone()),
                 controllers: ControllerShared::default(),
                 others: Group::new(),
                 leader: Group::new(),
@@ -254,8 +256,47 @@ impl Manager {
     /// Informers asked for before [`start`](Manager::start) are started and
     /// synced in its caches step; later ones start with the controller that
     /// asks for them (or call `start` on the factory).
+    ///
+    /// Its informers have the cache options' default selectors but watch all namespaces: for
+    /// the namespaces, selectors and transforms of
+    /// [`Options::with_cache`](crate::Options::with_cache), read through
+    /// [`cache_reader`](Manager::cache_reader) (as the builder's watches do).
     pub fn informer_factory(&self) -> &SharedInformerFactory {
-        &self.inner.factory
+        self.inner.cache.default_factory()
+    }
+
+    /// Reads `K` from the manager's cache: the informers the cache options call for (one per
+    /// cached namespace, or one), shared with the controllers that watch `K`. Informers made
+    /// before [`start`](Manager::start) start and sync in its caches step; later ones start
+    /// at once.
+    pub fn cache_reader<K>(&self) -> CacheReader<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::Scope: CacheScope,
+    {
+        CacheReader::new(self.inner.cache.informers::<K>())
+    }
+
+    /// The informers of `K` the cache options call for (see
+    /// [`cache_reader`](Manager::cache_reader)).
+    pub(crate) fn informers<K>(&self) -> Vec<SharedIndexInformer<K>>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::Scope: CacheScope,
+    {
+        self.inner.cache.informers::<K>()
     }
 
     pub(crate) fn controller_shared(&self) -> &ControllerShared {
@@ -491,12 +532,14 @@ impl Manager {
     /// starts the factory's informers and returns once all have synced,
     /// which the `informer-sync` ready check reports from then on.
     async fn start_caches(&self) {
-        let factory = &self.inner.factory;
-        factory.start();
+        let factories = self.inner.cache.start();
         // Never cancelled: `start` races this step against the shutdown signal.
         let never = CancellationToken::new();
-        let synced = factory.wait_for_cache_sync(&never).await;
-        tracing::info!(informers = synced.len(), "caches synced");
+        let mut synced = 0;
+        for factory in factories {
+            synced += factory.wait_for_cache_sync(&never).await.len();
+        }
+        tracing::info!(informers = synced, "caches synced");
         self.inner.caches_synced.store(true, Ordering::SeqCst);
     }
 
@@ -537,7 +580,9 @@ impl Manager {
         }
 
         // The informers, once nothing reads them any more.
-        if tokio::time::timeout(Duration::from_secs(5), self.inner.factory.shutdown())
+        let factories = self.inner.cache.factories();
+        let shutdown = futures::future::join_all(factories.iter().map(|f| f.shutdown()));
+        if tokio::time::timeout(Duration::from_secs(5), shutdown)
             .await
             .is_err()
         {

@@ -47,6 +47,8 @@ pub struct Options {
     pub(crate) registry: Option<Registry>,
     /// `Some`: `/metrics` over HTTPS behind TokenReview / SubjectAccessReview.
     pub(crate) secure_metrics: Option<crate::metrics_auth::SecureServing>,
+    /// What the informers cache (namespaces, selectors, transforms).
+    pub(crate) cache: super::CacheOptions,
 }
 
 impl Default for Options {
@@ -71,6 +73,7 @@ impl Default for Options {
             sync_period: DEFAULT_SYNC_PERIOD,
             registry: None,
             secure_metrics: None,
+            cache: super::CacheOptions::default(),
         }
     }
 }
@@ -126,6 +129,14 @@ impl Options {
     /// `LeaderElectionReleaseOnCancel`).
     pub fn with_leader_election_release_on_cancel(mut self, release: bool) -> Self {
         self.release_on_cancel = release;
+        self
+    }
+
+    /// What the manager's informers cache (controller-runtime `Options.Cache`): the
+    /// namespaces they watch, their selectors and transforms, by default and per type. The
+    /// default caches every namespace and every object.
+    pub fn with_cache(mut self, cache: super::CacheOptions) -> Self {
+        self.cache = cache;
         self
     }
 

@@ -35,4 +35,9 @@ impl<K: Send + Sync + 'static> ListerWatcher<K> for InMemory<K> {
     async fn watch(&self, _options: &WatchOptions) -> kcr_reflector::Result<WatchStream<K>> {
         Ok(Box::pin(futures::stream::pending()))
     }
+
+    // It lists; it does not stream lists.
+    fn is_watch_list_semantics_unsupported(&self) -> bool {
+        true
+    }
 }

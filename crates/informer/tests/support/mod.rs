@@ -120,6 +120,7 @@ impl<K: Resource + Send + Sync + 'static> ResourceEventHandler<K> for Recorder {
             DeltaObject::DeletedFinalStateUnknown(t) => {
                 (t.key.to_string(), t.obj.as_deref().map(rv_of))
             }
+            _ => panic!("a handler got a non-object delta"),
         };
         self.calls.lock().push(Call::Delete {
             key,

@@ -28,6 +28,8 @@ pub struct Recorded<L> {
     inner: L,
     pub lists: Mutex<Vec<(Instant, ListOptions)>>,
     pub watches: Mutex<Vec<(Instant, WatchOptions)>>,
+    /// The reason of each list or watch request that failed, and when.
+    pub errors: Mutex<Vec<(Instant, String)>>,
 }
 
 impl<L> Recorded<L> {
@@ -36,6 +38,7 @@ impl<L> Recorded<L> {
             inner,
             lists: Mutex::new(Vec::new()),
             watches: Mutex::new(Vec::new()),
+            errors: Mutex::new(Vec::new()),
         })
     }
 
@@ -56,12 +59,24 @@ where
 {
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
         self.lists.lock().push((Instant::now(), options.clone()));
-        self.inner.list(options).await
+        let result = self.inner.list(options).await;
+        if let Err(e) = &result {
+            self.errors
+                .lock()
+                .push((Instant::now(), e.reason().to_owned()));
+        }
+        result
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
         self.watches.lock().push((Instant::now(), options.clone()));
-        self.inner.watch(options).await
+        let result = self.inner.watch(options).await;
+        if let Err(e) = &result {
+            self.errors
+                .lock()
+                .push((Instant::now(), e.reason().to_owned()));
+        }
+        result
     }
 }
 

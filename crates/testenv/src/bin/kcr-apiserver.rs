@@ -7,6 +7,8 @@
 //!
 //! `--tls` serves HTTPS with a freshly generated CA and serving certificate; the kubeconfig
 //! carries the CA (`certificate-authority-data`), so kubectl works with `--token` too.
+//! `--token` without `--tls` prints a warning: kubectl sends no bearer token over plain HTTP.
+//! `--help` prints the usage and exits 0.
 //!
 //! Prints `listening on http://127.0.0.1:N` (or `https://`) and the kubeconfig path on stdout,
 //! then serves
@@ -26,26 +28,48 @@ fn parse<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, S
         .map_err(|_| format!("invalid value for {flag}: {v:?}"))
 }
 
-fn builder_from_args() -> Result<kcr_testenv::TestEnvBuilder, String> {
+/// What the command line asks for.
+enum Command {
+    /// Serve, with this configuration; `token_without_tls` warns that kubectl will not send the
+    /// token over plain HTTP.
+    Serve {
+        builder: Box<kcr_testenv::TestEnvBuilder>,
+        token_without_tls: bool,
+    },
+    /// Print the usage and exit 0.
+    Help,
+}
+
+fn command_from_args() -> Result<Command, String> {
     let mut b = TestEnv::builder().admin_endpoint(true);
+    let (mut token, mut tls) = (false, false);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         b = match flag.as_str() {
             "--port" => b.port(parse(&flag, args.next())?),
             "--host" => b.host(parse::<Ipv4Addr>(&flag, args.next())?),
             "--kubeconfig-out" => b.kubeconfig_path(parse::<String>(&flag, args.next())?),
-            "--token" => b.token(parse::<String>(&flag, args.next())?),
+            "--token" => {
+                token = true;
+                b.token(parse::<String>(&flag, args.next())?)
+            }
             "--history-size" => b.history_size(parse(&flag, args.next())?),
             "--bookmark-interval-ms" => {
                 b.bookmark_interval(Duration::from_millis(parse(&flag, args.next())?))
             }
             "--body-limit" => b.body_limit(parse(&flag, args.next())?),
-            "--tls" => b.tls(true),
-            "-h" | "--help" => return Err(USAGE.to_owned()),
+            "--tls" => {
+                tls = true;
+                b.tls(true)
+            }
+            "-h" | "--help" => return Ok(Command::Help),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         };
     }
-    Ok(b)
+    Ok(Command::Serve {
+        builder: Box::new(b),
+        token_without_tls: token && !tls,
+    })
 }
 
 async fn shutdown_signal() {
@@ -64,8 +88,22 @@ async fn shutdown_signal() {
 }
 
 fn main() -> ExitCode {
-    let builder = match builder_from_args() {
-        Ok(b) => b,
+    let builder = match command_from_args() {
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::Serve {
+            builder,
+            token_without_tls,
+        }) => {
+            if token_without_tls {
+                eprintln!(
+                    "kcr-apiserver: warning: --token without --tls: kubectl will not send the token over plain HTTP (its requests are refused with 401); add --tls"
+                );
+            }
+            *builder
+        }
         Err(msg) => {
             eprintln!("{msg}");
             return ExitCode::from(2);

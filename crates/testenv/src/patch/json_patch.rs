@@ -1,26 +1,6 @@
-//! JSON merge patch (RFC 7386) and JSON patch (RFC 6902).
+//! JSON patch (RFC 6902).
 
 use serde_json::Value;
-
-/// Applies a JSON merge patch in place.
-pub(crate) fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch_map) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(serde_json::Map::new());
-    }
-    if let Value::Object(map) = target {
-        for (k, v) in patch_map {
-            if v.is_null() {
-                map.remove(k);
-            } else {
-                merge_patch(map.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-    }
-}
 
 /// Why a JSON patch could not be applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,16 +150,6 @@ pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), JsonPa
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn merge_patch_should_follow_rfc_7386() {
-        let mut v = json!({"a": "b", "c": {"d": "e", "f": "g"}});
-        merge_patch(&mut v, &json!({"a": "z", "c": {"f": null}}));
-        assert_eq!(v, json!({"a": "z", "c": {"d": "e"}}));
-        merge_patch(&mut v, &json!({"list": [1, 2]}));
-        merge_patch(&mut v, &json!({"list": [3]}));
-        assert_eq!(v["list"], json!([3]));
-    }
 
     #[test]
     fn json_patch_should_apply_every_operation() {

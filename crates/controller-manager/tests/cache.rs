@@ -1,0 +1,310 @@
+//! The manager's cache options (controller-runtime `cache.Options`): namespaces, per-type
+//! selectors and transforms, used by the builder's watches, against kcr-testenv over HTTP.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use common::start;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use kcr_controller_manager::controller::{Controller, Request, reconciler_fn};
+use kcr_controller_manager::manager::{ByObject, CacheOptions};
+use kcr_controller_manager::{Action, BoxError, Manager, Options};
+use kube::api::{Api, ObjectMeta, PostParams};
+use kube::{Client, ResourceExt};
+use tokio::sync::mpsc;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+async fn namespace(client: &Client, name: &str) {
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .expect("namespace");
+}
+
+async fn config_map(client: &Client, ns: &str, name: &str, labels: &[(&str, &str)]) {
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            ),
+            annotations: Some(BTreeMap::from([("note".to_owned(), "kept?".to_owned())])),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([("k".to_owned(), "v".to_owned())])),
+        ..ConfigMap::default()
+    };
+    Api::<ConfigMap>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("config map");
+}
+
+fn manager(client: Client, cache: CacheOptions) -> Manager {
+    Manager::new(
+        client,
+        Options::default()
+            .with_metrics_bind_address("0")
+            .with_cache(cache),
+    )
+    .expect("manager")
+}
+
+/// The requests a controller of `ConfigMap`s sees until `expected` of them arrived.
+async fn requests(rx: &mut mpsc::UnboundedReceiver<Request>, expected: usize) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    while seen.len() < expected {
+        let req = tokio::time::timeout(DEADLINE, rx.recv())
+            .await
+            .expect("a request in time")
+            .expect("open channel");
+        seen.insert(req.to_string());
+    }
+    seen
+}
+
+fn keys<K: kube::Resource>(objects: &[std::sync::Arc<K>]) -> BTreeSet<String> {
+    objects
+        .iter()
+        .map(|o| format!("{}/{}", o.namespace().unwrap_or_default(), o.name_any()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_scoped_manager_should_cache_and_reconcile_only_its_namespaces() {
+    let env = kcr_testenv::TestEnv::start().await.expect("testenv");
+    let client = env.client();
+    for ns in ["team-a", "team-b", "other"] {
+        namespace(&client, ns).await;
+        config_map(&client, ns, "settings", &[]).await;
+    }
+
+    let manager = manager(
+        client.clone(),
+        CacheOptions::default().default_namespaces(["team-a", "team-b"]),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    Controller::builder(&manager, "scoped-config-maps")
+        .for_::<ConfigMap>()
+        .build(reconciler_fn(move |req: Request| {
+            let _ = tx.send(req);
+            async { Ok::<_, BoxError>(Action::done()) }
+        }))
+        .expect("controller");
+    let (stop, task) = start(&manager);
+
+    let seen = requests(&mut rx, 2).await;
+    assert_eq!(
+        seen,
+        BTreeSet::from(["team-a/settings".to_owned(), "team-b/settings".to_owned()])
+    );
+    // A later change in another namespace is never seen; one in a cached namespace is.
+    config_map(&client, "other", "later", &[]).await;
+    config_map(&client, "team-b", "later", &[]).await;
+    let next = tokio::time::timeout(DEADLINE, rx.recv())
+        .await
+        .expect("in time");
+    assert_eq!(next.map(|r| r.to_string()).as_deref(), Some("team-b/later"));
+
+    let reader = manager.cache_reader::<ConfigMap>();
+    assert!(reader.has_synced());
+    assert_eq!(
+        keys(&reader.list()),
+        BTreeSet::from([
+            "team-a/settings".to_owned(),
+            "team-b/settings".to_owned(),
+            "team-b/later".to_owned()
+        ])
+    );
+    assert!(reader.get(Some("other"), "settings").is_none());
+    assert!(reader.get(Some("team-a"), "settings").is_some());
+    // One List & Watch per namespace, none across the cluster.
+    let names: BTreeSet<String> = reader
+        .informers()
+        .iter()
+        .map(|i| i.informer_name())
+        .collect();
+    assert_eq!(
+        names,
+        BTreeSet::from([
+            "configmaps/v1 in team-a".to_owned(),
+            "configmaps/v1 in team-b".to_owned()
+        ])
+    );
+    let factory = format!("{:?}", manager.informer_factory());
+    assert!(
+        !factory.contains("\"configmaps/v1\""),
+        "no cluster-wide informer: {factory}"
+    );
+
+    let _ = stop.send(());
+    assert!(matches!(
+        tokio::time::timeout(DEADLINE, task).await,
+        Ok(Ok(Ok(())))
+    ));
+    env.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_object_should_override_the_default_namespaces_and_selectors_of_one_type() {
+    let env = kcr_testenv::TestEnv::start().await.expect("testenv");
+    let client = env.client();
+    for ns in ["team-a", "team-b"] {
+        namespace(&client, ns).await;
+        config_map(&client, ns, "web", &[("app", "web")]).await;
+        config_map(&client, ns, "db", &[("app", "db")]).await;
+        for name in ["token", "other"] {
+            let secret = Secret {
+                metadata: ObjectMeta {
+                    name: Some(name.into()),
+                    labels: Some(BTreeMap::from([("app".to_owned(), "web".to_owned())])),
+                    ..ObjectMeta::default()
+                },
+                ..Secret::default()
+            };
+            Api::<Secret>::namespaced(client.clone(), ns)
+                .create(&PostParams::default(), &secret)
+                .await
+                .expect("secret");
+        }
+    }
+
+    let manager = manager(
+        client.clone(),
+        CacheOptions::default()
+            .default_namespaces(["team-a", "team-b"])
+            .default_label_selector("app=web")
+            .by_object::<Secret>(
+                ByObject::new()
+                    .namespaces(["team-b"])
+                    .field_selector("metadata.name=token"),
+            ),
+    );
+    let config_maps = manager.cache_reader::<ConfigMap>();
+    let secrets = manager.cache_reader::<Secret>();
+    let (stop, task) = start(&manager);
+    tokio::time::timeout(DEADLINE, async {
+        while !(config_maps.has_synced() && secrets.has_synced()) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("synced");
+
+    // The default label selector, in the default namespaces.
+    assert_eq!(
+        keys(&config_maps.list()),
+        BTreeSet::from(["team-a/web".to_owned(), "team-b/web".to_owned()])
+    );
+    // Secrets: their own namespaces and field selector, the default label selector.
+    assert_eq!(
+        keys(&secrets.list()),
+        BTreeSet::from(["team-b/token".to_owned()])
+    );
+
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(DEADLINE, task).await;
+    env.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transforms_should_change_objects_before_they_are_cached() {
+    let env = kcr_testenv::TestEnv::start().await.expect("testenv");
+    let client = env.client();
+    config_map(&client, "default", "settings", &[]).await;
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some("token".into()),
+            annotations: Some(BTreeMap::from([("note".to_owned(), "x".to_owned())])),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([(
+            "t".to_owned(),
+            k8s_openapi::ByteString(b"secret".to_vec()),
+        )])),
+        ..Secret::default()
+    };
+    Api::<Secret>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("secret");
+
+    let manager = manager(
+        client.clone(),
+        CacheOptions::default()
+            .default_transform(|meta| meta.annotations = None)
+            .by_object::<Secret>(ByObject::new().transform(|mut s: Secret| {
+                s.data = None;
+                s
+            })),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let config_maps = manager.cache_reader::<ConfigMap>();
+    Controller::builder(&manager, "transformed-config-maps")
+        .for_::<ConfigMap>()
+        .owns::<Secret>()
+        .build(reconciler_fn(move |req: Request| {
+            let _ = tx.send(req);
+            async { Ok::<_, BoxError>(Action::done()) }
+        }))
+        .expect("controller");
+    let (stop, task) = start(&manager);
+    requests(&mut rx, 1).await;
+
+    let cm = config_maps
+        .get(Some("default"), "settings")
+        .expect("cached config map");
+    assert_eq!(cm.metadata.annotations, None, "the default transform ran");
+    assert!(cm.data.is_some());
+    let secrets = manager.cache_reader::<Secret>();
+    let cached = secrets
+        .get(Some("default"), "token")
+        .expect("cached secret");
+    assert_eq!(cached.data, None, "the secret's own transform ran");
+    assert!(
+        cached.metadata.annotations.is_some(),
+        "a type's own transform replaces the default one"
+    );
+
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(DEADLINE, task).await;
+    env.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_scoped_types_should_ignore_the_namespaces() {
+    let env = kcr_testenv::TestEnv::start().await.expect("testenv");
+    let client = env.client();
+    namespace(&client, "team-a").await;
+    let manager = manager(
+        client.clone(),
+        CacheOptions::default().default_namespaces(["team-a"]),
+    );
+    let namespaces = manager.cache_reader::<Namespace>();
+    assert_eq!(namespaces.informers().len(), 1);
+    let (stop, task) = start(&manager);
+    tokio::time::timeout(DEADLINE, async {
+        while !namespaces.has_synced() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("synced");
+    assert!(namespaces.get(None, "team-a").is_some());
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(DEADLINE, task).await;
+    env.shutdown().await;
+}

@@ -1,0 +1,548 @@
+//! `metadata.managedFields` maintained on every write, as kube-apiserver's field manager does:
+//! an `Update` entry per manager, API version and subresource for creates, updates and
+//! patches (owning what the write changed, taken from the other managers), an `Apply` entry
+//! per manager and subresource for server-side apply (owning what the configuration sets),
+//! conflicts when an apply changes a field another manager owns, and removal of the fields an
+//! applier stops applying when nobody else owns them.
+
+use serde_json::{Map, Value, json};
+
+use super::fieldpath::{Path, Set, fields, path_string};
+use super::schema::Schema;
+use super::typed;
+use crate::meta;
+use crate::status::ApiError;
+
+const APPLY: &str = "Apply";
+const UPDATE: &str = "Update";
+
+/// One `managedFields` entry.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    manager: String,
+    operation: String,
+    api_version: String,
+    time: Option<String>,
+    subresource: String,
+    set: Set,
+}
+
+impl Entry {
+    /// Whether this entry is the one of a manager's operation: `Update` entries are per API
+    /// version, `Apply` entries are not.
+    fn is(&self, manager: &str, operation: &str, api_version: &str, subresource: &str) -> bool {
+        self.manager == manager
+            && self.operation == operation
+            && self.subresource == subresource
+            && (operation == APPLY || self.api_version == api_version)
+    }
+
+    /// The manager as structured-merge-diff names it in a conflict (a JSON identifier).
+    fn identifier(&self) -> String {
+        let mut m = Map::new();
+        m.insert("manager".into(), Value::String(self.manager.clone()));
+        m.insert("operation".into(), Value::String(self.operation.clone()));
+        if self.operation == UPDATE {
+            m.insert("apiVersion".into(), Value::String(self.api_version.clone()));
+        }
+        if !self.subresource.is_empty() {
+            m.insert(
+                "subresource".into(),
+                Value::String(self.subresource.clone()),
+            );
+        }
+        Value::Object(m).to_string()
+    }
+
+    /// The manager as kube-apiserver prints it in a conflict message.
+    fn printed(&self) -> String {
+        let mut s = format!("{:?}", self.manager);
+        if !self.subresource.is_empty() {
+            s = format!("{s} with subresource {:?}", self.subresource);
+        }
+        if self.operation == UPDATE {
+            s = format!("{s} using {}", self.api_version);
+        }
+        s
+    }
+
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("manager".into(), Value::String(self.manager.clone()));
+        m.insert("operation".into(), Value::String(self.operation.clone()));
+        m.insert("apiVersion".into(), Value::String(self.api_version.clone()));
+        if let Some(t) = &self.time {
+            m.insert("time".into(), Value::String(t.clone()));
+        }
+        m.insert("fieldsType".into(), Value::String("FieldsV1".into()));
+        m.insert("fieldsV1".into(), self.set.to_fields_v1());
+        if !self.subresource.is_empty() {
+            m.insert(
+                "subresource".into(),
+                Value::String(self.subresource.clone()),
+            );
+        }
+        Value::Object(m)
+    }
+
+    fn from_json(v: &Value) -> Option<Entry> {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        if s("fieldsType").as_deref() != Some("FieldsV1") {
+            return None;
+        }
+        let operation = s("operation")?;
+        if operation != APPLY && operation != UPDATE {
+            return None;
+        }
+        Some(Entry {
+            manager: s("manager").unwrap_or_default(),
+            operation,
+            api_version: s("apiVersion").unwrap_or_default(),
+            time: s("time"),
+            subresource: s("subresource").unwrap_or_default(),
+            set: Set::from_fields_v1(v.get("fieldsV1")?)?,
+        })
+    }
+}
+
+/// The entries of an object; `None` when it has none or they do not decode.
+fn decode(obj: &Value) -> Option<Vec<Entry>> {
+    let list = obj.pointer("/metadata/managedFields")?.as_array()?;
+    let entries: Option<Vec<Entry>> = list.iter().map(Entry::from_json).collect();
+    entries.filter(|e| !e.is_empty())
+}
+
+/// Writes the entries in kube-apiserver's order: `Apply` before `Update`, then by time (none
+/// first), manager, API version and subresource.
+fn encode(obj: &mut Value, mut entries: Vec<Entry>) {
+    entries.retain(|e| !e.set.is_empty());
+    entries.sort_by(|a, b| {
+        a.operation
+            .cmp(&b.operation)
+            .then_with(|| seconds(&a.time).cmp(seconds(&b.time)))
+            .then_with(|| a.manager.cmp(&b.manager))
+            .then_with(|| a.api_version.cmp(&b.api_version))
+            .then_with(|| a.subresource.cmp(&b.subresource))
+    });
+    let Some(meta) = obj.as_object_mut().map(crate::meta::metadata_mut) else {
+        return;
+    };
+    if entries.is_empty() {
+        meta.remove("managedFields");
+    } else {
+        meta.insert(
+            "managedFields".into(),
+            Value::Array(entries.iter().map(Entry::to_json).collect()),
+        );
+    }
+}
+
+/// An RFC 3339 time's sort key (RFC 3339 in UTC sorts as text); no time sorts first.
+fn seconds(t: &Option<String>) -> &str {
+    t.as_deref().unwrap_or("")
+}
+
+fn without_managed_fields(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("managedFields");
+    }
+    v
+}
+
+/// The fields nobody owns: type and object identity, and what the server sets.
+fn strip_set() -> Set {
+    let mut s = Set::default();
+    for p in [
+        &["apiVersion"][..],
+        &["kind"],
+        &["metadata"],
+        &["metadata", "name"],
+        &["metadata", "namespace"],
+        &["metadata", "creationTimestamp"],
+        &["metadata", "selfLink"],
+        &["metadata", "uid"],
+        &["metadata", "clusterName"],
+        &["metadata", "generation"],
+        &["metadata", "managedFields"],
+        &["metadata", "resourceVersion"],
+    ] {
+        s.insert(&fields(p));
+    }
+    s
+}
+
+/// The top-level fields a write endpoint does not change (kube-apiserver's reset fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reset {
+    /// The endpoint writes every field.
+    Nothing,
+    /// The main resource of a kind with a status subresource: `status` is not written.
+    Status,
+    /// The status subresource: only `status` is written.
+    AllButStatus,
+}
+
+/// The field manager of one write: the type's schema, the request's API version and
+/// subresource, and the fields the write may not change (its reset fields).
+#[derive(Debug, Clone)]
+pub(crate) struct FieldManager {
+    schema: Schema,
+    api_version: String,
+    subresource: String,
+    reset: Reset,
+    /// The object a create compares with: a typed zero object (`{}` for custom resources).
+    zero: Value,
+}
+
+impl FieldManager {
+    /// A field manager for writes of `api_version` through `subresource` (`""` for the main
+    /// resource) that do not change the `reset` fields.
+    pub(crate) fn new(
+        schema: Schema,
+        api_version: &str,
+        subresource: &str,
+        reset: Reset,
+        custom: bool,
+    ) -> FieldManager {
+        let zero = if custom {
+            json!({})
+        } else {
+            schema.zero(&schema.root)
+        };
+        FieldManager {
+            schema,
+            api_version: api_version.to_owned(),
+            subresource: subresource.to_owned(),
+            reset,
+            zero,
+        }
+    }
+
+    /// The reset fields of a write that involves these objects.
+    fn ignored(&self, objects: &[&Value]) -> Set {
+        let mut ignored = Set::default();
+        match self.reset {
+            Reset::Nothing => {}
+            Reset::Status => ignored.insert(&fields(&["status"])),
+            Reset::AllButStatus => {
+                for o in objects {
+                    for k in o.as_object().into_iter().flat_map(Map::keys) {
+                        if k != "status" && k != "apiVersion" && k != "kind" {
+                            ignored.insert(&fields(&[k]));
+                        }
+                    }
+                }
+            }
+        }
+        ignored
+    }
+
+    /// Records a create, update or patch by `manager` in `new`'s `managedFields`: the
+    /// entries of `new` if it brings any (the main resource only), else those of `live`;
+    /// the fields the write added or changed move to `manager`'s `Update` entry.
+    pub(crate) fn update(&self, live: Option<&Value>, new: &mut Value, manager: &str) {
+        let incoming = if self.subresource.is_empty() {
+            decode(new)
+        } else {
+            None
+        };
+        let mut entries = incoming
+            .or_else(|| live.and_then(decode))
+            .unwrap_or_default();
+        let old = live.map_or_else(|| self.zero.clone(), without_managed_fields);
+        let cur = without_managed_fields(new);
+        let ignored = self.ignored(&[&old, &cur]);
+        let c = typed::compare(&self.schema, &self.schema.root, &old, &cur).exclude(&ignored);
+        let changed = c.modified.union(&c.added);
+        for e in &mut entries {
+            e.set = e.set.difference(&changed).difference(&c.removed);
+        }
+        entries.retain(|e| !e.set.is_empty());
+        let mine = changed
+            .recursive_difference(&ignored)
+            .difference(&strip_set());
+        if !mine.is_empty() {
+            let now = meta::now_rfc3339();
+            match entries
+                .iter_mut()
+                .find(|e| e.is(manager, UPDATE, &self.api_version, &self.subresource))
+            {
+                Some(e) => {
+                    e.set = e.set.union(&mine);
+                    e.time = Some(now);
+                }
+                None => entries.push(Entry {
+                    manager: manager.to_owned(),
+                    operation: UPDATE.into(),
+                    api_version: self.api_version.clone(),
+                    time: Some(now),
+                    subresource: self.subresource.clone(),
+                    set: mine,
+                }),
+            }
+        }
+        encode(new, entries);
+    }
+
+    /// Server-side apply of `config` by `manager` to `live` (`None`: the object does not exist
+    /// yet). Returns the new object with its `managedFields`, or the conflicts as kube-apiserver
+    /// reports them (409) unless `force`.
+    pub(crate) fn apply(
+        &self,
+        live: Option<&Value>,
+        config: &Value,
+        manager: &str,
+        force: bool,
+    ) -> Result<Value, ApiError> {
+        let root = &self.schema.root;
+        let mut entries = live.and_then(decode).unwrap_or_default();
+        let old = live.map_or_else(|| json!({}), without_managed_fields);
+        let config = without_managed_fields(config);
+        let ignored = self.ignored(&[&old, &config]);
+        let set = typed::to_field_set(&self.schema, root, &config).recursive_difference(&ignored);
+        let mut merged = typed::merge(&self.schema, root, Some(&old), Some(&config));
+        let position = entries
+            .iter()
+            .position(|e| e.is(manager, APPLY, &self.api_version, &self.subresource));
+        let last = position.map(|i| entries[i].set.clone());
+        let previous_time = position.and_then(|i| entries[i].time.clone());
+        if let Some(i) = position {
+            entries.remove(i);
+        }
+        if let Some(last) = last {
+            let mut owned = set.clone();
+            for e in &entries {
+                owned = owned.union(&e.set);
+            }
+            let gone = last.difference(&owned).difference(&strip_set());
+            if !gone.is_empty() {
+                merged = typed::remove(&self.schema, root, &merged, &gone);
+            }
+        }
+        let compared = live.map_or_else(|| self.zero.clone(), without_managed_fields);
+        let c = typed::compare(&self.schema, root, &compared, &merged).exclude(&ignored);
+        let changed = c.modified.union(&c.added);
+        let mut conflicts: Vec<(String, String, Path)> = Vec::new();
+        for e in &entries {
+            for p in e.set.intersection(&changed).paths() {
+                conflicts.push((e.identifier(), e.printed(), p));
+            }
+        }
+        if !conflicts.is_empty() && !force {
+            return Err(conflict_error(conflicts));
+        }
+        for e in &mut entries {
+            e.set = e.set.difference(&changed).difference(&c.removed);
+        }
+        entries.retain(|e| !e.set.is_empty());
+        let changed_object = live.is_none_or(|l| without_managed_fields(l) != merged);
+        let mine = set.difference(&strip_set());
+        if !mine.is_empty() {
+            entries.push(Entry {
+                manager: manager.to_owned(),
+                operation: APPLY.into(),
+                api_version: self.api_version.clone(),
+                time: if changed_object {
+                    Some(meta::now_rfc3339())
+                } else {
+                    previous_time
+                },
+                subresource: self.subresource.clone(),
+                set: mine,
+            });
+        }
+        encode(&mut merged, entries);
+        Ok(merged)
+    }
+}
+
+/// kube-apiserver's 409 for apply conflicts: one cause per field, sorted by manager and path.
+fn conflict_error(mut conflicts: Vec<(String, String, Path)>) -> ApiError {
+    conflicts.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.2.cmp(&b.2)));
+    let causes: Vec<Value> = conflicts
+        .iter()
+        .map(|(_, printed, p)| {
+            json!({"reason": "FieldManagerConflict", "message": format!("conflict with {printed}"), "field": path_string(p)})
+        })
+        .collect();
+    let message = if let [(_, printed, p)] = conflicts.as_slice() {
+        format!(
+            "Apply failed with 1 conflict: conflict with {printed}: {}",
+            path_string(p)
+        )
+    } else {
+        let mut lines = Vec::new();
+        let mut by_manager: Vec<(&String, &String)> = Vec::new();
+        for (id, printed, _) in &conflicts {
+            if !by_manager.iter().any(|(i, _)| *i == id) {
+                by_manager.push((id, printed));
+            }
+        }
+        by_manager.sort_by(|a, b| a.0.cmp(b.0));
+        for (id, printed) in by_manager {
+            lines.push(format!("conflicts with {printed}:"));
+            for (_, _, p) in conflicts.iter().filter(|c| &c.0 == id) {
+                lines.push(format!("- {}", path_string(p)));
+            }
+        }
+        format!(
+            "Apply failed with {} conflicts: {}",
+            conflicts.len(),
+            lines.join("\n")
+        )
+    };
+    ApiError::new(409, "Conflict", message).with_details(json!({"causes": causes}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm() -> FieldManager {
+        FieldManager::new(
+            Schema::builtin("", "v1", "ConfigMap"),
+            "v1",
+            "",
+            Reset::Nothing,
+            false,
+        )
+    }
+
+    fn fields_of(obj: &Value) -> Vec<(String, String, Value)> {
+        obj["metadata"]["managedFields"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|e| {
+                        (
+                            e["manager"].as_str().unwrap_or_default().to_owned(),
+                            e["operation"].as_str().unwrap_or_default().to_owned(),
+                            e["fieldsV1"].clone(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_create_should_own_every_field_it_sets() {
+        let mut new = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"a": "1"}}, "data": {"k": "v"}});
+        cm().update(None, &mut new, "writer");
+        assert_eq!(
+            fields_of(&new),
+            [(
+                "writer".into(),
+                "Update".into(),
+                json!({"f:data": {".": {}, "f:k": {}}, "f:metadata": {"f:labels": {".": {}, "f:a": {}}}})
+            )]
+        );
+    }
+
+    #[test]
+    fn an_update_should_take_the_fields_it_changes_from_an_applier() {
+        let fm = cm();
+        let applied = fm
+            .apply(
+                None,
+                &json!({"metadata": {"name": "c"}, "data": {"k": "v"}}),
+                "mgr-a",
+                false,
+            )
+            .unwrap();
+        let mut edited = applied.clone();
+        edited["data"]["k"] = json!("edited");
+        fm.update(Some(&applied), &mut edited, "editor");
+        assert_eq!(
+            fields_of(&edited),
+            [(
+                "editor".into(),
+                "Update".into(),
+                json!({"f:data": {"f:k": {}}})
+            )]
+        );
+        let err = fm
+            .apply(
+                Some(&edited),
+                &json!({"metadata": {"name": "c"}, "data": {"k": "v"}}),
+                "mgr-a",
+                false,
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.message,
+            "Apply failed with 1 conflict: conflict with \"editor\" using v1: .data.k"
+        );
+    }
+
+    #[test]
+    fn conflicts_with_several_fields_should_be_listed_per_manager() {
+        let fm = cm();
+        let a = fm
+            .apply(None, &json!({"metadata": {"name": "c", "labels": {"l": "1"}}, "data": {"k": "v", "j": "1"}}), "mgr-a", false)
+            .unwrap();
+        let err = fm
+            .apply(Some(&a), &json!({"metadata": {"name": "c", "labels": {"l": "2"}}, "data": {"k": "o", "j": "2"}}), "mgr-b", false)
+            .unwrap_err();
+        assert_eq!(err.code, 409);
+        assert_eq!(
+            err.message,
+            "Apply failed with 3 conflicts: conflicts with \"mgr-a\":\n- .data.j\n- .data.k\n- .metadata.labels.l"
+        );
+        let forced = fm
+            .apply(
+                Some(&a),
+                &json!({"metadata": {"name": "c"}, "data": {"k": "o"}}),
+                "mgr-b",
+                true,
+            )
+            .unwrap();
+        assert_eq!(
+            fields_of(&forced),
+            [
+                (
+                    "mgr-a".into(),
+                    "Apply".into(),
+                    json!({"f:data": {"f:j": {}}, "f:metadata": {"f:labels": {"f:l": {}}}})
+                ),
+                (
+                    "mgr-b".into(),
+                    "Apply".into(),
+                    json!({"f:data": {"f:k": {}}})
+                )
+            ]
+        );
+    }
+
+    #[test]
+    fn an_applier_should_remove_what_it_stops_applying_unless_another_owns_it() {
+        let fm = cm();
+        let a = fm
+            .apply(
+                None,
+                &json!({"metadata": {"name": "c"}, "data": {"k": "v", "s": "shared", "gone": "1"}}),
+                "mgr-a",
+                false,
+            )
+            .unwrap();
+        let b = fm
+            .apply(
+                Some(&a),
+                &json!({"metadata": {"name": "c"}, "data": {"s": "shared"}}),
+                "mgr-b",
+                false,
+            )
+            .unwrap();
+        assert!(b["metadata"]["managedFields"][0].get("time").is_none());
+        let a2 = fm
+            .apply(
+                Some(&b),
+                &json!({"metadata": {"name": "c"}, "data": {"k": "v"}}),
+                "mgr-a",
+                false,
+            )
+            .unwrap();
+        assert_eq!(a2["data"], json!({"k": "v", "s": "shared"}));
+    }
+}
