@@ -385,11 +385,10 @@ async fn a_relist_should_deliver_missed_deletions_as_tombstones_and_missed_updat
         calls.iter().any(|c| matches!(c, Call::Update { key, new_rv: n, resync: false, .. } if key == "default/cm2" && *n == new_rv)),
         "{calls:?}"
     );
-    assert!(
-        errors.lock().iter().any(|r| r == "expired"),
-        "{:?}",
-        errors.lock()
-    );
+    // As client-go's reflector: a watch that ends with 410 Expired (or is
+    // throttled with 429) ends the cycle quietly and relists; neither error
+    // reaches the watch error handler.
+    assert!(errors.lock().is_empty(), "{:?}", errors.lock());
     assert!(informer.get_indexer().get_by_key("default/cm1").is_none());
     assert_ne!(informer.last_sync_resource_version(), before);
     running.stop().await;
