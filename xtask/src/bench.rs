@@ -1,5 +1,6 @@
 //! `cargo xtask bench`: runs every crate's criterion benchmarks and prints
-//! one table of medians, also written to `target/kcr-bench.md`.
+//! one table of medians, followed by the initial-sync table of kcr-informer's
+//! `initial_sync` bench, also written to `target/kcr-bench.md`.
 
 use crate::cmd::run;
 use serde_json::Value;
@@ -7,15 +8,22 @@ use std::path::{Path, PathBuf};
 
 /// Runs the benchmarks (extra arguments go to `cargo bench`) and summarises.
 pub fn bench(args: &[String]) -> Result<(), String> {
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    // kcr-informer's `initial_sync` bench writes its own table there.
+    let initial_sync = target.join("kcr-initial-sync.md");
+    let _ = std::fs::remove_file(&initial_sync);
     let mut cargo_args = vec!["bench", "--workspace"];
     cargo_args.extend(args.iter().map(String::as_str));
     run(None, "cargo", &cargo_args, &[])?;
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
     let mut rows = Vec::new();
     collect(&target.join("criterion"), &mut rows);
     rows.sort_by(|a, b| a.id.cmp(&b.id));
-    let table = render(&rows);
+    let mut table = render(&rows);
+    if let Ok(extra) = std::fs::read_to_string(&initial_sync) {
+        table.push('\n');
+        table.push_str(&extra);
+    }
     print!("{table}");
     let out = target.join("kcr-bench.md");
     std::fs::write(&out, &table).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
