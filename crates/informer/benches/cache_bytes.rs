@@ -18,6 +18,13 @@
 //! counts show how much it adds. Run with
 //! `cargo bench -p kcr-informer --bench cache_bytes`
 //! (`KCR_BENCH_OBJECTS` to change the count).
+//!
+//! Last run (50,000 objects): a decoded ConfigMap is 8,015 bytes with its
+//! managedFields, 2,639 without (3,008 with glibc's per-allocation cost), of
+//! which the three `BTreeMap` nodes (labels, annotations, data: 544 bytes
+//! each however few entries) are 1,632 and the `Arc` with the inline struct
+//! 448; kcr's informer holds 2,871 bytes per object all-in (cache keys, table
+//! and namespace index 163 of them), kube-runtime's `Store` 2,853.
 
 #![allow(missing_docs)]
 
