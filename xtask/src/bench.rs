@@ -1,5 +1,6 @@
 //! `cargo xtask bench`: runs criterion benchmarks and prints one table of
-//! medians, also written to `target/kcr-bench.md`.
+//! medians, followed by the table of kcr-informer's `initial_sync` bench when
+//! it ran, also written to `target/kcr-bench.md`.
 
 use crate::cmd::run;
 use serde_json::Value;
@@ -75,24 +76,32 @@ impl Args {
 
 /// Runs the benchmarks and summarises them.
 pub fn bench(args: &Args) -> Result<(), String> {
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    // kcr-informer's `initial_sync` bench writes its own table there.
+    let initial_sync = target.join("kcr-initial-sync.md");
+    let _ = std::fs::remove_file(&initial_sync);
     let cargo_args = args.cargo_args();
     let cargo_args: Vec<&str> = cargo_args.iter().map(String::as_str).collect();
     run(None, "cargo", &cargo_args, &[])?;
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
     let mut rows = Vec::new();
     collect(&target.join("criterion"), &mut rows);
     if let Some(filter) = &args.filter {
         rows.retain(|r| r.id.contains(filter.as_str()));
     }
-    if rows.is_empty() {
+    let initial_sync_table = std::fs::read_to_string(&initial_sync).ok();
+    if rows.is_empty() && initial_sync_table.is_none() {
         return Err(format!(
             "no criterion results under {}: no benchmark matched",
             target.join("criterion").display()
         ));
     }
     rows.sort_by(|a, b| a.id.cmp(&b.id));
-    let table = render(&rows);
+    let mut table = render(&rows);
+    if let Some(extra) = initial_sync_table {
+        table.push('\n');
+        table.push_str(&extra);
+    }
     print!("{table}");
     let out = target.join("kcr-bench.md");
     std::fs::write(&out, &table).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
