@@ -83,6 +83,7 @@ mod reflector;
 mod retry_with_deadline;
 mod store;
 
+pub use api::{ApiListerWatcher, DEFAULT_MAX_EVENT_BYTES};
 pub use backoff::BackoffConfig;
 pub use error::{Error, Result};
 pub use listwatch::{
