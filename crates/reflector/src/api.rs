@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::listwatch::{
     Bookmark, ListOptions, ListerWatcher, ObjectList, WatchEvent, WatchOptions, WatchStream,
 };
+use crate::without_managed_fields::{WithoutManagedFields, items_without_managed_fields};
 
 /// The default limit on one watch event (one line of a watch response):
 /// 8 MiB. The API server refuses requests over 3 MiB and etcd stores objects
@@ -39,7 +40,23 @@ pub const DEFAULT_MAX_EVENT_BYTES: usize = 8 << 20;
 #[derive(Clone, Debug)]
 pub struct ApiListerWatcher<K> {
     api: Api<K>,
-    max_event_bytes: usize,
+    decoding: Decoding,
+}
+
+/// How list and watch bodies are decoded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Decoding {
+    pub(crate) max_event_bytes: usize,
+    pub(crate) drop_managed_fields: bool,
+}
+
+impl Default for Decoding {
+    fn default() -> Self {
+        Self {
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            drop_managed_fields: false,
+        }
+    }
 }
 
 impl<K> ApiListerWatcher<K> {
@@ -47,7 +64,7 @@ impl<K> ApiListerWatcher<K> {
     pub fn new(api: Api<K>) -> Self {
         Self {
             api,
-            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            decoding: Decoding::default(),
         }
     }
 
@@ -55,7 +72,17 @@ impl<K> ApiListerWatcher<K> {
     /// [`DEFAULT_MAX_EVENT_BYTES`]).
     #[must_use]
     pub fn max_event_bytes(mut self, max_event_bytes: usize) -> Self {
-        self.max_event_bytes = max_event_bytes;
+        self.decoding.max_event_bytes = max_event_bytes;
+        self
+    }
+
+    /// Decodes every listed or watched object without its
+    /// `metadata.managedFields`: the field is skipped as it is read, never
+    /// built (default `false`: objects are decoded whole). For an informer
+    /// that drops managed fields anyway, this saves building them.
+    #[must_use]
+    pub fn drop_managed_fields(mut self, drop: bool) -> Self {
+        self.decoding.drop_managed_fields = drop;
         self
     }
 }
@@ -66,11 +93,11 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
-        api_list(&self.api, options).await
+        api_list(&self.api, options, self.decoding).await
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
-        api_watch(&self.api, options, self.max_event_bytes).await
+        api_watch(&self.api, options, self.decoding).await
     }
 }
 
@@ -80,15 +107,19 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
-        api_list(self, options).await
+        api_list(self, options, Decoding::default()).await
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
-        api_watch(self, options, DEFAULT_MAX_EVENT_BYTES).await
+        api_watch(self, options, Decoding::default()).await
     }
 }
 
-async fn api_list<K>(api: &Api<K>, options: &ListOptions) -> Result<ObjectList<K>>
+async fn api_list<K>(
+    api: &Api<K>,
+    options: &ListOptions,
+    decoding: Decoding,
+) -> Result<ObjectList<K>>
 where
     K: Resource + Clone + DeserializeOwned,
 {
@@ -105,13 +136,13 @@ where
         .await
         .map_err(|e| Error::Read(Box::new(e)))?
         .to_bytes();
-    decode_list(&body)
+    decode_list_with(&body, decoding.drop_managed_fields)
 }
 
 async fn api_watch<K>(
     api: &Api<K>,
     options: &WatchOptions,
-    max_event_bytes: usize,
+    decoding: Decoding,
 ) -> Result<WatchStream<K>>
 where
     K: Resource + Clone + DeserializeOwned + Send + 'static,
@@ -123,7 +154,7 @@ where
         JSON
     };
     let response = send(api, url, accept).await?;
-    Ok(watch_events(response.into_body().into_data_stream(), max_event_bytes).boxed())
+    Ok(watch_events(response.into_body().into_data_stream(), decoding).boxed())
 }
 
 const JSON: &str = "application/json";
@@ -283,6 +314,15 @@ struct TypedList<K> {
 }
 
 #[derive(Deserialize)]
+#[serde(bound(deserialize = "K: DeserializeOwned"))]
+struct TypedListWithoutManagedFields<K> {
+    #[serde(default)]
+    metadata: ListMetaLite,
+    #[serde(default, deserialize_with = "items_without_managed_fields")]
+    items: Vec<K>,
+}
+
+#[derive(Deserialize)]
 struct RawList<'a> {
     #[serde(default, borrow, deserialize_with = "null_as_empty")]
     items: Vec<&'a RawValue>,
@@ -290,13 +330,28 @@ struct RawList<'a> {
 
 /// Decodes a list body. The fast path decodes straight into `K`; only when
 /// that fails is the body walked again to name the object at fault.
+#[cfg(test)]
 pub(crate) fn decode_list<K: DeserializeOwned>(body: &[u8]) -> Result<ObjectList<K>> {
-    match serde_json::from_slice::<TypedList<K>>(body) {
-        Ok(list) => Ok(ObjectList {
-            items: list.items,
-            resource_version: list.metadata.resource_version.unwrap_or_default(),
-            continue_token: list.metadata.continue_token.filter(|t| !t.is_empty()),
-            remaining_item_count: list.metadata.remaining_item_count,
+    decode_list_with(body, false)
+}
+
+/// [`decode_list`], skipping each object's managedFields when asked.
+pub(crate) fn decode_list_with<K: DeserializeOwned>(
+    body: &[u8],
+    drop_managed_fields: bool,
+) -> Result<ObjectList<K>> {
+    let decoded = if drop_managed_fields {
+        serde_json::from_slice::<TypedListWithoutManagedFields<K>>(body)
+            .map(|l| (l.metadata, l.items))
+    } else {
+        serde_json::from_slice::<TypedList<K>>(body).map(|l| (l.metadata, l.items))
+    };
+    match decoded {
+        Ok((metadata, items)) => Ok(ObjectList {
+            items,
+            resource_version: metadata.resource_version.unwrap_or_default(),
+            continue_token: metadata.continue_token.filter(|t| !t.is_empty()),
+            remaining_item_count: metadata.remaining_item_count,
         }),
         Err(whole) => {
             let raw = match serde_json::from_slice::<RawList<'_>>(body) {
@@ -380,7 +435,16 @@ struct BookmarkObject {
 }
 
 /// Decodes one line of a watch. `None` for a blank line.
+#[cfg(test)]
 pub(crate) fn decode_event<K: DeserializeOwned>(line: &[u8]) -> Option<Result<WatchEvent<K>>> {
+    decode_event_with(line, false)
+}
+
+/// [`decode_event`], skipping the object's managedFields when asked.
+pub(crate) fn decode_event_with<K: DeserializeOwned>(
+    line: &[u8],
+    drop_managed_fields: bool,
+) -> Option<Result<WatchEvent<K>>> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
@@ -400,7 +464,12 @@ pub(crate) fn decode_event<K: DeserializeOwned>(line: &[u8]) -> Option<Result<Wa
         }
     };
     let object = |raw_object: &RawValue| {
-        serde_json::from_str::<K>(raw_object.get()).map_err(|e| decode_error(raw_object, e))
+        let decoded = if drop_managed_fields {
+            serde_json::from_str::<WithoutManagedFields<K>>(raw_object.get()).map(|o| o.0)
+        } else {
+            serde_json::from_str::<K>(raw_object.get())
+        };
+        decoded.map_err(|e| decode_error(raw_object, e))
     };
     Some(match &*raw.event_type {
         "ADDED" => object(raw.object).map(WatchEvent::Added),
@@ -502,7 +571,7 @@ impl LineBuffer {
 /// than `max_event_bytes` ends it after one `Err(Error::EventTooLarge)`.
 pub(crate) fn watch_events<K, S, E>(
     body: S,
-    max_event_bytes: usize,
+    decoding: Decoding,
 ) -> impl Stream<Item = Result<WatchEvent<K>>> + Send
 where
     K: DeserializeOwned + Send + 'static,
@@ -516,23 +585,24 @@ where
     }
     let state = State {
         body,
-        lines: LineBuffer::new(max_event_bytes),
+        lines: LineBuffer::new(decoding.max_event_bytes),
         done: false,
     };
-    futures::stream::unfold(state, |mut state| async move {
+    let drop_managed_fields = decoding.drop_managed_fields;
+    futures::stream::unfold(state, move |mut state| async move {
         loop {
             if state.done {
                 // A final line without a newline.
                 let rest = state.lines.rest();
                 if rest.has_remaining()
-                    && let Some(item) = decode_event::<K>(&rest)
+                    && let Some(item) = decode_event_with::<K>(&rest, drop_managed_fields)
                 {
                     return Some((item, state));
                 }
                 return None;
             }
             match state.lines.next_line() {
-                Ok(Some(line)) => match decode_event::<K>(&line) {
+                Ok(Some(line)) => match decode_event_with::<K>(&line, drop_managed_fields) {
                     Some(item) => return Some((item, state)),
                     None => continue,
                 },
@@ -682,7 +752,7 @@ mod tests {
             )),
         ];
         let events: Vec<_> =
-            watch_events::<ConfigMap, _, _>(futures::stream::iter(chunks), DEFAULT_MAX_EVENT_BYTES)
+            watch_events::<ConfigMap, _, _>(futures::stream::iter(chunks), Decoding::default())
                 .collect()
                 .await;
         assert_eq!(events.len(), 2);
@@ -742,14 +812,68 @@ mod tests {
             Ok(Bytes::from(vec![b' '; 100])),
             Ok(Bytes::from(vec![b' '; 100])),
         ];
-        let events: Vec<_> = watch_events::<ConfigMap, _, _>(futures::stream::iter(chunks), 150)
-            .collect()
-            .await;
+        let events: Vec<_> = watch_events::<ConfigMap, _, _>(
+            futures::stream::iter(chunks),
+            Decoding {
+                max_event_bytes: 150,
+                drop_managed_fields: false,
+            },
+        )
+        .collect()
+        .await;
         assert_eq!(events.len(), 2, "{events:?}");
         assert!(matches!(events[0], Ok(WatchEvent::Added(_))));
         assert!(matches!(
             events[1],
             Err(Error::EventTooLarge { limit: 150 })
+        ));
+    }
+
+    const WITH_MANAGED_FIELDS: &str = r#"{"metadata":{"name":"a","namespace":"ns","resourceVersion":"3",
+        "managedFields":[{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:data":{}}}]},
+        "data":{"k":"v"}}"#;
+
+    #[test]
+    fn decode_list_should_skip_managed_fields_only_when_asked() {
+        let body = format!(
+            r#"{{"metadata":{{"resourceVersion":"4"}},"items":[{WITH_MANAGED_FIELDS},{WITH_MANAGED_FIELDS}]}}"#
+        );
+        let kept =
+            decode_list_with::<ConfigMap>(body.as_bytes(), false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            kept.items
+                .iter()
+                .all(|cm| cm.metadata.managed_fields.is_some())
+        );
+        let dropped =
+            decode_list_with::<ConfigMap>(body.as_bytes(), true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(dropped.items.len(), 2);
+        assert_eq!(dropped.resource_version, "4");
+        assert!(
+            dropped
+                .items
+                .iter()
+                .all(|cm| cm.metadata.managed_fields.is_none())
+        );
+        assert!(dropped.items.iter().all(|cm| cm.data == kept.items[0].data));
+        let null_items = decode_list_with::<ConfigMap>(br#"{"items":null}"#, true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(null_items.items.is_empty());
+    }
+
+    #[test]
+    fn decode_event_should_skip_managed_fields_only_when_asked() {
+        let line = format!(r#"{{"type":"MODIFIED","object":{WITH_MANAGED_FIELDS}}}"#);
+        let managed = |drop| match decode_event_with::<ConfigMap>(line.as_bytes(), drop) {
+            Some(Ok(WatchEvent::Modified(cm))) => cm.metadata.managed_fields.is_some(),
+            other => panic!("expected an update, got {other:?}"),
+        };
+        assert!(managed(false));
+        assert!(!managed(true));
+        let bad = br#"{"type":"ADDED","object":{"metadata":{"name":"b","namespace":"ns","managedFields":[]},"data":{"k":5}}}"#;
+        assert!(matches!(
+            decode_event_with::<ConfigMap>(bad, true),
+            Some(Err(Error::Decode { ref name, .. })) if name == "ns/b"
         ));
     }
 }
