@@ -22,6 +22,84 @@ use crate::error::{Error, Result};
 use crate::listwatch::{
     Bookmark, ListOptions, ListerWatcher, ObjectList, WatchEvent, WatchOptions, WatchStream,
 };
+use crate::without_managed_fields::{WithoutManagedFields, items_without_managed_fields};
+
+/// The default limit on one watch event (one line of a watch response):
+/// 8 MiB. The API server refuses requests over 3 MiB and etcd stores objects
+/// up to 1.5 MiB; the JSON it sends back adds `managedFields`, escaping and
+/// the event's envelope, so the largest real object stays well below this.
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 8 << 20;
+
+/// The [`ListerWatcher`] of a [`kube::Api`], with a limit on the size of one
+/// watch event (`Api<K>` itself is a lister-watcher with the default limit,
+/// [`DEFAULT_MAX_EVENT_BYTES`]).
+///
+/// A watch line that grows past the limit without ending is refused with
+/// [`Error::EventTooLarge`] as soon as it does, so a server that never ends
+/// a line cannot make the reflector's memory grow without bound.
+#[derive(Clone, Debug)]
+pub struct ApiListerWatcher<K> {
+    api: Api<K>,
+    decoding: Decoding,
+}
+
+/// How list and watch bodies are decoded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Decoding {
+    pub(crate) max_event_bytes: usize,
+    pub(crate) drop_managed_fields: bool,
+}
+
+impl Default for Decoding {
+    fn default() -> Self {
+        Self {
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            drop_managed_fields: false,
+        }
+    }
+}
+
+impl<K> ApiListerWatcher<K> {
+    /// Lists and watches through `api`, with the default event limit.
+    pub fn new(api: Api<K>) -> Self {
+        Self {
+            api,
+            decoding: Decoding::default(),
+        }
+    }
+
+    /// The largest watch event accepted, in bytes (default
+    /// [`DEFAULT_MAX_EVENT_BYTES`]).
+    #[must_use]
+    pub fn max_event_bytes(mut self, max_event_bytes: usize) -> Self {
+        self.decoding.max_event_bytes = max_event_bytes;
+        self
+    }
+
+    /// Decodes every listed or watched object without its
+    /// `metadata.managedFields`: the field is skipped as it is read, never
+    /// built (default `false`: objects are decoded whole). For an informer
+    /// that drops managed fields anyway, this saves building them.
+    #[must_use]
+    pub fn drop_managed_fields(mut self, drop: bool) -> Self {
+        self.decoding.drop_managed_fields = drop;
+        self
+    }
+}
+
+#[async_trait]
+impl<K> ListerWatcher<K> for ApiListerWatcher<K>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
+        api_list(&self.api, options, self.decoding).await
+    }
+
+    async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
+        api_watch(&self.api, options, self.decoding).await
+    }
+}
 
 #[async_trait]
 impl<K> ListerWatcher<K> for Api<K>
@@ -29,32 +107,54 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
-        let url = list_url(self.resource_url(), options);
-        let accept = if K::metadata_api() {
-            METADATA_LIST_ACCEPT
-        } else {
-            JSON
-        };
-        let response = send(self, url, accept).await?;
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| Error::Read(Box::new(e)))?
-            .to_bytes();
-        decode_list(&body)
+        api_list(self, options, Decoding::default()).await
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
-        let url = watch_url(self.resource_url(), options);
-        let accept = if K::metadata_api() {
-            METADATA_ACCEPT
-        } else {
-            JSON
-        };
-        let response = send(self, url, accept).await?;
-        Ok(watch_events(response.into_body().into_data_stream()).boxed())
+        api_watch(self, options, Decoding::default()).await
     }
+}
+
+async fn api_list<K>(
+    api: &Api<K>,
+    options: &ListOptions,
+    decoding: Decoding,
+) -> Result<ObjectList<K>>
+where
+    K: Resource + Clone + DeserializeOwned,
+{
+    let url = list_url(api.resource_url(), options);
+    let accept = if K::metadata_api() {
+        METADATA_LIST_ACCEPT
+    } else {
+        JSON
+    };
+    let response = send(api, url, accept).await?;
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| Error::Read(Box::new(e)))?
+        .to_bytes();
+    decode_list_with(&body, decoding.drop_managed_fields)
+}
+
+async fn api_watch<K>(
+    api: &Api<K>,
+    options: &WatchOptions,
+    decoding: Decoding,
+) -> Result<WatchStream<K>>
+where
+    K: Resource + Clone + DeserializeOwned + Send + 'static,
+{
+    let url = watch_url(api.resource_url(), options);
+    let accept = if K::metadata_api() {
+        METADATA_ACCEPT
+    } else {
+        JSON
+    };
+    let response = send(api, url, accept).await?;
+    Ok(watch_events(response.into_body().into_data_stream(), decoding).boxed())
 }
 
 const JSON: &str = "application/json";
@@ -214,6 +314,15 @@ struct TypedList<K> {
 }
 
 #[derive(Deserialize)]
+#[serde(bound(deserialize = "K: DeserializeOwned"))]
+struct TypedListWithoutManagedFields<K> {
+    #[serde(default)]
+    metadata: ListMetaLite,
+    #[serde(default, deserialize_with = "items_without_managed_fields")]
+    items: Vec<K>,
+}
+
+#[derive(Deserialize)]
 struct RawList<'a> {
     #[serde(default, borrow, deserialize_with = "null_as_empty")]
     items: Vec<&'a RawValue>,
@@ -221,13 +330,28 @@ struct RawList<'a> {
 
 /// Decodes a list body. The fast path decodes straight into `K`; only when
 /// that fails is the body walked again to name the object at fault.
+#[cfg(test)]
 pub(crate) fn decode_list<K: DeserializeOwned>(body: &[u8]) -> Result<ObjectList<K>> {
-    match serde_json::from_slice::<TypedList<K>>(body) {
-        Ok(list) => Ok(ObjectList {
-            items: list.items,
-            resource_version: list.metadata.resource_version.unwrap_or_default(),
-            continue_token: list.metadata.continue_token.filter(|t| !t.is_empty()),
-            remaining_item_count: list.metadata.remaining_item_count,
+    decode_list_with(body, false)
+}
+
+/// [`decode_list`], skipping each object's managedFields when asked.
+pub(crate) fn decode_list_with<K: DeserializeOwned>(
+    body: &[u8],
+    drop_managed_fields: bool,
+) -> Result<ObjectList<K>> {
+    let decoded = if drop_managed_fields {
+        serde_json::from_slice::<TypedListWithoutManagedFields<K>>(body)
+            .map(|l| (l.metadata, l.items))
+    } else {
+        serde_json::from_slice::<TypedList<K>>(body).map(|l| (l.metadata, l.items))
+    };
+    match decoded {
+        Ok((metadata, items)) => Ok(ObjectList {
+            items,
+            resource_version: metadata.resource_version.unwrap_or_default(),
+            continue_token: metadata.continue_token.filter(|t| !t.is_empty()),
+            remaining_item_count: metadata.remaining_item_count,
         }),
         Err(whole) => {
             let raw = match serde_json::from_slice::<RawList<'_>>(body) {
@@ -311,7 +435,16 @@ struct BookmarkObject {
 }
 
 /// Decodes one line of a watch. `None` for a blank line.
+#[cfg(test)]
 pub(crate) fn decode_event<K: DeserializeOwned>(line: &[u8]) -> Option<Result<WatchEvent<K>>> {
+    decode_event_with(line, false)
+}
+
+/// [`decode_event`], skipping the object's managedFields when asked.
+pub(crate) fn decode_event_with<K: DeserializeOwned>(
+    line: &[u8],
+    drop_managed_fields: bool,
+) -> Option<Result<WatchEvent<K>>> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
@@ -331,7 +464,12 @@ pub(crate) fn decode_event<K: DeserializeOwned>(line: &[u8]) -> Option<Result<Wa
         }
     };
     let object = |raw_object: &RawValue| {
-        serde_json::from_str::<K>(raw_object.get()).map_err(|e| decode_error(raw_object, e))
+        let decoded = if drop_managed_fields {
+            serde_json::from_str::<WithoutManagedFields<K>>(raw_object.get()).map(|o| o.0)
+        } else {
+            serde_json::from_str::<K>(raw_object.get())
+        };
+        decoded.map_err(|e| decode_error(raw_object, e))
     };
     Some(match &*raw.event_type {
         "ADDED" => object(raw.object).map(WatchEvent::Added),
@@ -359,9 +497,82 @@ pub(crate) fn decode_event<K: DeserializeOwned>(line: &[u8]) -> Option<Result<Wa
     })
 }
 
+/// The lines of a watch body as its chunks arrive. Each byte is examined
+/// once (a chunk is searched for a newline from where the previous search
+/// stopped, not from the start of the pending line), so a long line costs
+/// time linear in its length; and a line longer than the limit is refused
+/// as soon as it is, so the buffer never holds more than the limit plus one
+/// chunk.
+#[derive(Debug)]
+pub(crate) struct LineBuffer {
+    buffer: BytesMut,
+    /// The first bytes of `buffer` known to hold no newline.
+    searched: usize,
+    max_line: usize,
+    /// How many bytes were examined in all (for tests).
+    examined: u64,
+}
+
+impl LineBuffer {
+    pub(crate) fn new(max_line: usize) -> Self {
+        Self {
+            buffer: BytesMut::new(),
+            searched: 0,
+            max_line,
+            examined: 0,
+        }
+    }
+
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
+        self.buffer.extend_from_slice(chunk);
+    }
+
+    /// The next complete line (without its newline), `Ok(None)` when more
+    /// bytes are needed, or the limit when the pending line exceeds it.
+    pub(crate) fn next_line(&mut self) -> Result<Option<BytesMut>, usize> {
+        let fresh = &self.buffer[self.searched..];
+        let found = fresh.iter().position(|b| *b == b'\n');
+        self.examined += found.map_or(fresh.len(), |p| p + 1) as u64;
+        match found {
+            Some(pos) => {
+                let end = self.searched + pos;
+                self.searched = 0;
+                if end > self.max_line {
+                    return Err(self.max_line);
+                }
+                let mut line = self.buffer.split_to(end + 1);
+                line.truncate(end);
+                Ok(Some(line))
+            }
+            None => {
+                self.searched = self.buffer.len();
+                if self.buffer.len() > self.max_line {
+                    return Err(self.max_line);
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// What is left once the body has ended (a last line without a newline).
+    pub(crate) fn rest(&mut self) -> BytesMut {
+        self.searched = 0;
+        self.buffer.split()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn examined(&self) -> u64 {
+        self.examined
+    }
+}
+
 /// Splits a body into lines and decodes each as a watch event. A transport
-/// error ends the stream after one `Err(Error::Read)` item.
-pub(crate) fn watch_events<K, S, E>(body: S) -> impl Stream<Item = Result<WatchEvent<K>>> + Send
+/// error ends the stream after one `Err(Error::Read)` item; a line longer
+/// than `max_event_bytes` ends it after one `Err(Error::EventTooLarge)`.
+pub(crate) fn watch_events<K, S, E>(
+    body: S,
+    decoding: Decoding,
+) -> impl Stream<Item = Result<WatchEvent<K>>> + Send
 where
     K: DeserializeOwned + Send + 'static,
     S: Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
@@ -369,40 +580,47 @@ where
 {
     struct State<S> {
         body: S,
-        buffer: BytesMut,
+        lines: LineBuffer,
         done: bool,
     }
     let state = State {
         body,
-        buffer: BytesMut::new(),
+        lines: LineBuffer::new(decoding.max_event_bytes),
         done: false,
     };
-    futures::stream::unfold(state, |mut state| async move {
+    let drop_managed_fields = decoding.drop_managed_fields;
+    futures::stream::unfold(state, move |mut state| async move {
         loop {
-            if let Some(pos) = state.buffer.iter().position(|b| *b == b'\n') {
-                let line = state.buffer.split_to(pos + 1);
-                match decode_event::<K>(&line[..pos]) {
-                    Some(item) => return Some((item, state)),
-                    None => continue,
-                }
-            }
             if state.done {
                 // A final line without a newline.
-                if state.buffer.has_remaining() {
-                    let line = state.buffer.split();
-                    if let Some(item) = decode_event::<K>(&line) {
-                        return Some((item, state));
-                    }
+                let rest = state.lines.rest();
+                if rest.has_remaining()
+                    && let Some(item) = decode_event_with::<K>(&rest, drop_managed_fields)
+                {
+                    return Some((item, state));
                 }
                 return None;
             }
+            match state.lines.next_line() {
+                Ok(Some(line)) => match decode_event_with::<K>(&line, drop_managed_fields) {
+                    Some(item) => return Some((item, state)),
+                    None => continue,
+                },
+                Ok(None) => {}
+                Err(limit) => {
+                    state.done = true;
+                    state.lines = LineBuffer::new(0);
+                    return Some((Err(Error::EventTooLarge { limit }), state));
+                }
+            }
             match state.body.next().await {
-                Some(Ok(chunk)) => state.buffer.extend_from_slice(&chunk),
+                Some(Ok(chunk)) => state.lines.push(&chunk),
                 Some(Err(e)) => {
                     state.done = true;
-                    state.buffer.clear();
+                    state.lines = LineBuffer::new(0);
                     return Some((Err(Error::Read(Box::new(e))), state));
                 }
+                // The pending bytes were checked against the limit above.
                 None => state.done = true,
             }
         }
@@ -533,9 +751,10 @@ mod tests {
                 br#":{"name":"a","resourceVersion":"2"}}}"#,
             )),
         ];
-        let events: Vec<_> = watch_events::<ConfigMap, _, _>(futures::stream::iter(chunks))
-            .collect()
-            .await;
+        let events: Vec<_> =
+            watch_events::<ConfigMap, _, _>(futures::stream::iter(chunks), Decoding::default())
+                .collect()
+                .await;
         assert_eq!(events.len(), 2);
         assert!(
             matches!(&events[0], Ok(WatchEvent::Added(cm)) if cm.metadata.name.as_deref() == Some("a"))
@@ -543,5 +762,118 @@ mod tests {
         assert!(
             matches!(&events[1], Ok(WatchEvent::Deleted(cm)) if cm.metadata.resource_version.as_deref() == Some("2"))
         );
+    }
+
+    #[test]
+    fn line_buffer_should_examine_each_byte_once_however_a_long_line_is_chunked() {
+        // 8 MiB in 1 KiB chunks: a rescan from the line's start at each
+        // chunk would examine about 32 GiB.
+        let mut lines = LineBuffer::new(DEFAULT_MAX_EVENT_BYTES + 1);
+        let chunk = vec![b'x'; 1024];
+        let total = 8 << 20;
+        for _ in 0..total / 1024 {
+            lines.push(&chunk);
+            assert_eq!(lines.next_line(), Ok(None));
+        }
+        lines.push(b"\nnext");
+        let line = lines.next_line().ok().flatten().map(|l| l.len());
+        assert_eq!(line, Some(total));
+        assert!(
+            lines.examined() <= total as u64 + 1,
+            "examined {} bytes for a line of {total}",
+            lines.examined()
+        );
+        assert_eq!(lines.next_line(), Ok(None));
+        assert_eq!(&lines.rest()[..], b"next");
+    }
+
+    #[test]
+    fn line_buffer_should_refuse_a_line_longer_than_its_limit() {
+        let mut lines = LineBuffer::new(10);
+        lines.push(b"0123456789\n");
+        assert_eq!(lines.next_line().ok().flatten().map(|l| l.len()), Some(10));
+        lines.push(b"0123456789A");
+        assert_eq!(
+            lines.next_line(),
+            Err(10),
+            "no newline yet, already too long"
+        );
+        let mut lines = LineBuffer::new(10);
+        lines.push(b"0123456789AB\n");
+        assert_eq!(lines.next_line(), Err(10), "a whole line in one chunk");
+    }
+
+    #[tokio::test]
+    async fn watch_events_should_end_with_a_typed_error_on_a_line_over_the_limit() {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+            Ok(Bytes::from_static(
+                b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n",
+            )),
+            Ok(Bytes::from(vec![b' '; 100])),
+            Ok(Bytes::from(vec![b' '; 100])),
+        ];
+        let events: Vec<_> = watch_events::<ConfigMap, _, _>(
+            futures::stream::iter(chunks),
+            Decoding {
+                max_event_bytes: 150,
+                drop_managed_fields: false,
+            },
+        )
+        .collect()
+        .await;
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(matches!(events[0], Ok(WatchEvent::Added(_))));
+        assert!(matches!(
+            events[1],
+            Err(Error::EventTooLarge { limit: 150 })
+        ));
+    }
+
+    const WITH_MANAGED_FIELDS: &str = r#"{"metadata":{"name":"a","namespace":"ns","resourceVersion":"3",
+        "managedFields":[{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:data":{}}}]},
+        "data":{"k":"v"}}"#;
+
+    #[test]
+    fn decode_list_should_skip_managed_fields_only_when_asked() {
+        let body = format!(
+            r#"{{"metadata":{{"resourceVersion":"4"}},"items":[{WITH_MANAGED_FIELDS},{WITH_MANAGED_FIELDS}]}}"#
+        );
+        let kept =
+            decode_list_with::<ConfigMap>(body.as_bytes(), false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            kept.items
+                .iter()
+                .all(|cm| cm.metadata.managed_fields.is_some())
+        );
+        let dropped =
+            decode_list_with::<ConfigMap>(body.as_bytes(), true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(dropped.items.len(), 2);
+        assert_eq!(dropped.resource_version, "4");
+        assert!(
+            dropped
+                .items
+                .iter()
+                .all(|cm| cm.metadata.managed_fields.is_none())
+        );
+        assert!(dropped.items.iter().all(|cm| cm.data == kept.items[0].data));
+        let null_items = decode_list_with::<ConfigMap>(br#"{"items":null}"#, true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(null_items.items.is_empty());
+    }
+
+    #[test]
+    fn decode_event_should_skip_managed_fields_only_when_asked() {
+        let line = format!(r#"{{"type":"MODIFIED","object":{WITH_MANAGED_FIELDS}}}"#);
+        let managed = |drop| match decode_event_with::<ConfigMap>(line.as_bytes(), drop) {
+            Some(Ok(WatchEvent::Modified(cm))) => cm.metadata.managed_fields.is_some(),
+            other => panic!("expected an update, got {other:?}"),
+        };
+        assert!(managed(false));
+        assert!(!managed(true));
+        let bad = br#"{"type":"ADDED","object":{"metadata":{"name":"b","namespace":"ns","managedFields":[]},"data":{"k":5}}}"#;
+        assert!(matches!(
+            decode_event_with::<ConfigMap>(bad, true),
+            Some(Err(Error::Decode { ref name, .. })) if name == "ns/b"
+        ));
     }
 }

@@ -3,29 +3,40 @@
 //! A [`Reflector`] keeps a [`ReflectorStore`] (kcr-cache's `DeltaFifo` or
 //! `Cache`) consistent with the API server, exactly as client-go's does:
 //!
-//! - it **lists** with `resourceVersion="0"` (served from the server's
-//!   cache), in pages of 500 when the server pages, redoing the list with
-//!   `resourceVersion=""` if a continue token expires, and hands the store
-//!   **one `replace`** with every item and the list's version;
-//! - it **watches** from that version with `allowWatchBookmarks=true` and a
-//!   random `timeoutSeconds` in `[300, 600)`; every event goes to the store
-//!   and moves [`Reflector::last_sync_resource_version`]; a bookmark only
-//!   moves the version; a watch that ends normally is re-opened from the last
-//!   version **without relisting**;
-//! - `410 Gone` / `Expired` (an error status or an `ERROR` event) makes it
-//!   **relist**; objects missing from the new list reach the store as
-//!   deletions (`DeltaFifo` turns them into `DeletedFinalStateUnknown`
-//!   tombstones);
-//! - other errors **back off** (800 ms doubling to 30 s, jittered, reset after
-//!   2 min of health); `429` waits the server's `Retry-After`; a refused
-//!   connection on a watch retries the watch without relisting;
-//! - malformed events, objects that do not decode and unknown event types
-//!   never panic: they are reported (kind and name of the raw object), counted
-//!   (`reflector_decode_errors_total`) and answered with a relist that keeps
-//!   the store's content until the new list replaces it;
-//! - optional: periodic `resync`, streaming lists (WatchList) with fallback,
-//!   a watch error handler; `tracing` spans per list and watch; metrics in
-//!   `kcr_metrics::reflector`.
+//! - each cycle ([`Reflector::list_and_watch`]) gets the whole state with a
+//!   **streaming list** (a watch with `sendInitialEvents=true`, whose state
+//!   ends at the `k8s.io/initial-events-end` bookmark; on by default, as in
+//!   client-go 1.36, and held in a temporary store transformed as the real
+//!   store would), or, when that is off, refused, or the source cannot
+//!   stream, with a **list** at `resourceVersion="0"` in pages of 500
+//!   (client-go's pager rules: an explicit page size pages every list, a
+//!   list at `"0"` that came back paged makes later lists page, an expired
+//!   continue token redoes the list whole at the same version), and hands
+//!   the store **one `replace`**;
+//! - it then **watches** from that version with `allowWatchBookmarks=true`
+//!   and a random `timeoutSeconds` in `[300, 600)`; every event goes to the
+//!   store and moves [`Reflector::last_sync_resource_version`] (the
+//!   synthetic `ADDED` events of a watch from `""` do not); a watch that
+//!   ends normally is re-opened from the last version **without relisting**;
+//! - a watch that ends with an error (`410 Gone`, a very short watch, an
+//!   event that does not decode, a failed resync) ends the cycle; an
+//!   expired or too large version makes the next list start from `""`;
+//!   objects missing from the new list reach the store as deletions
+//!   (`DeltaFifo` turns them into `DeletedFinalStateUnknown` tombstones);
+//! - between cycles it **backs off** (800 ms doubling to 30 s, jittered,
+//!   reset after 2 min of health); `429` waits the server's `Retry-After`,
+//!   capped at the maximum backoff; a watch refused with `429` or an
+//!   unreachable server is retried without relisting;
+//! - malformed events, objects that do not decode, unknown event types and
+//!   watch lines over a size limit never panic: they are logged (kind and
+//!   name of the raw object), counted (`reflector_decode_errors_total`) and
+//!   answered with a relist that keeps the store's content until the new
+//!   list replaces it;
+//! - only the error that ends a cycle (a failed list, a refused watch)
+//!   reaches the watch error handler, as in client-go;
+//! - optional: periodic `resync`, `MaxInternalErrorRetryDuration`, decoding
+//!   without `managedFields` ([`ApiListerWatcher::drop_managed_fields`]);
+//!   `tracing` spans per list and watch; metrics in `kcr_metrics::reflector`.
 //!
 //! The source is a [`ListerWatcher`], implemented for [`kube::Api`] (typed
 //! objects, custom resources, `DynamicObject`).
@@ -82,7 +93,9 @@ mod listwatch;
 mod reflector;
 mod retry_with_deadline;
 mod store;
+mod without_managed_fields;
 
+pub use api::{ApiListerWatcher, DEFAULT_MAX_EVENT_BYTES};
 pub use backoff::BackoffConfig;
 pub use error::{Error, Result};
 pub use listwatch::{

@@ -910,7 +910,8 @@ where
                 }
                 WatchEvent::Bookmark(bookmark) => {
                     besides_added = true;
-                    ("bookmark", Ok(()), Some(bookmark.resource_version))
+                    let result = self.store.bookmark(&bookmark.resource_version);
+                    ("bookmark", result, Some(bookmark.resource_version))
                 }
                 WatchEvent::Error(status) => break Err(Error::from_status(*status)),
             };

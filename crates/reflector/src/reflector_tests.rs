@@ -166,6 +166,8 @@ struct Recording {
     ops: Mutex<Vec<String>>,
     /// The versions `update_resource_version` was told.
     versions: Mutex<Vec<String>>,
+    /// The versions `bookmark` was told.
+    bookmarks: Mutex<Vec<String>>,
     /// Refuse every `add`.
     fail_add: bool,
     /// Refuse every `resync`.
@@ -220,6 +222,10 @@ impl ReflectorStore<ConfigMap> for Recording {
         if self.fail_resync {
             return Err("resync refused".into());
         }
+        Ok(())
+    }
+    fn bookmark(&self, resource_version: &str) -> Result<(), BoxError> {
+        self.bookmarks.lock().push(resource_version.to_owned());
         Ok(())
     }
     fn update_resource_version(&self, resource_version: &str) {
@@ -1167,7 +1173,7 @@ async fn synthetic_added_events_of_a_watch_from_an_empty_version_should_not_move
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_store_should_be_told_each_version_the_watch_reaches() {
+async fn the_store_should_be_told_each_version_and_bookmark_the_watch_reaches() {
     let lw = Arc::new(Scripted::default());
     lw.on_list(page(vec![], 5, None)).on_watch(watch_open(vec![
         Ok(WatchEvent::Added(cm("a", 6))),
@@ -1177,6 +1183,7 @@ async fn the_store_should_be_told_each_version_the_watch_reaches() {
     let (_r, running) = start(reflector(&lw, &store));
     settle().await;
     assert_eq!(*store.versions.lock(), vec!["6", "8"]);
+    assert_eq!(*store.bookmarks.lock(), vec!["8"], "and each bookmark");
     running.stop().await;
 }
 

@@ -27,6 +27,14 @@ pub trait ReflectorStore<K>: Send + Sync {
     /// A periodic resync (see [`Reflector::resync_period`](crate::Reflector::resync_period)).
     fn resync(&self) -> Result<(), BoxError>;
 
+    /// A watch bookmark reached `resource_version` (client-go's optional
+    /// `ReflectorBookmarkStore`): a store that queues events can pass it on.
+    /// An error is logged. Default: nothing.
+    fn bookmark(&self, resource_version: &str) -> Result<(), BoxError> {
+        let _ = resource_version;
+        Ok(())
+    }
+
     /// Called each time the reflector's last-sync resource version moves
     /// while it watches (client-go's optional `ResourceVersionUpdater`), so
     /// a store can track the version it is at. Default: nothing.

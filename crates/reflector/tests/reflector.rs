@@ -623,3 +623,63 @@ async fn cancellation_should_stop_the_reflector_promptly_and_leave_the_store_con
     assert!(!reflector.last_sync_resource_version().is_empty());
     store.assert_no_violations();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managed_fields_should_be_skipped_while_decoding_lists_and_watch_events_when_asked() {
+    use futures::StreamExt;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+    use kcr_reflector::{ApiListerWatcher, ListOptions, ListerWatcher, WatchEvent, WatchOptions};
+    let env = start_env().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let managed = |name: &str| {
+        let mut cm = config_map(name, "0");
+        cm.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+            manager: Some("kubectl".into()),
+            operation: Some("Update".into()),
+            api_version: Some("v1".into()),
+            fields_type: Some("FieldsV1".into()),
+            ..ManagedFieldsEntry::default()
+        }]);
+        cm
+    };
+    api.create(&PostParams::default(), &managed("listed"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let whole = ApiListerWatcher::new(api.clone());
+    let lean = ApiListerWatcher::new(api.clone()).drop_managed_fields(true);
+    let list = |lw: ApiListerWatcher<ConfigMap>| async move {
+        ListerWatcher::list(&lw, &ListOptions::new())
+            .await
+            .unwrap_or_else(|e| panic!("list: {e}"))
+    };
+    let kept = list(whole.clone()).await;
+    assert!(
+        kept.items[0].metadata.managed_fields.is_some(),
+        "the server returns managedFields"
+    );
+    let dropped = list(lean.clone()).await;
+    assert_eq!(dropped.items.len(), 1);
+    assert!(dropped.items[0].metadata.managed_fields.is_none());
+    assert_eq!(dropped.items[0].data, kept.items[0].data);
+
+    let mut events = ListerWatcher::watch(&lean, &WatchOptions::new(kept.resource_version))
+        .await
+        .unwrap_or_else(|e| panic!("watch: {e}"));
+    api.create(&PostParams::default(), &managed("watched"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let event = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match events.next().await {
+                Some(Ok(WatchEvent::Added(cm))) => return cm,
+                Some(Ok(_)) => continue,
+                other => panic!("expected the added object, got {other:?}"),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no event"));
+    assert_eq!(event.metadata.name.as_deref(), Some("watched"));
+    assert!(event.metadata.managed_fields.is_none());
+}
