@@ -79,5 +79,7 @@ pub use event_handler::{
     FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs, is_resync,
 };
 pub use factory::{InformerKey, SharedInformerFactory};
-pub use shared_informer::{MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer};
+pub use shared_informer::{
+    InformerQueue, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer,
+};
 pub use wait::{HasSynced, SYNCED_POLL_PERIOD, wait_for_cache_sync};
