@@ -136,8 +136,16 @@ struct Inner<K> {
 /// A shared, indexed informer (client-go's `sharedIndexInformer`).
 ///
 /// [`run`](Self::run) lists and watches through a [`Reflector`] into a
-/// [`DeltaFifo`] and pops it: for each delta the indexer is updated first,
-/// then every handler is notified:
+/// [`RealFifo`] with atomic events (or the queue chosen with
+/// [`queue`](Self::queue)) and pops it, in batches: for each event the
+/// indexer is updated first (a batch in one transaction), then every
+/// handler is notified:
+///
+/// * a relist (`ReplacedAll`): the cache takes the list, then `on_delete`
+///   with a tombstone for every object it lost, then an add or update per
+///   listed object;
+/// * a periodic resync (`SyncAll`): `on_update(obj, obj)` per cached
+///   object, for the handlers due for one;
 ///
 /// * `Added` / `Updated` / `Sync` / `Replaced` of an object not in the cache:
 ///   `on_add(obj, is_in_initial_list)`;
@@ -151,9 +159,10 @@ struct Inner<K> {
 /// Every handler has its own unbounded buffer and task: a slow or stuck
 /// handler delays nobody else; a handler added after start first gets an
 /// `on_add` (with `is_in_initial_list = true`) for everything cached; each
-/// handler may ask for its own resync period; a panicking handler is caught,
-/// logged, counted (`informer_event_handler_panics_total`) and keeps
-/// receiving events.
+/// handler may ask for its own resync period (none if the informer was made
+/// with a zero period); a panicking handler is caught, logged, counted
+/// (`informer_event_handler_panics_total`) and keeps receiving events after
+/// a one-second pause, as client-go's.
 ///
 /// `metadata.managedFields` are dropped before anything is stored (see
 /// [`keep_managed_fields`](Self::keep_managed_fields)); objects are shared as
