@@ -2,14 +2,20 @@
 //! queue between the reflector and the informer.
 //!
 //! * Key functions: [`meta_namespace_key_func`] (`namespace/name`),
-//!   [`split_meta_namespace_key`], [`deletion_handling_meta_namespace_key_func`].
+//!   [`split_meta_namespace_key`], [`deletion_handling_meta_namespace_key_func`],
+//!   [`ExplicitKey`] and the structured [`ObjectName`].
 //! * [`ThreadSafeStore`]: objects by key plus [`Indexers`] / indices under
 //!   one lock; [`Cache`] adds a key function and implements [`Store`] and
 //!   [`Indexer`] (and [`KeyListerGetter`], so it can be a FIFO's *known
 //!   objects*).
-//! * [`DeltaFifo`] (per-key merged deltas) and [`RealFifo`] (one entry per
-//!   event), both behind the [`Queue`] trait, with [`Delta`], [`Deltas`],
-//!   [`DeltaType`] and [`DeletedFinalStateUnknown`] tombstones.
+//!   [`Cache::transaction`] applies several writes under one lock; the
+//!   store remembers its [last synced resource version](Cache::last_store_sync_resource_version).
+//! * [`RealFifo`] (client-go 1.36's informer queue: one entry per event,
+//!   optionally atomic `ReplacedAll`/`SyncAll` events and batch pops) and
+//!   [`DeltaFifo`] (per-key merged deltas, the older order), both behind the
+//!   [`Queue`] trait, with [`Delta`], [`Deltas`], [`DeltaType`] and
+//!   [`DeletedFinalStateUnknown`] tombstones; the plain keyed [`Fifo`].
+//! * [`synctrack`]: whether a consumer has processed the whole initial list.
 //! * [`Lister`] / [`NamespaceLister`] with label [`Selector`]s.
 //! * With the `metrics` feature, named stores ([`Cache::named`]) and FIFOs
 //!   ([`DeltaFifoOptions::name`]) record `cache_store_objects` and
@@ -71,9 +77,11 @@ mod fifo;
 mod index;
 mod listers;
 mod metrics;
+mod object_names;
 mod real_fifo;
 mod selector;
 mod store;
+pub mod synctrack;
 #[cfg(test)]
 mod test_util;
 mod thread_safe_store;
@@ -83,12 +91,15 @@ pub use delta_fifo::{
     ReplacedAllInfo,
 };
 pub use error::{BoxError, Error, Result};
-pub use fifo::{DeltaFifoOptions, PopProcessFn, ProcessError, Queue, TransformFunc};
+pub use fifo::{DeltaFifoOptions, Fifo, PopProcessFn, ProcessError, Queue, TransformFunc};
 pub use index::{
     IndexFunc, IndexValues, Indexer, Indexers, NAMESPACE_INDEX, index_func,
     meta_namespace_index_func, try_index_func,
 };
 pub use listers::{Lister, NamespaceLister};
+pub use object_names::{
+    ObjectName, deletion_handling_object_to_name, meta_object_to_name, object_to_name,
+};
 pub use real_fifo::{DEFAULT_BATCH_SIZE, RealFifo, RealFifoOptions};
 pub use selector::{Operator, Requirement, Selector};
 pub use store::{

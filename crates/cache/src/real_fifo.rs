@@ -568,6 +568,7 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
             state.push_back(Some(key), delta);
         }
         state.items.reserve(prepared.len());
+        state.keys.reserve(prepared.len());
         for (key, object) in prepared {
             state.push_back(
                 Some(key),

@@ -15,10 +15,6 @@ pub enum Error {
     #[error("the informer has stopped")]
     Stopped,
 
-    /// The registration belongs to another informer.
-    #[error("the registration does not belong to this informer")]
-    ForeignRegistration,
-
     /// The cache refused something (an indexer conflict, a failing index or
     /// key function).
     #[error("cache: {0}")]

@@ -2,9 +2,12 @@
 //! indexed cache, and any number of event handlers.
 //!
 //! * [`SharedIndexInformer`]: a [`Reflector`](kcr_reflector::Reflector)
-//!   feeds a [`DeltaFifo`](kcr_cache::DeltaFifo); each popped delta updates
-//!   the [`Cache`](kcr_cache::Cache) first, then reaches every handler, as
-//!   client-go's `HandleDeltas` does. Read the cache through
+//!   feeds a [`RealFifo`](kcr_cache::RealFifo) with atomic events, as
+//!   client-go 1.36 does; each popped event (or batch, applied as one
+//!   transaction) updates the [`Cache`](kcr_cache::Cache) first, then
+//!   reaches every handler in the order it happened. A relist reaches the
+//!   handlers as its deletions first, then the listed objects;
+//!   [`InformerQueue::DeltaFifo`] keeps the older order. Read the cache through
 //!   [`lister`](SharedIndexInformer::lister) or
 //!   [`get_indexer`](SharedIndexInformer::get_indexer).
 //! * [`ResourceEventHandler`] (`on_add(obj, is_in_initial_list)`,
@@ -79,5 +82,7 @@ pub use event_handler::{
     FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs, is_resync,
 };
 pub use factory::{InformerKey, SharedInformerFactory};
-pub use shared_informer::{MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer};
+pub use shared_informer::{
+    InformerQueue, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer,
+};
 pub use wait::{HasSynced, SYNCED_POLL_PERIOD, wait_for_cache_sync};

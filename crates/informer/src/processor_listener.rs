@@ -6,10 +6,11 @@
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use kcr_cache::DeltaObject;
+use kcr_cache::synctrack::SingleFileTracker;
 use kcr_metrics::prometheus::IntCounter;
 use parking_lot::{Mutex, RwLock};
 use tokio::runtime::Handle;
@@ -18,6 +19,10 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::event_handler::ResourceEventHandler;
+
+/// How long a listener waits before its next handler call after a call
+/// panicked (client-go's listener loop runs under `wait.Until(..., 1s)`).
+pub(crate) const PAUSE_AFTER_PANIC: Duration = Duration::from_secs(1);
 
 /// What a listener hands its handler.
 pub(crate) enum Notification<K> {
@@ -105,9 +110,9 @@ pub(crate) struct Listener<K> {
     buffer: Mutex<Buffer<K>>,
     wake: Notify,
     resync: Mutex<Resync>,
-    /// Initial-list adds queued but not yet handled (client-go's
-    /// `synctrack.SingleFileTracker`).
-    pending_initial: AtomicUsize,
+    /// Initial-list adds queued but not yet handled, and whether the
+    /// informer has synced: the registration's `has_synced`.
+    tracker: SingleFileTracker,
     panics: AtomicU64,
     closed: AtomicBool,
     panic_counter: IntCounter,
@@ -137,7 +142,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 period,
                 next: Instant::now() + period,
             }),
-            pending_initial: AtomicUsize::new(0),
+            tracker: SingleFileTracker::new(format!("{informer} + event handler {id}")),
             panics: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             panic_counter,
@@ -147,26 +152,29 @@ impl<K: Send + Sync + 'static> Listener<K> {
 
     /// Buffers a notification (never blocks on the handler).
     pub(crate) fn add(&self, notification: Notification<K>) {
-        let initial = notification.is_initial();
-        if initial {
-            self.pending_initial.fetch_add(1, Ordering::AcqRel);
-        }
         {
             let mut buffer = self.buffer.lock();
             if buffer.closed {
-                if initial {
-                    self.pending_initial.fetch_sub(1, Ordering::AcqRel);
-                }
                 return;
+            }
+            if notification.is_initial() {
+                self.tracker.start();
             }
             buffer.queue.push_back(notification);
         }
         self.wake.notify_one();
     }
 
-    /// Whether every initial-list add buffered so far has been handled.
-    pub(crate) fn initial_list_handled(&self) -> bool {
-        self.pending_initial.load(Ordering::Acquire) == 0
+    /// The informer has synced: the registration is synced once every
+    /// initial add buffered so far has been handled.
+    pub(crate) fn upstream_has_synced(&self) {
+        self.tracker.upstream_has_synced();
+    }
+
+    /// Whether the informer has synced and this handler has handled every
+    /// initial add (client-go's registration `HasSynced`).
+    pub(crate) fn has_synced(&self) -> bool {
+        self.tracker.has_synced()
     }
 
     /// How many handler calls panicked.
@@ -207,31 +215,43 @@ impl<K: Send + Sync + 'static> Listener<K> {
     }
 
     /// Drains the buffer batch by batch; each batch is handed to the handler
-    /// on the blocking pool, one call at a time, in order.
+    /// on the blocking pool, one call at a time, in order. After a handler
+    /// call panicked, the next call waits one second (client-go's listener
+    /// runs under `wait.Until` with a one-second period, so a crashing
+    /// handler is not spun on).
     async fn run(self: Arc<Self>) {
-        let mut spare: VecDeque<Notification<K>> = VecDeque::new();
+        let mut batch: VecDeque<Notification<K>> = VecDeque::new();
+        let mut sleep_after_crash = false;
         loop {
-            let notified = self.wake.notified();
-            let has_batch = {
-                let mut buffer = self.buffer.lock();
-                if buffer.closed {
+            if batch.is_empty() {
+                let notified = self.wake.notified();
+                let taken = {
+                    let mut buffer = self.buffer.lock();
+                    if buffer.closed {
+                        return;
+                    }
+                    std::mem::swap(&mut buffer.queue, &mut batch);
+                    !batch.is_empty()
+                };
+                if !taken {
+                    // A `notify_one` since the check left a permit: no lost wakeup.
+                    notified.await;
+                    continue;
+                }
+            }
+            if sleep_after_crash {
+                tokio::time::sleep(PAUSE_AFTER_PANIC).await;
+                if self.closed.load(Ordering::Acquire) {
                     return;
                 }
-                let has_batch = !buffer.queue.is_empty();
-                if has_batch {
-                    std::mem::swap(&mut buffer.queue, &mut spare);
-                }
-                has_batch
-            };
-            if !has_batch {
-                // A `notify_one` since the check left a permit: no lost wakeup.
-                notified.await;
-                continue;
             }
-            let batch = std::mem::take(&mut spare);
             let me = self.clone();
-            match tokio::task::spawn_blocking(move || me.deliver(batch)).await {
-                Ok(drained) => spare = drained,
+            let handed = std::mem::take(&mut batch);
+            match tokio::task::spawn_blocking(move || me.deliver(handed)).await {
+                Ok((rest, crashed)) => {
+                    batch = rest;
+                    sleep_after_crash = crashed;
+                }
                 Err(e) => {
                     tracing::error!(informer = %self.informer, error = %e, "handler task failed")
                 }
@@ -242,25 +262,29 @@ impl<K: Send + Sync + 'static> Listener<K> {
     /// Runs on the blocking pool: hands `batch` to the handler, then keeps
     /// taking what was buffered meanwhile until the buffer is empty, so a
     /// busy handler costs one hand-off per busy period, not per batch.
-    /// Returns an empty queue (its capacity is reused).
-    fn deliver(&self, mut batch: VecDeque<Notification<K>>) -> VecDeque<Notification<K>> {
+    /// Stops after a call that panicked and returns what is left, with
+    /// `true`.
+    fn deliver(&self, mut batch: VecDeque<Notification<K>>) -> (VecDeque<Notification<K>>, bool) {
         loop {
-            for notification in batch.drain(..) {
+            while let Some(notification) = batch.pop_front() {
                 if self.closed.load(Ordering::Acquire) {
-                    break;
+                    return (VecDeque::new(), false);
                 }
-                self.call(notification);
+                if !self.call(notification) {
+                    return (batch, true);
+                }
             }
             let mut buffer = self.buffer.lock();
             if buffer.closed || buffer.queue.is_empty() {
-                return batch;
+                return (batch, false);
             }
             std::mem::swap(&mut buffer.queue, &mut batch);
         }
     }
 
-    /// One handler call, with its panic caught, logged and counted.
-    fn call(&self, notification: Notification<K>) {
+    /// One handler call, with its panic caught, logged and counted; false
+    /// if it panicked.
+    fn call(&self, notification: Notification<K>) -> bool {
         let initial = notification.is_initial();
         let outcome = catch_unwind(AssertUnwindSafe(|| match &notification {
             Notification::Add {
@@ -270,6 +294,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
             Notification::Update { old, new } => self.handler.on_update(old, new),
             Notification::Delete { obj } => self.handler.on_delete(obj),
         }));
+        let ok = outcome.is_ok();
         if let Err(panic) = outcome {
             self.panics.fetch_add(1, Ordering::Relaxed);
             self.panic_counter.inc();
@@ -286,8 +311,9 @@ impl<K: Send + Sync + 'static> Listener<K> {
             );
         }
         if initial {
-            self.pending_initial.fetch_sub(1, Ordering::AcqRel);
+            self.tracker.finished();
         }
+        ok
     }
 }
 
@@ -362,6 +388,18 @@ impl<K: Send + Sync + 'static> Processor<K> {
             }
             last.add(notification);
         }
+    }
+
+    /// The informer has synced: tell every listener.
+    pub(crate) fn upstream_has_synced(&self) {
+        for listener in &self.state.read().listeners {
+            listener.upstream_has_synced();
+        }
+    }
+
+    /// How many listeners are registered.
+    pub(crate) fn listener_count(&self) -> usize {
+        self.state.read().listeners.len()
     }
 
     /// Picks the listeners due for a resync; true if any is (client-go's

@@ -1,13 +1,15 @@
-//! [`SharedIndexInformer`]: a reflector, a [`DeltaFifo`], an indexed cache
-//! and any number of event handlers (client-go's `shared_informer.go`).
+//! [`SharedIndexInformer`]: a reflector, a [`RealFifo`] (or a
+//! [`DeltaFifo`]), an indexed cache and any number of event handlers
+//! (client-go's `shared_informer.go`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use kcr_cache::{
-    BoxError, Cache, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Deltas, Indexers, Lister,
-    ProcessError, Store, TransformFunc, meta_namespace_key_func,
+    BoxError, Cache, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Deltas, Indexers,
+    Lister, ProcessError, RealFifo, RealFifoOptions, Store, Transaction, TransactionType,
+    TransformFunc, meta_namespace_key_func,
 };
 use kcr_metrics::informer::InformerMetrics;
 use kcr_reflector::{ListerWatcher, Reflector, ReflectorStore};
@@ -27,6 +29,71 @@ static NEXT_INFORMER_ID: AtomicU64 = AtomicU64::new(1);
 type WatchErrorHandler = Arc<dyn Fn(&kcr_reflector::Error) + Send + Sync>;
 type ReflectorTweak<K> = Box<dyn FnOnce(Reflector<K>) -> Reflector<K> + Send>;
 
+/// Which queue an informer runs on, as client-go's feature gates choose it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InformerQueue {
+    /// client-go 1.36's default: a [`RealFifo`] with atomic events
+    /// (`AtomicFIFO`), unlocked while processing
+    /// (`UnlockWhileProcessingFIFO`) and bookmark events. Events reach the
+    /// handlers in the order they happened; a relist reaches them as its
+    /// deletions first, then the listed objects.
+    #[default]
+    RealFifo,
+    /// A [`RealFifo`] with the cache as its known objects (client-go with
+    /// `AtomicFIFO` off): a relist's tombstones and `Replaced` events are
+    /// queued one by one, deletions first.
+    RealFifoWithKnownObjects,
+    /// The [`DeltaFifo`] (client-go with `InOrderInformers` off, before
+    /// 1.33): deltas merged per key, keys in order of first arrival, a
+    /// relist's listed objects before its deletions.
+    DeltaFifo,
+}
+
+/// The queue a running informer pops.
+enum InformerFifo<K> {
+    Real(Arc<RealFifo<K>>),
+    Delta(Arc<DeltaFifo<K>>),
+}
+
+impl<K: Send + Sync + 'static> InformerFifo<K> {
+    fn has_synced(&self) -> bool {
+        match self {
+            Self::Real(f) => f.has_synced(),
+            Self::Delta(f) => f.has_synced(),
+        }
+    }
+
+    fn close(&self) {
+        match self {
+            Self::Real(f) => f.close(),
+            Self::Delta(f) => f.close(),
+        }
+    }
+}
+
+/// The reflector's store for a [`RealFifo`] (the orphan rule keeps
+/// kcr-reflector's own implementations to the types it knows).
+struct RealFifoStore<K>(Arc<RealFifo<K>>);
+
+impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for RealFifoStore<K> {
+    fn add(&self, obj: Arc<K>) -> Result<(), BoxError> {
+        self.0.add(obj).map_err(Into::into)
+    }
+    fn update(&self, obj: Arc<K>) -> Result<(), BoxError> {
+        self.0.update(obj).map_err(Into::into)
+    }
+    fn delete(&self, obj: Arc<K>) -> Result<(), BoxError> {
+        self.0.delete(DeltaObject::Object(obj)).map_err(Into::into)
+    }
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError> {
+        self.0.replace(list, resource_version).map_err(Into::into)
+    }
+    fn resync(&self) -> Result<(), BoxError> {
+        self.0.resync().map_err(Into::into)
+    }
+}
+
 /// What may change until the informer starts (client-go's `startedLock`
 /// guards the same).
 struct Config<K> {
@@ -38,6 +105,8 @@ struct Config<K> {
     watch_error_handler: Option<WatchErrorHandler>,
     reflector_tweak: Option<ReflectorTweak<K>>,
     resync_check_period: Duration,
+    queue: InformerQueue,
+    batch_process: bool,
     started: bool,
     stopped: bool,
 }
@@ -54,9 +123,10 @@ struct Inner<K> {
     /// start, so a late handler sees the cache exactly once (client-go's
     /// `blockDeltas`).
     block_deltas: Mutex<()>,
-    /// Filled by `run`; shared with registrations (which must not keep the
-    /// informer alive) for their `has_synced`.
-    fifo: Arc<OnceLock<Arc<DeltaFifo<K>>>>,
+    /// Filled by `run`.
+    fifo: OnceLock<InformerFifo<K>>,
+    /// Set once the queue has synced and every listener was told.
+    synced: AtomicBool,
     reflector: OnceLock<Arc<Reflector<K>>>,
     next_listener_id: AtomicU64,
     /// The families to count handler panics in (`None`: the default registry's).
@@ -66,8 +136,16 @@ struct Inner<K> {
 /// A shared, indexed informer (client-go's `sharedIndexInformer`).
 ///
 /// [`run`](Self::run) lists and watches through a [`Reflector`] into a
-/// [`DeltaFifo`] and pops it: for each delta the indexer is updated first,
-/// then every handler is notified:
+/// [`RealFifo`] with atomic events (or the queue chosen with
+/// [`queue`](Self::queue)) and pops it, in batches: for each event the
+/// indexer is updated first (a batch in one transaction), then every
+/// handler is notified:
+///
+/// * a relist (`ReplacedAll`): the cache takes the list, then `on_delete`
+///   with a tombstone for every object it lost, then an add or update per
+///   listed object;
+/// * a periodic resync (`SyncAll`): `on_update(obj, obj)` per cached
+///   object, for the handlers due for one;
 ///
 /// * `Added` / `Updated` / `Sync` / `Replaced` of an object not in the cache:
 ///   `on_add(obj, is_in_initial_list)`;
@@ -81,9 +159,10 @@ struct Inner<K> {
 /// Every handler has its own unbounded buffer and task: a slow or stuck
 /// handler delays nobody else; a handler added after start first gets an
 /// `on_add` (with `is_in_initial_list = true`) for everything cached; each
-/// handler may ask for its own resync period; a panicking handler is caught,
-/// logged, counted (`informer_event_handler_panics_total`) and keeps
-/// receiving events.
+/// handler may ask for its own resync period (none if the informer was made
+/// with a zero period); a panicking handler is caught, logged, counted
+/// (`informer_event_handler_panics_total`) and keeps receiving events after
+/// a one-second pause, as client-go's.
 ///
 /// `metadata.managedFields` are dropped before anything is stored (see
 /// [`keep_managed_fields`](Self::keep_managed_fields)); objects are shared as
@@ -143,12 +222,11 @@ trait RegistrationState: Send + Sync {
 
 struct ListenerState<K> {
     listener: Arc<Listener<K>>,
-    fifo: Arc<OnceLock<Arc<DeltaFifo<K>>>>,
 }
 
 impl<K: Send + Sync + 'static> RegistrationState for ListenerState<K> {
     fn has_synced(&self) -> bool {
-        self.fifo.get().is_some_and(|f| f.has_synced()) && self.listener.initial_list_handled()
+        self.listener.has_synced()
     }
     fn panics(&self) -> u64 {
         self.listener.panics()
@@ -245,11 +323,14 @@ where
                     watch_error_handler: None,
                     reflector_tweak: None,
                     resync_check_period: default_event_handler_resync_period,
+                    queue: InformerQueue::default(),
+                    batch_process: true,
                     started: false,
                     stopped: false,
                 }),
                 block_deltas: Mutex::new(()),
-                fifo: Arc::new(OnceLock::new()),
+                fifo: OnceLock::new(),
+                synced: AtomicBool::new(false),
                 reflector: OnceLock::new(),
                 next_listener_id: AtomicU64::new(1),
             }),
@@ -293,6 +374,36 @@ where
     pub fn keep_managed_fields(self, keep: bool) -> Self {
         self.inner.config.lock().keep_managed_fields = keep;
         self
+    }
+
+    /// The queue between the reflector and the cache (default:
+    /// [`InformerQueue::RealFifo`], as client-go 1.36);
+    /// [`InformerQueue::DeltaFifo`] gives the older order.
+    #[must_use]
+    pub fn queue(self, queue: InformerQueue) -> Self {
+        self.inner.config.lock().queue = queue;
+        self
+    }
+
+    /// Whether runs of consecutive events of distinct objects are popped
+    /// and applied to the cache as one transaction (client-go's
+    /// `InOrderInformersBatchProcess`, on by default; only with a
+    /// [`RealFifo`] queue).
+    #[must_use]
+    pub fn batch_process(self, batch: bool) -> Self {
+        self.inner.config.lock().batch_process = batch;
+        self
+    }
+
+    /// The informer's resync check period: the reflector asks the handlers
+    /// whether one is due this often (zero: never).
+    pub fn resync_check_period(&self) -> Duration {
+        self.inner.config.lock().resync_check_period
+    }
+
+    /// How many handlers are registered.
+    pub fn listener_count(&self) -> usize {
+        self.inner.processor.listener_count()
     }
 
     /// Adjusts the reflector when the informer starts (page size, backoff,
@@ -373,8 +484,9 @@ where
         self.inner.fifo.get().is_some_and(|f| f.has_synced())
     }
 
-    /// The resource version of the last list or event received; empty
-    /// before the first list.
+    /// The resource version of the last list or event the reflector
+    /// received (client-go's `LastSyncResourceVersion`); empty before
+    /// start.
     pub fn last_sync_resource_version(&self) -> String {
         self.inner
             .reflector
@@ -423,17 +535,17 @@ where
                 tracing::warn!(informer = %config.name, ?resync_period, "resync period too small; raised to 1s");
                 resync_period = MINIMUM_RESYNC_PERIOD;
             }
-            if config.resync_check_period.is_zero() || resync_period < config.resync_check_period {
+            // An informer made with no resync (a zero check period) never
+            // resyncs, whatever a handler asks (client-go).
+            if resync_period < config.resync_check_period {
                 if config.started {
-                    if !config.resync_check_period.is_zero() {
-                        tracing::warn!(
-                            informer = %config.name,
-                            ?resync_period,
-                            check_period = ?config.resync_check_period,
-                            "the informer has started; the handler's resync period is raised to its check period"
-                        );
-                        resync_period = config.resync_check_period;
-                    }
+                    tracing::warn!(
+                        informer = %config.name,
+                        ?resync_period,
+                        check_period = ?config.resync_check_period,
+                        "the informer has started; the handler's resync period is raised to its check period"
+                    );
+                    resync_period = config.resync_check_period;
                 } else {
                     config.resync_check_period = resync_period;
                     inner.processor.resync_check_period_changed(resync_period);
@@ -453,7 +565,6 @@ where
             listener_id: listener.id,
             state: Arc::new(ListenerState {
                 listener: listener.clone(),
-                fifo: inner.fifo.clone(),
             }),
         };
         if !config.started {
@@ -470,6 +581,9 @@ where
                 is_in_initial_list: true,
             });
         }
+        if inner.synced.load(Ordering::SeqCst) {
+            listener.upstream_has_synced();
+        }
         Ok(registration)
     }
 
@@ -481,11 +595,11 @@ where
     }
 
     /// Unregisters a handler: it gets nothing more (what is buffered for it
-    /// is dropped; a call in progress finishes). Removing a handler twice is
-    /// fine; one from another informer is an error.
+    /// is dropped; a call in progress finishes). Removing a handler twice,
+    /// or a registration of another informer, does nothing (client-go).
     pub fn remove_event_handler(&self, registration: &Registration) -> Result<()> {
         if registration.informer_id != self.inner.id {
-            return Err(Error::ForeignRegistration);
+            return Ok(());
         }
         let _config = self.inner.config.lock();
         let _block = self.inner.block_deltas.lock();
@@ -502,7 +616,7 @@ where
     /// started (an informer runs once).
     pub async fn run(&self, cancel: CancellationToken) -> Result<()> {
         let inner = &self.inner;
-        let (reflector, fifo, name) = {
+        let (reflector, batch_process, name) = {
             let mut config = inner.config.lock();
             if config.stopped {
                 return Err(Error::Stopped);
@@ -513,20 +627,45 @@ where
             config.started = true;
             let keep = config.keep_managed_fields;
             let user = config.transform.clone();
-            let mut options = DeltaFifoOptions::new()
-                .known_objects(inner.indexer.clone())
-                .emit_delta_type_replaced(true);
-            if !keep || user.is_some() {
-                options = options.transformer(move |obj: Arc<K>| {
-                    let obj = if keep { obj } else { strip_managed_fields(obj) };
-                    match &user {
-                        Some(f) => f(obj),
-                        None => Ok(obj),
+            let strip_and_transform = move |obj: Arc<K>| {
+                let obj = if keep { obj } else { strip_managed_fields(obj) };
+                match &user {
+                    Some(f) => f(obj),
+                    None => Ok(obj),
+                }
+            };
+            let transform = (!keep || config.transform.is_some()).then_some(strip_and_transform);
+            let (fifo, store): (InformerFifo<K>, Arc<dyn ReflectorStore<K>>) = match config.queue {
+                InformerQueue::DeltaFifo => {
+                    let mut options = DeltaFifoOptions::new()
+                        .known_objects(inner.indexer.clone())
+                        .emit_delta_type_replaced(true);
+                    if let Some(t) = transform {
+                        options = options.transformer(t);
                     }
-                });
-            }
-            let fifo = Arc::new(DeltaFifo::new(options));
-            let store: Arc<dyn ReflectorStore<K>> = fifo.clone();
+                    let fifo = Arc::new(DeltaFifo::new(options));
+                    (InformerFifo::Delta(fifo.clone()), fifo)
+                }
+                queue => {
+                    let mut options = if queue == InformerQueue::RealFifo {
+                        RealFifoOptions::new()
+                            .atomic_events(true)
+                            .unlock_while_processing(true)
+                            .emit_delta_type_bookmark(true)
+                    } else {
+                        RealFifoOptions::new().known_objects(inner.indexer.clone())
+                    };
+                    if let Some(t) = transform {
+                        options = options.transformer(t);
+                    }
+                    let fifo = Arc::new(RealFifo::new(options)?);
+                    (
+                        InformerFifo::Real(fifo.clone()),
+                        Arc::new(RealFifoStore(fifo)),
+                    )
+                }
+            };
+            let batch_process = config.batch_process;
             let processor = inner.processor.clone();
             let mut reflector = Reflector::from_parts(inner.lister_watcher.clone(), store)
                 .name(config.name.clone())
@@ -545,9 +684,12 @@ where
                 reflector = tweak(reflector);
             }
             let reflector = Arc::new(reflector);
-            let _ = inner.fifo.set(fifo.clone());
+            let _ = inner.fifo.set(fifo);
             let _ = inner.reflector.set(reflector.clone());
-            (reflector, fifo, config.name.clone())
+            (reflector, batch_process, config.name.clone())
+        };
+        let Some(fifo) = inner.fifo.get() else {
+            return Err(Error::Stopped);
         };
         inner.processor.run(tokio::runtime::Handle::current());
         // If this future is dropped instead of cancelled, the handlers stop too.
@@ -556,17 +698,23 @@ where
 
         let pop_loop = async {
             loop {
-                tokio::select! {
+                let popped = tokio::select! {
                     biased;
                     () = cancel.cancelled() => return,
-                    popped = fifo.pop(|deltas, initial| {
-                        inner.handle_deltas(deltas, initial);
-                        Ok::<(), ProcessError>(())
-                    }) => match popped {
-                        Ok(_) => {}
-                        Err(kcr_cache::Error::Closed) => return,
-                        Err(e) => tracing::warn!(informer = %name, error = %e, "processing deltas failed"),
-                    },
+                    popped = inner.pop_once(fifo, batch_process) => popped,
+                };
+                match popped {
+                    Ok(()) => {}
+                    Err(kcr_cache::Error::Closed) => return,
+                    Err(e) => {
+                        tracing::warn!(informer = %name, error = %e, "processing deltas failed")
+                    }
+                }
+                if !inner.synced.load(Ordering::SeqCst) && fifo.has_synced() {
+                    // client-go's `watchSynced`: each registration learns
+                    // that the informer has synced.
+                    inner.synced.store(true, Ordering::SeqCst);
+                    inner.processor.upstream_has_synced();
                 }
             }
         };
@@ -593,13 +741,148 @@ impl<K> Inner<K>
 where
     K: Resource + Send + Sync + 'static,
 {
+    /// One pop of the queue (client-go's `processLoop` step): a batch pop
+    /// when the queue is a [`RealFifo`] and batches are on, else a pop.
+    async fn pop_once(&self, fifo: &InformerFifo<K>, batch_process: bool) -> kcr_cache::Result<()> {
+        let single = |deltas: &Deltas<K>, initial: bool| {
+            self.handle_deltas(deltas, initial);
+            Ok::<(), ProcessError>(())
+        };
+        match fifo {
+            InformerFifo::Real(f) if batch_process => {
+                f.pop_batch(
+                    |batch, initial| {
+                        self.handle_batch(batch, initial);
+                        Ok(())
+                    },
+                    single,
+                )
+                .await
+            }
+            InformerFifo::Real(f) => f.pop(single).await.map(drop),
+            InformerFifo::Delta(f) => f.pop(single).await.map(drop),
+        }
+    }
+
+    /// An add or update of `obj` (which replaced `old`), as the handlers
+    /// see it: an unchanged resource version is a resync, for the handlers
+    /// due for one.
+    fn distribute_upsert(&self, old: Option<Arc<K>>, obj: &Arc<K>, is_in_initial_list: bool) {
+        match old {
+            Some(old) => {
+                let is_sync = old.meta().resource_version == obj.meta().resource_version;
+                self.processor.distribute(
+                    Notification::Update {
+                        old,
+                        new: obj.clone(),
+                    },
+                    is_sync,
+                );
+            }
+            None => self.processor.distribute(
+                Notification::Add {
+                    obj: obj.clone(),
+                    is_in_initial_list,
+                },
+                false,
+            ),
+        }
+    }
+
+    /// client-go's `processDeltasInBatch`: the batch (distinct keys) is
+    /// applied to the cache in one transaction, then every write that
+    /// succeeded reaches the handlers, in order.
+    fn handle_batch(&self, batch: &[Delta<K>], is_in_initial_list: bool) {
+        let _block = self.block_deltas.lock();
+        let txns = batch
+            .iter()
+            .map(|delta| {
+                let type_ = if delta.type_ == DeltaType::Deleted {
+                    TransactionType::Delete
+                } else {
+                    TransactionType::Update
+                };
+                Transaction::new(type_, delta.object.clone())
+            })
+            .collect();
+        let results = self.indexer.transaction(txns);
+        for (delta, result) in batch.iter().zip(results) {
+            let old = match result {
+                Ok(old) => old,
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not apply a delta to the cache");
+                    continue;
+                }
+            };
+            match (&delta.type_, &delta.object) {
+                (DeltaType::Deleted, obj) => self
+                    .processor
+                    .distribute(Notification::Delete { obj: obj.clone() }, false),
+                (_, DeltaObject::Object(obj)) => {
+                    self.distribute_upsert(old, obj, is_in_initial_list);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// client-go's `processReplacedAllInfo`: the cache takes the list, then
+    /// the handlers get the deletions first (tombstones with the last
+    /// cached state), then an add or update per listed object.
+    fn handle_replaced_all(&self, info: &kcr_cache::ReplacedAllInfo<K>, is_in_initial_list: bool) {
+        let changes = match self
+            .indexer
+            .replace_with_changes(info.objects.clone(), &info.resource_version)
+        {
+            Ok(changes) => changes,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not replace the cache's content");
+                return;
+            }
+        };
+        for tombstone in changes.deleted {
+            self.processor.distribute(
+                Notification::Delete {
+                    obj: DeltaObject::DeletedFinalStateUnknown(tombstone),
+                },
+                false,
+            );
+        }
+        for (old, obj) in changes.replaced {
+            self.distribute_upsert(old, &obj, is_in_initial_list);
+        }
+    }
+
     /// client-go's `HandleDeltas` / `processDeltas`: the cache first, then
-    /// the handlers. Runs inside `pop` (the FIFO is locked): synchronous and
-    /// short, handlers are only buffered to.
+    /// the handlers. Runs inside `pop`: synchronous and short, handlers are
+    /// only buffered to.
     fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool) {
         let _block = self.block_deltas.lock();
         for delta in deltas {
             match delta.type_ {
+                DeltaType::ReplacedAll => {
+                    if let DeltaObject::ReplacedAll(info) = &delta.object {
+                        self.handle_replaced_all(info, is_in_initial_list);
+                    }
+                }
+                DeltaType::SyncAll => {
+                    // Every cached object, old and new the same: a resync
+                    // for the handlers due for one.
+                    for obj in self.indexer.list().iter() {
+                        self.processor.distribute(
+                            Notification::Update {
+                                old: obj.clone(),
+                                new: obj.clone(),
+                            },
+                            true,
+                        );
+                    }
+                }
+                DeltaType::Bookmark => {
+                    if let DeltaObject::Bookmark(info) = &delta.object {
+                        self.indexer.bookmark(&info.resource_version);
+                    }
+                }
                 DeltaType::Deleted => {
                     if let Err(e) = self.indexer.delete(delta.object.clone()) {
                         tracing::warn!(error = %e, "could not delete from the cache");
@@ -612,7 +895,6 @@ where
                         false,
                     );
                 }
-                DeltaType::ReplacedAll | DeltaType::SyncAll | DeltaType::Bookmark => {}
                 DeltaType::Added | DeltaType::Updated | DeltaType::Sync | DeltaType::Replaced => {
                     let DeltaObject::Object(obj) = &delta.object else {
                         tracing::warn!(?delta.type_, "a tombstone in a non-delete delta; skipped");
@@ -625,30 +907,7 @@ where
                             continue;
                         }
                     };
-                    match old {
-                        Some(old) => {
-                            // client-go: an unchanged resource version is a
-                            // resync, for the handlers that asked for one.
-                            let is_sync =
-                                old.meta().resource_version == obj.meta().resource_version;
-                            self.processor.distribute(
-                                Notification::Update {
-                                    old,
-                                    new: obj.clone(),
-                                },
-                                is_sync,
-                            );
-                        }
-                        None => {
-                            self.processor.distribute(
-                                Notification::Add {
-                                    obj: obj.clone(),
-                                    is_in_initial_list,
-                                },
-                                false,
-                            );
-                        }
-                    }
+                    self.distribute_upsert(old, obj, is_in_initial_list);
                 }
             }
         }
@@ -679,7 +938,7 @@ mod tests {
     }
 
     fn check_period(informer: &SharedIndexInformer<ConfigMap>) -> Duration {
-        informer.inner.config.lock().resync_check_period
+        informer.resync_check_period()
     }
 
     #[test]

@@ -1,0 +1,341 @@
+//! Exact event sequences through a scripted `ListerWatcher` (no server),
+//! under a paused clock: the 1.36 relist order on the RealFifo, the old
+//! order on the DeltaFifo, resync rules, the pause after a handler panic.
+
+mod support;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kcr_cache::Indexers;
+use kcr_informer::{InformerQueue, ResourceEventHandlerFuncs, SharedIndexInformer};
+use kcr_reflector::{
+    Error as ReflectorError, ListOptions, ListerWatcher, ObjectList, WatchEvent, WatchOptions,
+    WatchStream,
+};
+use kube::core::Status;
+use parking_lot::Mutex;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use support::{Call, Recorder};
+
+fn cm(name: &str, rv: u64) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.namespace = Some("ns".to_owned());
+    cm.metadata.name = Some(name.to_owned());
+    cm.metadata.resource_version = Some(rv.to_string());
+    cm
+}
+
+type Events = mpsc::UnboundedSender<kcr_reflector::Result<WatchEvent<ConfigMap>>>;
+
+/// Lists come from a script; each watch is a channel the test feeds. Once
+/// the script is used up, lists repeat the last one and watches stay open.
+struct Scripted {
+    lists: Mutex<VecDeque<ObjectList<ConfigMap>>>,
+    last_list: Mutex<Option<ObjectList<ConfigMap>>>,
+    watches: Mutex<VecDeque<mpsc::UnboundedReceiver<kcr_reflector::Result<WatchEvent<ConfigMap>>>>>,
+}
+
+impl Scripted {
+    /// A script of `lists`, and one fed watch per list.
+    fn new(lists: Vec<(Vec<ConfigMap>, u64)>) -> (Arc<Self>, Vec<Events>) {
+        let mut senders = Vec::new();
+        let mut receivers = VecDeque::new();
+        for _ in &lists {
+            let (tx, rx) = mpsc::unbounded_channel();
+            senders.push(tx);
+            receivers.push_back(rx);
+        }
+        let lists = lists
+            .into_iter()
+            .map(|(items, rv)| ObjectList {
+                items,
+                resource_version: rv.to_string(),
+                continue_token: None,
+                remaining_item_count: None,
+            })
+            .collect();
+        let scripted = Arc::new(Self {
+            lists: Mutex::new(lists),
+            last_list: Mutex::new(None),
+            watches: Mutex::new(receivers),
+        });
+        (scripted, senders)
+    }
+}
+
+#[async_trait]
+impl ListerWatcher<ConfigMap> for Scripted {
+    async fn list(&self, _: &ListOptions) -> kcr_reflector::Result<ObjectList<ConfigMap>> {
+        let next = self.lists.lock().pop_front();
+        let list = match next {
+            Some(list) => {
+                *self.last_list.lock() = Some(list.clone());
+                list
+            }
+            None => self.last_list.lock().clone().ok_or_else(|| {
+                ReflectorError::from_status(Status::failure("no list", "NotFound").with_code(404))
+            })?,
+        };
+        Ok(list)
+    }
+
+    async fn watch(&self, _: &WatchOptions) -> kcr_reflector::Result<WatchStream<ConfigMap>> {
+        let next = self.watches.lock().pop_front();
+        Ok(match next {
+            Some(rx) => futures::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|event| (event, rx))
+            })
+            .boxed(),
+            None => futures::stream::pending().boxed(),
+        })
+    }
+}
+
+fn gone() -> kcr_reflector::Result<WatchEvent<ConfigMap>> {
+    Ok(WatchEvent::Error(Box::new(
+        Status::failure("too old resource version", "Expired").with_code(410),
+    )))
+}
+
+fn informer(
+    lw: Arc<Scripted>,
+    resync: Duration,
+    queue: InformerQueue,
+) -> SharedIndexInformer<ConfigMap> {
+    SharedIndexInformer::new(lw, resync, Indexers::default())
+        .name("scripted")
+        .queue(queue)
+        .reflector_options(|r| r.use_watch_list(false))
+}
+
+fn run(
+    informer: &SharedIndexInformer<ConfigMap>,
+) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn({
+        let informer = informer.clone();
+        let cancel = cancel.clone();
+        async move {
+            informer.run(cancel).await.unwrap_or_else(|e| panic!("{e}"));
+        }
+    });
+    (cancel, task)
+}
+
+/// Waits (in paused time) until `f` holds.
+async fn until(what: &str, f: impl Fn() -> bool) {
+    for _ in 0..600 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+fn add(key: &str, rv: u64, initial: bool) -> Call {
+    Call::Add {
+        key: key.to_owned(),
+        rv,
+        initial,
+    }
+}
+
+fn update(key: &str, old_rv: u64, new_rv: u64) -> Call {
+    Call::Update {
+        key: key.to_owned(),
+        old_rv,
+        new_rv,
+        resync: false,
+    }
+}
+
+fn tombstone(key: &str, rv: u64) -> Call {
+    Call::Delete {
+        key: key.to_owned(),
+        rv: Some(rv),
+        tombstone: true,
+    }
+}
+
+/// The calls a handler gets across a relist that drops `a`, changes `b`
+/// and adds `c`.
+async fn relist_calls(queue: InformerQueue) -> Vec<Call> {
+    let (lw, watches) = Scripted::new(vec![
+        (vec![cm("a", 1), cm("b", 1)], 1),
+        (vec![cm("b", 4), cm("c", 4)], 5),
+    ]);
+    let informer = informer(lw, Duration::ZERO, queue);
+    let recorder = Recorder::new();
+    informer
+        .add_event_handler(recorder.clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (cancel, task) = run(&informer);
+    until("the first list", || recorder.len() == 2).await;
+    watches[0]
+        .send(gone())
+        .unwrap_or_else(|_| panic!("watch dropped"));
+    until("the relist", || recorder.len() == 5).await;
+    assert_eq!(informer.last_sync_resource_version(), "5");
+    cancel.cancel();
+    let _ = task.await;
+    assert!(informer.is_stopped());
+    recorder.calls()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_relist_should_reach_handlers_as_its_deletions_first_then_the_listed_objects() {
+    let expected = [
+        add("ns/a", 1, true),
+        add("ns/b", 1, true),
+        tombstone("ns/a", 1),
+        update("ns/b", 1, 4),
+        add("ns/c", 4, false),
+    ];
+    assert_eq!(relist_calls(InformerQueue::RealFifo).await, expected);
+    assert_eq!(
+        relist_calls(InformerQueue::RealFifoWithKnownObjects).await,
+        expected
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_delta_fifo_informer_should_keep_the_old_order_listed_objects_first() {
+    assert_eq!(
+        relist_calls(InformerQueue::DeltaFifo).await,
+        [
+            add("ns/a", 1, true),
+            add("ns/b", 1, true),
+            update("ns/b", 1, 4),
+            add("ns/c", 4, false),
+            tombstone("ns/a", 1),
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_events_should_reach_handlers_in_order_through_batches() {
+    let (lw, watches) = Scripted::new(vec![(vec![cm("a", 1)], 1)]);
+    let informer = informer(lw, Duration::ZERO, InformerQueue::RealFifo);
+    let recorder = Recorder::new();
+    let registration = informer
+        .add_event_handler(recorder.clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (cancel, task) = run(&informer);
+    until("the first list", || registration.has_synced()).await;
+    for event in [
+        WatchEvent::Added(cm("b", 2)),
+        WatchEvent::Modified(cm("a", 3)),
+        WatchEvent::Added(cm("c", 4)),
+        WatchEvent::Modified(cm("a", 5)),
+        WatchEvent::Deleted(cm("b", 6)),
+    ] {
+        watches[0]
+            .send(Ok(event))
+            .unwrap_or_else(|_| panic!("watch dropped"));
+    }
+    until("the events", || recorder.len() == 6).await;
+    assert_eq!(
+        recorder.calls(),
+        [
+            add("ns/a", 1, true),
+            add("ns/b", 2, false),
+            update("ns/a", 1, 3),
+            add("ns/c", 4, false),
+            update("ns/a", 3, 5),
+            Call::Delete {
+                key: "ns/b".to_owned(),
+                rv: Some(6),
+                tombstone: false
+            },
+        ]
+    );
+    let keys: Vec<String> = informer
+        .get_indexer()
+        .list_keys()
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    assert_eq!(keys.len(), 2);
+    assert_eq!(
+        informer.get_indexer().last_store_sync_resource_version(),
+        "6"
+    );
+    cancel.cancel();
+    let _ = task.await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_informer_without_resync_should_never_resync_whatever_a_handler_asks() {
+    let (lw, _watches) = Scripted::new(vec![(vec![cm("a", 1)], 1)]);
+    let informer = informer(lw, Duration::ZERO, InformerQueue::RealFifo);
+    let recorder = Recorder::new();
+    informer
+        .add_event_handler_with_resync_period(recorder.clone(), Duration::from_secs(1))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(informer.resync_check_period(), Duration::ZERO);
+    assert_eq!(informer.listener_count(), 1);
+    let (cancel, task) = run(&informer);
+    until("the first list", || recorder.len() == 1).await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    assert_eq!(recorder.calls(), [add("ns/a", 1, true)], "no resync");
+    cancel.cancel();
+    let _ = task.await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resync_should_replay_the_cache_only_to_handlers_due_for_one() {
+    let (lw, _watches) = Scripted::new(vec![(vec![cm("a", 1)], 1)]);
+    let informer = informer(lw, Duration::from_secs(10), InformerQueue::RealFifo);
+    let due = Recorder::new();
+    let never = Recorder::new();
+    informer
+        .add_event_handler(due.clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+    informer
+        .add_event_handler_with_resync_period(never.clone(), Duration::ZERO)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (cancel, task) = run(&informer);
+    until("a resync", || due.resyncs() >= 1).await;
+    assert_eq!(never.calls(), [add("ns/a", 1, true)]);
+    cancel.cancel();
+    let _ = task.await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_handler_panics_its_next_call_should_wait_a_second() {
+    let (lw, _watches) = Scripted::new(vec![(vec![cm("a", 1), cm("b", 1)], 1)]);
+    let informer = informer(lw, Duration::ZERO, InformerQueue::RealFifo);
+    let calls: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let registration = informer
+        .add_event_handler(ResourceEventHandlerFuncs::new().add_func({
+            let calls = calls.clone();
+            move |cm: &Arc<ConfigMap>, _| {
+                let name = cm.metadata.name.clone().unwrap_or_default();
+                calls.lock().push((name.clone(), Instant::now()));
+                if name == "a" {
+                    panic!("handler bug");
+                }
+            }
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (cancel, task) = run(&informer);
+    until("both calls", || calls.lock().len() == 2).await;
+    let calls = calls.lock().clone();
+    assert_eq!(calls[0].0, "a");
+    assert_eq!(calls[1].0, "b");
+    let pause = calls[1].1 - calls[0].1;
+    assert!(pause >= Duration::from_secs(1), "paused {pause:?}");
+    assert_eq!(registration.panics(), 1);
+    until("the registration syncs", || registration.has_synced()).await;
+    cancel.cancel();
+    let _ = task.await;
+}
