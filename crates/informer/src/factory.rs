@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use kcr_cache::{Indexers, NAMESPACE_INDEX, meta_namespace_index_func};
+use kcr_reflector::ApiListerWatcher;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::NamespaceScope;
 use kube::{Client, Resource};
@@ -296,7 +297,11 @@ impl SharedInformerFactory {
             .unwrap_or(self.inner.default_resync);
         let mut indexers = Indexers::default();
         indexers.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
-        let mut informer = SharedIndexInformer::new(api(), resync, indexers)
+        // Objects are decoded without their managedFields unless they are
+        // kept: the field is skipped while parsing, never built and dropped.
+        let lister_watcher =
+            ApiListerWatcher::new(api()).drop_managed_fields(!options.keep_managed_fields);
+        let mut informer = SharedIndexInformer::new(lister_watcher, resync, indexers)
             .name(key.to_string())
             .keep_managed_fields(options.keep_managed_fields);
         if let Some(s) = options.label_selector {
