@@ -26,6 +26,9 @@
 //! | [`RateLimitingQueue`] | `RateLimitingInterface` | `add_rate_limited`, `forget`, `num_requeues` |
 //! | [`PriorityQueue`] | controller-runtime's `priorityqueue` | `add_with_opts` / `add_all_with_opts` with [`AddOpts`] (priority, after, rate limited), aging |
 //!
+//! [`parallelize_until`] runs independent pieces of work on several threads
+//! until done or cancelled, as client-go's `ParallelizeUntil`.
+//!
 //! # The one intended difference
 //!
 //! The queues follow client-go v1.36 and controller-runtime's priority queue
@@ -84,6 +87,7 @@ mod config;
 mod default_rate_limiters;
 mod delaying_queue;
 mod metrics;
+mod parallelizer;
 mod priority_queue;
 mod queue;
 mod rate_limiting_queue;
@@ -95,6 +99,7 @@ pub use default_rate_limiters::{
     MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,
 };
 pub use delaying_queue::DelayingQueue;
+pub use parallelizer::{ParallelizeOptions, parallelize_until};
 pub use priority_queue::{AddOpts, PriorityQueue};
 pub use queue::{Item, Queue};
 pub use rate_limiting_queue::RateLimitingQueue;
