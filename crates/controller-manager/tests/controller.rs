@@ -11,7 +11,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcr_controller_manager::controller::{
-    Action, Controller, Request, TerminalError, predicate, reconciler_fn,
+    Action, Controller, ReconcileContext, Request, TerminalError, predicate, reconciler_fn,
 };
 use kcr_controller_manager::{BoxError, Error, Manager, Options};
 use kcr_metrics::controller::ControllerMetrics;
@@ -771,11 +771,6 @@ async fn a_builder_should_refuse_bad_settings() -> TestResult {
     };
     assert!(invalid(Controller::builder(&manager, "").build(noop())));
     assert!(invalid(
-        Controller::builder(&manager, "zero-workers")
-            .max_concurrent_reconciles(0)
-            .build(noop())
-    ));
-    assert!(invalid(
         Controller::builder(&manager, "owns-alone")
             .owns::<ConfigMap>()
             .build(noop())
@@ -795,6 +790,212 @@ async fn a_builder_should_refuse_bad_settings() -> TestResult {
         .skip_name_validation(true)
         .build(noop())?;
     // A refused name is free again.
-    Controller::builder(&manager, "zero-workers").build(noop())?;
+    Controller::builder(&manager, "two-fors").build(noop())?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_terminal_error_should_keep_the_requests_failure_count() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller = Controller::builder(&manager, "terminal-keeps-count").build(reconciler_fn(
+        move |req: Request| {
+            let n = log.record(&req);
+            async move {
+                match n {
+                    1 | 2 => Err(BoxError::from(Failed)),
+                    _ => Err(TerminalError::new("cannot be fixed").into()),
+                }
+            }
+        },
+    ))?;
+    let (stop, task) = start(&manager);
+    let req = Request::namespaced("default", "doomed");
+    controller.queue().add(req.clone());
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(calls.count("doomed"), 3);
+    // controller-runtime does not call Forget on a terminal error.
+    assert_eq!(controller.queue().num_requeues(&req), 2);
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_zero_reconcile_timeout_should_mean_no_deadline() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller = Controller::builder(&manager, "zero-timeout")
+        .reconcile_timeout(Duration::ZERO)
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            async move {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Ok::<_, BoxError>(Action::done())
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    controller
+        .queue()
+        .add(Request::namespaced("default", "slow"));
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(calls.count("slow"), 1);
+    assert_eq!(total("zero-timeout", "success"), 1);
+    assert_eq!(
+        counter(ControllerMetrics::reconcile_timeouts, "zero-timeout"),
+        0
+    );
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn zero_max_concurrent_reconciles_should_mean_the_default_of_one() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let busy = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (b, m) = (busy.clone(), most.clone());
+    let controller = Controller::builder(&manager, "zero-workers")
+        .max_concurrent_reconciles(0)
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            let (b, m) = (b.clone(), m.clone());
+            async move {
+                m.fetch_max(b.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                b.fetch_sub(1, Ordering::SeqCst);
+                Ok::<_, BoxError>(Action::done())
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    for i in 0..5 {
+        controller
+            .queue()
+            .add(Request::namespaced("default", format!("r{i}")));
+    }
+    assert!(eventually(|| calls.names().len() == 5).await);
+    assert_eq!(most.load(Ordering::SeqCst), 1);
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+/// controller-runtime's default with the priority queue is the per-item
+/// exponential limiter alone: 150 requests failing at once are all retried
+/// 5 ms later (client-go's overall bucket of 100 would hold back the last
+/// 50 by 100 ms each).
+#[tokio::test(start_paused = true)]
+async fn the_default_rate_limiter_should_be_per_item_exponential_alone() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller = Controller::builder(&manager, "per-item-limiter").build(reconciler_fn(
+        move |req: Request| {
+            let n = log.record(&req);
+            async move {
+                if n == 1 {
+                    Err(BoxError::from(Failed))
+                } else {
+                    Ok(Action::done())
+                }
+            }
+        },
+    ))?;
+    let (stop, task) = start(&manager);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for i in 0..150 {
+        controller
+            .queue()
+            .add(Request::namespaced("default", format!("r{i}")));
+    }
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    for i in 0..150 {
+        let times = calls.times(&format!("r{i}"));
+        assert_eq!(gaps(&times), [5 * MS], "r{i}");
+    }
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+/// The reconcile sees its deadline from the start, and its token is
+/// cancelled at the deadline before its future is dropped: a task it
+/// spawned to clean up runs at that moment.
+#[tokio::test(start_paused = true)]
+async fn a_reconcile_should_see_its_deadline_and_be_told_before_it_is_dropped() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let cleaned = Arc::new(Mutex::new(None));
+    let (s, c) = (seen.clone(), cleaned.clone());
+    let controller = Controller::builder(&manager, "sees-deadline")
+        .reconcile_timeout(Duration::from_secs(1))
+        .build(reconciler_fn(move |req: Request| {
+            let n = log.record(&req);
+            let (s, c) = (s.clone(), c.clone());
+            async move {
+                let context = ReconcileContext::current().ok_or("no reconcile context")?;
+                s.lock().push((Instant::now(), context.deadline()));
+                match &*req.name {
+                    // Stops its own work before the deadline: a success.
+                    "careful" => {
+                        let deadline = context.deadline().ok_or("no deadline")?;
+                        let work = tokio::time::sleep(Duration::from_secs(10));
+                        let cut = tokio::time::timeout_at(deadline - 100 * MS, work).await;
+                        assert!(cut.is_err());
+                        Ok::<_, BoxError>(Action::done())
+                    }
+                    // Ignores it, but leaves a clean-up task behind.
+                    _ if n == 1 => {
+                        let token = context.cancellation_token().clone();
+                        tokio::spawn(async move {
+                            token.cancelled().await;
+                            *c.lock() = Some(Instant::now());
+                        });
+                        tokio::time::sleep(Duration::from_secs(10)).await;
+                        Ok(Action::done())
+                    }
+                    _ => Ok(Action::done()),
+                }
+            }
+        }))?;
+    assert!(ReconcileContext::current().is_none());
+    let (stop, task) = start(&manager);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    controller
+        .queue()
+        .add(Request::namespaced("default", "careful"));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    controller
+        .queue()
+        .add(Request::namespaced("default", "careless"));
+    assert!(eventually(|| calls.count("careless") == 2).await);
+
+    let seen = seen.lock().clone();
+    for (called, deadline) in &seen {
+        assert_eq!(*deadline, Some(*called + Duration::from_secs(1)));
+    }
+    assert_eq!(calls.count("careful"), 1);
+    assert_eq!(total("sees-deadline", "success"), 2);
+    assert_eq!(
+        counter(ControllerMetrics::reconcile_timeouts, "sees-deadline"),
+        1
+    );
+    let careless = calls.times("careless");
+    assert_eq!(*cleaned.lock(), Some(careless[0] + Duration::from_secs(1)));
+
+    let _ = stop.send(());
+    task.await??;
     Ok(())
 }

@@ -13,7 +13,7 @@ use k8s_openapi::ClusterResourceScope;
 use kcr_informer::SharedInformerFactory;
 use kcr_metrics::controller::ControllerMetrics;
 use kcr_metrics::workqueue::{MetricsProvider, PrometheusProvider, WorkqueueMetrics};
-use kcr_workqueue::{Config, PriorityQueue, RateLimiter, default_controller_rate_limiter};
+use kcr_workqueue::{Config, ItemExponentialFailureRateLimiter, PriorityQueue, RateLimiter};
 use kube::Resource;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
@@ -235,24 +235,30 @@ impl Builder {
         self
     }
 
-    /// How many requests are reconciled at once (default 1; at least 1).
+    /// How many requests are reconciled at once (default 1; 0 means the
+    /// default, as controller-runtime's `MaxConcurrentReconciles <= 0`).
     pub fn max_concurrent_reconciles(mut self, n: usize) -> Self {
-        self.max_concurrent_reconciles = n;
+        self.max_concurrent_reconciles = n.max(1);
         self
     }
 
-    /// The rate limiter of retries (default:
-    /// [`default_controller_rate_limiter`]: 5 ms doubling up to 1000 s per
-    /// request, and 10 per second with a burst of 100 overall).
+    /// The rate limiter of retries (default, as controller-runtime's with
+    /// its priority queue: [`ItemExponentialFailureRateLimiter`] alone, 5 ms
+    /// doubling up to 1000 s per request; client-go's
+    /// [`default_controller_rate_limiter`](kcr_workqueue::default_controller_rate_limiter),
+    /// which adds an overall 10 per second with a burst of 100, stays
+    /// available here).
     pub fn rate_limiter(mut self, limiter: impl RateLimiter<Request> + 'static) -> Self {
         self.rate_limiter = Some(Box::new(limiter));
         self
     }
 
     /// Cancels a reconcile that runs longer than `timeout` and treats it as
-    /// an error (default: no limit).
+    /// an error (default, and `Duration::ZERO`: no limit, as
+    /// controller-runtime's `ReconciliationTimeout`). The reconcile sees its
+    /// deadline through [`ReconcileContext`](super::ReconcileContext).
     pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
-        self.reconcile_timeout = Some(timeout);
+        self.reconcile_timeout = (!timeout.is_zero()).then_some(timeout);
         self
     }
 
@@ -272,7 +278,7 @@ impl Builder {
 
     /// Builds the controller and adds it to the manager as a runnable.
     ///
-    /// Fails on an empty or taken name, zero workers, a repeated `for_`, an
+    /// Fails on an empty or taken name, a repeated `for_`, an
     /// `owns` without `for_`, or a manager that is stopping. A controller
     /// without watches reconciles only what is added to its
     /// [`queue`](Controller::queue).
@@ -286,11 +292,6 @@ impl Builder {
         }
         if let Some(reason) = self.errors.first() {
             return Err(invalid(reason.clone()));
-        }
-        if self.max_concurrent_reconciles == 0 {
-            return Err(invalid(
-                "max_concurrent_reconciles must be at least 1".into(),
-            ));
         }
         if !self.skip_name_validation && !NAMES.lock().insert(self.name.clone()) {
             return Err(Error::ControllerNameTaken(self.name));
@@ -330,7 +331,7 @@ impl Builder {
         }
         let queue = match self.rate_limiter {
             Some(limiter) => PriorityQueue::with_config(limiter, config),
-            None => PriorityQueue::with_config(default_controller_rate_limiter(), config),
+            None => PriorityQueue::with_config(default_rate_limiter(), config),
         };
         let name: Arc<str> = Arc::from(self.name.as_str());
         let core = Arc::new(Core {
@@ -355,4 +356,10 @@ impl Builder {
         }
         Ok(Controller { core })
     }
+}
+
+/// controller-runtime's default rate limiter with its priority queue: per
+/// request, 5 ms doubling up to 1000 s, and nothing overall.
+fn default_rate_limiter() -> ItemExponentialFailureRateLimiter<Request> {
+    ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(1000))
 }

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::predicate::Predicate;
+use super::reconcile_context::ReconcileContext;
 use super::reconciler::{Action, Reconciler, Request, is_terminal};
 use super::source::{Source, StartedSource};
 use crate::manager::Runnable;
@@ -37,12 +38,15 @@ use crate::{BoxError, Error};
 /// - Outcomes (see [`Reconciler`]): an error or [`Action::requeue`] adds the
 ///   request back through the rate limiter; [`Action::requeue_after`] forgets
 ///   its failures and adds it back after the delay; success forgets its
-///   failures; a terminal error is counted and dropped. A worker goes
+///   failures; a terminal error is counted and dropped (its failure count
+///   stays, as controller-runtime does not forget it). A worker goes
 ///   straight on to the next request: the retry schedule is the rate
 ///   limiter's alone.
 /// - A panicking reconcile is caught, logged, counted and treated as an
-///   error; one running past the reconcile timeout is cancelled (dropped)
-///   and treated as an error.
+///   error; one running past the reconcile timeout is cancelled (its
+///   [`ReconcileContext`] token first, then its future is dropped) and
+///   treated as an error. The reconcile sees its deadline in its
+///   [`ReconcileContext`] from the start.
 /// - Start (as a leader-election runnable unless told otherwise): register
 ///   the watches, wait for them to see their informers' initial lists, start
 ///   the workers. Stop: workers take no new request, reconciles in flight
@@ -142,7 +146,7 @@ impl<R: Reconciler> Runnable for Running<R> {
         core.metrics.set_max_concurrent_reconciles(workers as i64);
         let mut tasks = JoinSet::new();
         for _ in 0..workers {
-            tasks.spawn(worker(core.clone(), self.reconciler.clone()));
+            tasks.spawn(worker(core.clone(), self.reconciler.clone(), ctx.clone()));
         }
 
         ctx.cancelled().await;
@@ -187,7 +191,7 @@ impl Drop for InFlight<'_> {
 
 /// One worker: get, reconcile, done, until the controller stops (seed 000's
 /// `runWorker` / `processNextWorkItem`).
-async fn worker<R: Reconciler>(core: Arc<Core>, reconciler: Arc<R>) {
+async fn worker<R: Reconciler>(core: Arc<Core>, reconciler: Arc<R>, ctx: CancellationToken) {
     while let Some((req, priority)) = core.queue.get_with_priority().await {
         if core.stopping.load(Ordering::SeqCst) {
             core.queue.done(&req);
@@ -195,7 +199,7 @@ async fn worker<R: Reconciler>(core: Arc<Core>, reconciler: Arc<R>) {
         }
         core.metrics.worker_busy();
         let in_flight = InFlight { core: &core, req };
-        core.reconcile_handler(&*reconciler, &in_flight.req, priority)
+        core.reconcile_handler(&*reconciler, &in_flight.req, priority, &ctx)
             .await;
         drop(in_flight);
     }
@@ -240,7 +244,13 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
 impl Core {
     /// Reconciles one request and applies the outcome rules
     /// (controller-runtime `reconcileHandler`).
-    async fn reconcile_handler<R: Reconciler>(&self, reconciler: &R, req: &Request, priority: i32) {
+    async fn reconcile_handler<R: Reconciler>(
+        &self,
+        reconciler: &R,
+        req: &Request,
+        priority: i32,
+        ctx: &CancellationToken,
+    ) {
         let started = Instant::now();
         let span = tracing::info_span!(
             "reconcile",
@@ -249,17 +259,26 @@ impl Core {
             name = %req.name,
             reconcile_id = %ReconcileId(rand::random()),
         );
-        let call = AssertUnwindSafe(reconciler.reconcile(req.clone())).catch_unwind();
-        let outcome = match self.reconcile_timeout {
-            Some(limit) => match tokio::time::timeout(limit, call)
-                .instrument(span.clone())
-                .await
-            {
-                Ok(result) => Self::outcome(result),
-                Err(_) => Outcome::Timeout(limit),
+        let deadline = self.reconcile_timeout.map(|limit| started + limit);
+        let token = ctx.child_token();
+        let context = ReconcileContext::new(deadline, token.clone());
+        let call = AssertUnwindSafe(context.scope(reconciler.reconcile(req.clone())))
+            .catch_unwind()
+            .instrument(span.clone());
+        let mut call = std::pin::pin!(call);
+        let outcome = match (deadline, self.reconcile_timeout) {
+            (Some(deadline), Some(limit)) => tokio::select! {
+                result = &mut call => Self::outcome(result),
+                () = tokio::time::sleep_until(deadline) => {
+                    // The reconcile learns it is cut off before its future
+                    // is dropped (at the end of this function).
+                    token.cancel();
+                    Outcome::Timeout(limit)
+                }
             },
-            None => Self::outcome(call.instrument(span.clone()).await),
+            _ => Self::outcome(call.await),
         };
+        token.cancel();
         let elapsed = started.elapsed().as_secs_f64();
 
         let result = match outcome {
@@ -288,8 +307,9 @@ impl Core {
             Outcome::Err(error) => {
                 self.metrics.error();
                 if is_terminal(&*error) {
+                    // Not forgotten (controller-runtime): the request's
+                    // failure history stays until it succeeds.
                     self.metrics.terminal_error();
-                    self.queue.forget(req);
                     span.in_scope(|| {
                         tracing::error!(error = %error, "Reconciler error (terminal, not retried)");
                     });

@@ -52,6 +52,7 @@ mod controller;
 mod builder;
 mod handler;
 pub mod predicate;
+mod reconcile_context;
 mod reconciler;
 mod source;
 
@@ -60,6 +61,7 @@ pub(crate) use builder::Shared;
 pub use controller::Controller;
 pub use handler::LOW_PRIORITY;
 pub use predicate::Predicate;
+pub use reconcile_context::ReconcileContext;
 pub use reconciler::{
     Action, Reconciler, ReconcilerFn, Request, TerminalError, is_terminal, reconciler_fn,
 };
