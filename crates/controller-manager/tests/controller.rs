@@ -16,7 +16,7 @@ use kcr_controller_manager::controller::{
 use kcr_controller_manager::{BoxError, Error, Manager, Options};
 use kcr_metrics::controller::ControllerMetrics;
 use kcr_metrics::prometheus::IntCounterVec;
-use kcr_testenv::TestEnv;
+use kcr_testenv::{Failure, TestEnv};
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
@@ -997,5 +997,113 @@ async fn a_reconcile_should_see_its_deadline_and_be_told_before_it_is_dropped() 
 
     let _ = stop.send(());
     task.await??;
+    Ok(())
+}
+
+/// Every list of `resource` fails: its informer never syncs.
+fn lists_always_fail(env: &TestEnv, resource: &str) {
+    env.faults().fail_next(
+        usize::MAX,
+        Failure::internal_error().verb("list").resource(resource),
+    );
+}
+
+fn is_cache_sync_timeout(e: &Error, name: &str, resource: &str) -> bool {
+    match e {
+        Error::CacheSyncTimeout {
+            controller,
+            resources,
+            ..
+        } => controller == name && resources.iter().any(|r| r.starts_with(resource)),
+        Error::Runnable(inner) => inner
+            .downcast_ref::<Error>()
+            .is_some_and(|e| is_cache_sync_timeout(e, name, resource)),
+        _ => false,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_manager_should_fail_to_start_when_a_controllers_caches_do_not_sync_in_time() -> TestResult
+{
+    let env = TestEnv::start().await?;
+    lists_always_fail(&env, "configmaps");
+    let manager = Manager::new(env.client(), quiet())?;
+    Controller::builder(&manager, "never-synced")
+        .for_::<ConfigMap>()
+        .cache_sync_timeout(Duration::from_secs(10))
+        .build(reconciler_fn(|_req: Request| async {
+            Ok::<_, BoxError>(Action::done())
+        }))?;
+    let started = Instant::now();
+    let (_stop, task) = start(&manager);
+    let result = tokio::time::timeout(Duration::from_secs(60), task).await??;
+    let elapsed = started.elapsed();
+    let error = result.err().ok_or("the manager started")?;
+    assert!(
+        is_cache_sync_timeout(&error, "never-synced", "configmaps/v1"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("configmaps/v1"), "{error}");
+    assert!(
+        elapsed >= Duration::from_secs(10) && elapsed < Duration::from_secs(11),
+        "{elapsed:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_default_cache_sync_timeout_should_be_two_minutes() -> TestResult {
+    let env = TestEnv::start().await?;
+    lists_always_fail(&env, "configmaps");
+    let manager = Manager::new(env.client(), quiet())?;
+    Controller::builder(&manager, "never-synced-default")
+        .for_::<ConfigMap>()
+        .build(reconciler_fn(|_req: Request| async {
+            Ok::<_, BoxError>(Action::done())
+        }))?;
+    let started = Instant::now();
+    let (_stop, task) = start(&manager);
+    let result = tokio::time::timeout(Duration::from_secs(600), task).await??;
+    let elapsed = started.elapsed();
+    let error = result.err().ok_or("the manager started")?;
+    assert!(
+        is_cache_sync_timeout(&error, "never-synced-default", "configmaps/v1"),
+        "{error}"
+    );
+    assert!(
+        elapsed >= Duration::from_secs(120) && elapsed < Duration::from_secs(121),
+        "{elapsed:?}"
+    );
+    Ok(())
+}
+
+/// A controller added to a running manager waits for its own informers
+/// with its own timeout; its failed start stops the manager with the error.
+#[tokio::test(start_paused = true)]
+async fn a_controller_added_later_should_fail_its_start_when_its_caches_do_not_sync() -> TestResult
+{
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let (_stop, task) = start(&manager);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    lists_always_fail(&env, "secrets");
+    let added = Instant::now();
+    Controller::builder(&manager, "late-never-synced")
+        .for_::<k8s_openapi::api::core::v1::Secret>()
+        .cache_sync_timeout(Duration::from_secs(5))
+        .build(reconciler_fn(|_req: Request| async {
+            Ok::<_, BoxError>(Action::done())
+        }))?;
+    let result = tokio::time::timeout(Duration::from_secs(60), task).await??;
+    let elapsed = added.elapsed();
+    let error = result.err().ok_or("the manager kept running")?;
+    assert!(
+        is_cache_sync_timeout(&error, "late-never-synced", "secrets/v1"),
+        "{error}"
+    );
+    assert!(
+        elapsed >= Duration::from_secs(5) && elapsed < Duration::from_secs(6),
+        "{elapsed:?}"
+    );
     Ok(())
 }

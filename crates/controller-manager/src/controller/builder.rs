@@ -18,6 +18,7 @@ use kube::Resource;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
+use super::cache_sync::{CacheSyncWaits, DEFAULT_CACHE_SYNC_TIMEOUT};
 use super::controller::{Controller, Core, Running};
 use super::handler::{MapFn, Mapper, OwnerKind};
 use super::predicate::Predicate;
@@ -35,6 +36,7 @@ static NAMES: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(|| Mutex::new(Has
 #[derive(Default)]
 pub(crate) struct Shared {
     metrics: OnceLock<SharedMetrics>,
+    pub(crate) cache_sync: CacheSyncWaits,
 }
 
 #[derive(Clone)]
@@ -122,6 +124,7 @@ pub struct Builder {
     max_concurrent_reconciles: usize,
     rate_limiter: Option<Box<dyn RateLimiter<Request>>>,
     reconcile_timeout: Option<Duration>,
+    cache_sync_timeout: Duration,
     need_leader_election: bool,
     skip_name_validation: bool,
     errors: Vec<String>,
@@ -153,6 +156,7 @@ impl Controller {
             max_concurrent_reconciles: 1,
             rate_limiter: None,
             reconcile_timeout: None,
+            cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
             need_leader_election: true,
             skip_name_validation: false,
             errors: Vec::new(),
@@ -262,6 +266,20 @@ impl Builder {
         self
     }
 
+    /// How long the controller waits for the informers it watches to sync
+    /// before its start fails with
+    /// [`Error::CacheSyncTimeout`](crate::Error::CacheSyncTimeout) (default,
+    /// and `Duration::ZERO`: 2 minutes, as controller-runtime's
+    /// `CacheSyncTimeout`).
+    pub fn cache_sync_timeout(mut self, timeout: Duration) -> Self {
+        self.cache_sync_timeout = if timeout.is_zero() {
+            DEFAULT_CACHE_SYNC_TIMEOUT
+        } else {
+            timeout
+        };
+        self
+    }
+
     /// Whether the controller runs only on the elected leader (default
     /// true).
     pub fn need_leader_election(mut self, need: bool) -> Self {
@@ -340,6 +358,7 @@ impl Builder {
             queue,
             max_concurrent_reconciles: self.max_concurrent_reconciles,
             reconcile_timeout: self.reconcile_timeout,
+            cache_sync_timeout: self.cache_sync_timeout,
             sources,
             predicates: Arc::from(self.predicates),
             factory,
@@ -354,6 +373,7 @@ impl Builder {
             release_name(&self.name, self.skip_name_validation);
             return Err(e);
         }
+        self.manager.controller_shared().cache_sync.register(&core);
         Ok(Controller { core })
     }
 }

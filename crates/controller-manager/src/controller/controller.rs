@@ -49,7 +49,11 @@ use crate::{BoxError, Error};
 ///   [`ReconcileContext`] from the start.
 /// - Start (as a leader-election runnable unless told otherwise): register
 ///   the watches, wait for them to see their informers' initial lists, start
-///   the workers. Stop: workers take no new request, reconciles in flight
+///   the workers. If the lists are not seen within the cache-sync timeout
+///   (2 minutes by default), the start fails with
+///   [`Error::CacheSyncTimeout`] naming the informers; the manager's caches
+///   step applies the same timeout to the controllers built before it
+///   started, and its [`start`](crate::Manager::start) returns the error. Stop: workers take no new request, reconciles in flight
 ///   finish (the manager bounds this by its graceful shutdown timeout), then
 ///   the queue shuts down.
 ///
@@ -92,6 +96,7 @@ pub(crate) struct Core {
     pub(crate) metrics: ControllerRecorder,
     pub(crate) max_concurrent_reconciles: usize,
     pub(crate) reconcile_timeout: Option<Duration>,
+    pub(crate) cache_sync_timeout: Duration,
     pub(crate) sources: Vec<Box<dyn Source>>,
     pub(crate) predicates: Arc<[Box<dyn Predicate>]>,
     pub(crate) factory: SharedInformerFactory,
@@ -130,14 +135,29 @@ impl<R: Reconciler> Runnable for Running<R> {
         core.factory.start();
 
         tracing::info!(controller = %core.name, "Starting Controller");
+        let sync_deadline = Instant::now() + core.cache_sync_timeout;
         while !started.iter().all(|s| s.has_synced()) {
+            if Instant::now() >= sync_deadline {
+                let resources = core
+                    .sources
+                    .iter()
+                    .zip(&started)
+                    .filter(|(_, s)| !s.has_synced())
+                    .map(|(source, _)| source.name())
+                    .collect();
+                stop_sources(&started);
+                core.queue.shut_down();
+                let error = core.cache_sync_error(resources);
+                tracing::error!(controller = %core.name, error = %error, "Could not wait for Cache to sync");
+                return Err(error.into());
+            }
             tokio::select! {
                 () = ctx.cancelled() => {
                     stop_sources(&started);
                     core.queue.shut_down();
                     return Ok(());
                 }
-                () = tokio::time::sleep(SYNCED_POLL_PERIOD) => {}
+                () = tokio::time::sleep(SYNCED_POLL_PERIOD.min(sync_deadline - Instant::now())) => {}
             }
         }
 
@@ -348,6 +368,23 @@ impl Core {
             Ok(Ok(action)) => Outcome::Ok(action),
             Ok(Err(e)) => Outcome::Err(e.into()),
             Err(panic) => Outcome::Panic(panic_message(panic.as_ref())),
+        }
+    }
+
+    /// The watched informers that have not synced yet.
+    pub(crate) fn unsynced_informers(&self) -> Vec<String> {
+        self.sources
+            .iter()
+            .filter(|s| !s.cache_synced())
+            .map(|s| s.name())
+            .collect()
+    }
+
+    pub(crate) fn cache_sync_error(&self, resources: Vec<String>) -> Error {
+        Error::CacheSyncTimeout {
+            controller: self.name.to_string(),
+            timeout: self.cache_sync_timeout,
+            resources,
         }
     }
 

@@ -50,6 +50,7 @@
 mod controller;
 
 mod builder;
+mod cache_sync;
 mod handler;
 pub mod predicate;
 mod reconcile_context;
@@ -58,6 +59,7 @@ mod source;
 
 pub use builder::Builder;
 pub(crate) use builder::Shared;
+pub use cache_sync::DEFAULT_CACHE_SYNC_TIMEOUT;
 pub use controller::Controller;
 pub use handler::LOW_PRIORITY;
 pub use predicate::Predicate;
