@@ -1107,3 +1107,78 @@ async fn a_controller_added_later_should_fail_its_start_when_its_caches_do_not_s
     );
     Ok(())
 }
+
+/// controller-runtime's `controller.NewUnmanaged` + `Start`: no manager,
+/// informers of its own, stopped by its token.
+#[tokio::test(start_paused = true)]
+async fn a_controller_should_run_without_a_manager() -> TestResult {
+    let env = TestEnv::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("alone".into());
+    api.create(&PostParams::default(), &cm).await?;
+
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller = Controller::unmanaged(env.client(), "unmanaged")
+        .for_::<ConfigMap>()
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            async { Ok::<_, BoxError>(Action::done()) }
+        }))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn({
+        let (controller, stop) = (controller.clone(), stop.clone());
+        async move { controller.start(stop).await }
+    });
+    assert!(eventually(|| calls.count("alone") == 1).await);
+    // A change made now reaches it through its own informer.
+    let mut cm = api.get("alone").await?;
+    cm.data = Some([("k".to_owned(), "v".to_owned())].into());
+    api.replace("alone", &PostParams::default(), &cm).await?;
+    assert!(eventually(|| calls.count("alone") == 2).await);
+    assert!(matches!(
+        controller
+            .start(tokio_util::sync::CancellationToken::new())
+            .await,
+        Err(Error::ControllerAlreadyStarted(_))
+    ));
+    stop.cancel();
+    running.await??;
+
+    // A managed controller starts only with its manager.
+    let manager = Manager::new(env.client(), quiet())?;
+    let managed = Controller::builder(&manager, "managed-not-alone").build(reconciler_fn(
+        |_req: Request| async { Ok::<_, BoxError>(Action::done()) },
+    ))?;
+    assert!(matches!(
+        managed
+            .start(tokio_util::sync::CancellationToken::new())
+            .await,
+        Err(Error::InvalidController { .. })
+    ));
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unmanaged_controller_should_fail_its_start_when_its_caches_do_not_sync() -> TestResult {
+    let env = TestEnv::start().await?;
+    lists_always_fail(&env, "configmaps");
+    let controller = Controller::unmanaged(env.client(), "unmanaged-never-synced")
+        .for_::<ConfigMap>()
+        .cache_sync_timeout(Duration::from_secs(3))
+        .build(reconciler_fn(|_req: Request| async {
+            Ok::<_, BoxError>(Action::done())
+        }))?;
+    let started = Instant::now();
+    let result = controller
+        .start(tokio_util::sync::CancellationToken::new())
+        .await;
+    assert_eq!(started.elapsed(), Duration::from_secs(3));
+    let error = result.err().ok_or("the controller started")?;
+    assert!(
+        is_cache_sync_timeout(&error, "unmanaged-never-synced", "configmaps/v1"),
+        "{error}"
+    );
+    Ok(())
+}

@@ -116,7 +116,11 @@ type Deferred =
 /// ```
 #[must_use]
 pub struct Builder {
-    manager: Manager,
+    /// `None`: an unmanaged controller, started with
+    /// [`Controller::start`].
+    manager: Option<Manager>,
+    /// The manager's factory, or the unmanaged controller's own.
+    factory: SharedInformerFactory,
     name: String,
     owner: Option<OwnerKind>,
     sources: Vec<Deferred>,
@@ -147,8 +151,59 @@ impl Controller {
     /// A builder for a controller named `name` (unique in the process: it
     /// labels the controller's metrics and logs) managed by `manager`.
     pub fn builder(manager: &Manager, name: impl Into<String>) -> Builder {
-        Builder {
-            manager: manager.clone(),
+        Builder::new(
+            Some(manager.clone()),
+            manager.informer_factory().clone(),
+            name,
+        )
+    }
+
+    /// A builder for a controller that runs without a manager, on informers
+    /// of its own (controller-runtime's `controller.NewUnmanaged`): build it,
+    /// then run it with [`Controller::start`], which starts its informers,
+    /// waits for them to sync (see
+    /// [`cache_sync_timeout`](Builder::cache_sync_timeout)), runs the
+    /// workers until the token is cancelled, and stops the informers. Its
+    /// metrics go to the default registry; it does not wait for leader
+    /// election.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kcr_controller_manager::BoxError;
+    /// use kcr_controller_manager::controller::{Action, Controller, Request, reconciler_fn};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let env = kcr_testenv::TestEnv::start().await?;
+    /// let controller = Controller::unmanaged(env.client(), "config-maps-alone")
+    ///     .for_::<ConfigMap>()
+    ///     .build(reconciler_fn(|_req: Request| async { Ok::<_, BoxError>(Action::done()) }))?;
+    /// let stop = CancellationToken::new();
+    /// let running = tokio::spawn({
+    ///     let (controller, stop) = (controller.clone(), stop.clone());
+    ///     async move { controller.start(stop).await }
+    /// });
+    /// stop.cancel(); // a real operator waits for SIGTERM
+    /// running.await??;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn unmanaged(client: kube::Client, name: impl Into<String>) -> Builder {
+        let factory = SharedInformerFactory::new(client, crate::manager::DEFAULT_SYNC_PERIOD);
+        Builder::new(None, factory, name)
+    }
+}
+
+impl Builder {
+    fn new(
+        manager: Option<Manager>,
+        factory: SharedInformerFactory,
+        name: impl Into<String>,
+    ) -> Self {
+        Self {
+            manager,
+            factory,
             name: name.into(),
             owner: None,
             sources: Vec::new(),
@@ -162,9 +217,7 @@ impl Controller {
             errors: Vec::new(),
         }
     }
-}
 
-impl Builder {
     /// Reconciles objects of `K`: each change of a `K` queues its own
     /// request (controller-runtime `For`). At most once per controller.
     pub fn for_<K>(mut self) -> Self
@@ -320,7 +373,7 @@ impl Builder {
             }
         };
 
-        let factory = self.manager.informer_factory().clone();
+        let factory = self.factory.clone();
         let mut sources = Vec::with_capacity(self.sources.len());
         for deferred in self.sources {
             match deferred(&factory, self.owner.as_ref()) {
@@ -339,10 +392,12 @@ impl Builder {
             }
         }
 
-        let metrics = self
-            .manager
-            .controller_shared()
-            .metrics(self.manager.custom_metrics_registry());
+        let metrics = match &self.manager {
+            Some(manager) => manager
+                .controller_shared()
+                .metrics(manager.custom_metrics_registry()),
+            None => Shared::default().metrics(None),
+        };
         let mut config = Config::default().name(self.name.as_str());
         if let Some(provider) = metrics.workqueue {
             config = config.metrics_provider(provider);
@@ -366,15 +421,25 @@ impl Builder {
             started: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
         });
-        if let Err(e) = self.manager.add(Running {
+        let running = Running {
             core: core.clone(),
             reconciler: Arc::new(reconciler),
-        }) {
+        };
+        let Some(manager) = &self.manager else {
+            return Ok(Controller {
+                core,
+                unmanaged: Some(Arc::new(running)),
+            });
+        };
+        if let Err(e) = manager.add(running) {
             release_name(&self.name, self.skip_name_validation);
             return Err(e);
         }
-        self.manager.controller_shared().cache_sync.register(&core);
-        Ok(Controller { core })
+        manager.controller_shared().cache_sync.register(&core);
+        Ok(Controller {
+            core,
+            unmanaged: None,
+        })
     }
 }
 

@@ -61,6 +61,9 @@ use crate::{BoxError, Error};
 #[derive(Clone)]
 pub struct Controller {
     pub(crate) core: Arc<Core>,
+    /// The controller's run, for an unmanaged controller
+    /// ([`Controller::unmanaged`]); `None` when a manager runs it.
+    pub(crate) unmanaged: Option<Arc<dyn Runnable>>,
 }
 
 impl fmt::Debug for Controller {
@@ -86,6 +89,40 @@ impl Controller {
     /// a watched object had changed (controller-runtime's channel source).
     pub fn queue(&self) -> &PriorityQueue<Request> {
         &self.core.queue
+    }
+
+    /// Runs an unmanaged controller (built from [`Controller::unmanaged`])
+    /// until `ctx` is cancelled, as controller-runtime's `Start`: starts its
+    /// informers, waits for them to sync, runs the workers; once `ctx` is
+    /// cancelled, lets the reconciles in flight finish and stops the
+    /// informers.
+    ///
+    /// Fails with [`Error::CacheSyncTimeout`] when the informers do not sync
+    /// within the cache-sync timeout, with
+    /// [`Error::ControllerAlreadyStarted`] on a second call, and with
+    /// [`Error::InvalidController`] for a controller a manager runs (it
+    /// starts with the manager).
+    pub async fn start(&self, ctx: CancellationToken) -> Result<(), Error> {
+        let Some(running) = &self.unmanaged else {
+            return Err(Error::InvalidController {
+                name: self.core.name.to_string(),
+                reason: "it belongs to a manager, which starts it".into(),
+            });
+        };
+        let result = running.start(ctx).await;
+        if !matches!(
+            result
+                .as_ref()
+                .err()
+                .and_then(|e| e.downcast_ref::<Error>()),
+            Some(Error::ControllerAlreadyStarted(_))
+        ) {
+            self.core.factory.shutdown().await;
+        }
+        result.map_err(|e| match e.downcast::<Error>() {
+            Ok(e) => *e,
+            Err(e) => Error::Runnable(e),
+        })
     }
 }
 
