@@ -7,6 +7,11 @@
 //! [`watches`](Builder::watches)), filters their events
 //! ([`predicate`]), queues the [`Request`]s they map to in a priority queue,
 //! and calls a [`Reconciler`] from its workers while this replica leads.
+//! [`Controller::unmanaged`] builds one that runs without a manager, on
+//! informers of its own, with [`Controller::start`]. A reconcile reads its
+//! deadline and cancellation token from [`ReconcileContext`]; a controller
+//! whose informers do not sync within its
+//! [`cache_sync_timeout`](Builder::cache_sync_timeout) fails to start.
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::ConfigMap;
