@@ -79,6 +79,23 @@ pub enum Error {
     #[error("a controller named {0:?} already exists")]
     ControllerNameTaken(String),
 
+    /// The informers a controller watches did not sync within its
+    /// cache-sync timeout (controller-runtime's `CacheSyncTimeout`, 2
+    /// minutes by default): e.g. their lists keep failing, or an object
+    /// cannot be decoded.
+    #[error(
+        "controller {controller:?}: timed out after {timeout:?} waiting for the caches of {} to sync",
+        resources.join(", ")
+    )]
+    CacheSyncTimeout {
+        /// The controller's name.
+        controller: String,
+        /// Its cache-sync timeout.
+        timeout: Duration,
+        /// The informers (resources) that had not synced.
+        resources: Vec<String>,
+    },
+
     /// A controller was started twice.
     #[error("controller {0:?} already started")]
     ControllerAlreadyStarted(String),

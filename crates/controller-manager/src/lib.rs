@@ -21,6 +21,48 @@
 //!   `SubjectAccessReview`, as controller-runtime's metrics filter.
 //! - Events in [`record`]: [`EventRecorder`](record::EventRecorder).
 //!
+//! # Intended differences from client-go and controller-runtime
+//!
+//! The rules of client-go v1.36 (`tools/leaderelection`) and
+//! controller-runtime's main branch (`pkg/internal/controller`,
+//! `pkg/controller`) hold unless listed here.
+//!
+//! Leader election ([`leaderelection`]):
+//! - The elector waits for the leader's work (the future `on_started_leading`
+//!   returns) to finish before it releases the lease and calls
+//!   `on_stopped_leading`; client-go does not wait for its goroutine.
+//! - The release reads the lease first, as client-go, and also writes
+//!   nothing when that read shows another holder (client-go writes over it if
+//!   its own last observation still names itself).
+//! - [`LeaderElector::is_leader`](leaderelection::LeaderElector::is_leader)
+//!   is true from the acquisition until the elector stops leading, also
+//!   while a renewal round that saw another holder runs to its renew
+//!   deadline (client-go's `IsLeader` turns false when it sees the other
+//!   holder, although its leader callback still runs).
+//! - Coordinated leader election (`tryCoordinatedRenew`, `LeaseCandidate`)
+//!   is not implemented; `strategy` and `preferredHolder` are read into the
+//!   record and written from it, and, as in client-go, a plain elector's
+//!   write leaves them out.
+//! - An empty holder is written as an absent `holderIdentity` (client-go
+//!   writes `""`); both read back as no holder.
+//! - `on_new_leader` runs on tokio's blocking pool (client-go: a goroutine).
+//!
+//! Controllers ([`controller`]):
+//! - [`Reconciler::reconcile`] takes no context argument: the reconcile's
+//!   deadline and a cancellation token are in
+//!   [`ReconcileContext`](controller::ReconcileContext).
+//! - A reconcile past its timeout is dropped (Go can only cancel its
+//!   context); its token is cancelled first. A panicking reconcile is always
+//!   recovered (controller-runtime's default `RecoverPanic`).
+//! - The informers of a controller built before [`Manager::start`] are
+//!   registered at build time and started in the manager's caches step, so
+//!   that step applies each such controller's cache-sync timeout
+//!   (controller-runtime creates them when the controller starts, and waits
+//!   there); the error and the default timeout are the same.
+//! - An unmanaged controller ([`Controller::unmanaged`]) records its metrics
+//!   in the default registry and runs informers of its own, which
+//!   [`Controller::start`] stops when it returns.
+//!
 //! ```
 //! use std::time::Duration;
 //! use kcr_controller_manager::{BoxError, Manager, Options, runnable_fn};

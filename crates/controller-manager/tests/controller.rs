@@ -11,12 +11,12 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcr_controller_manager::controller::{
-    Action, Controller, Request, TerminalError, predicate, reconciler_fn,
+    Action, Controller, ReconcileContext, Request, TerminalError, predicate, reconciler_fn,
 };
 use kcr_controller_manager::{BoxError, Error, Manager, Options};
 use kcr_metrics::controller::ControllerMetrics;
 use kcr_metrics::prometheus::IntCounterVec;
-use kcr_testenv::TestEnv;
+use kcr_testenv::{Failure, TestEnv};
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
@@ -771,11 +771,6 @@ async fn a_builder_should_refuse_bad_settings() -> TestResult {
     };
     assert!(invalid(Controller::builder(&manager, "").build(noop())));
     assert!(invalid(
-        Controller::builder(&manager, "zero-workers")
-            .max_concurrent_reconciles(0)
-            .build(noop())
-    ));
-    assert!(invalid(
         Controller::builder(&manager, "owns-alone")
             .owns::<ConfigMap>()
             .build(noop())
@@ -795,6 +790,395 @@ async fn a_builder_should_refuse_bad_settings() -> TestResult {
         .skip_name_validation(true)
         .build(noop())?;
     // A refused name is free again.
-    Controller::builder(&manager, "zero-workers").build(noop())?;
+    Controller::builder(&manager, "two-fors").build(noop())?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_terminal_error_should_keep_the_requests_failure_count() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller = Controller::builder(&manager, "terminal-keeps-count").build(reconciler_fn(
+        move |req: Request| {
+            let n = log.record(&req);
+            async move {
+                match n {
+                    1 | 2 => Err(BoxError::from(Failed)),
+                    _ => Err(TerminalError::new("cannot be fixed").into()),
+                }
+            }
+        },
+    ))?;
+    let (stop, task) = start(&manager);
+    let req = Request::namespaced("default", "doomed");
+    controller.queue().add(req.clone());
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(calls.count("doomed"), 3);
+    // controller-runtime does not call Forget on a terminal error.
+    assert_eq!(controller.queue().num_requeues(&req), 2);
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_zero_reconcile_timeout_should_mean_no_deadline() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller = Controller::builder(&manager, "zero-timeout")
+        .reconcile_timeout(Duration::ZERO)
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            async move {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Ok::<_, BoxError>(Action::done())
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    controller
+        .queue()
+        .add(Request::namespaced("default", "slow"));
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(calls.count("slow"), 1);
+    assert_eq!(total("zero-timeout", "success"), 1);
+    assert_eq!(
+        counter(ControllerMetrics::reconcile_timeouts, "zero-timeout"),
+        0
+    );
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn zero_max_concurrent_reconciles_should_mean_the_default_of_one() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let busy = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (b, m) = (busy.clone(), most.clone());
+    let controller = Controller::builder(&manager, "zero-workers")
+        .max_concurrent_reconciles(0)
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            let (b, m) = (b.clone(), m.clone());
+            async move {
+                m.fetch_max(b.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                b.fetch_sub(1, Ordering::SeqCst);
+                Ok::<_, BoxError>(Action::done())
+            }
+        }))?;
+    let (stop, task) = start(&manager);
+    for i in 0..5 {
+        controller
+            .queue()
+            .add(Request::namespaced("default", format!("r{i}")));
+    }
+    assert!(eventually(|| calls.names().len() == 5).await);
+    assert_eq!(most.load(Ordering::SeqCst), 1);
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+/// controller-runtime's default with the priority queue is the per-item
+/// exponential limiter alone: 150 requests failing at once are all retried
+/// 5 ms later (client-go's overall bucket of 100 would hold back the last
+/// 50 by 100 ms each).
+#[tokio::test(start_paused = true)]
+async fn the_default_rate_limiter_should_be_per_item_exponential_alone() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller = Controller::builder(&manager, "per-item-limiter").build(reconciler_fn(
+        move |req: Request| {
+            let n = log.record(&req);
+            async move {
+                if n == 1 {
+                    Err(BoxError::from(Failed))
+                } else {
+                    Ok(Action::done())
+                }
+            }
+        },
+    ))?;
+    let (stop, task) = start(&manager);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for i in 0..150 {
+        controller
+            .queue()
+            .add(Request::namespaced("default", format!("r{i}")));
+    }
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    for i in 0..150 {
+        let times = calls.times(&format!("r{i}"));
+        assert_eq!(gaps(&times), [5 * MS], "r{i}");
+    }
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+/// The reconcile sees its deadline from the start, and its token is
+/// cancelled at the deadline before its future is dropped: a task it
+/// spawned to clean up runs at that moment.
+#[tokio::test(start_paused = true)]
+async fn a_reconcile_should_see_its_deadline_and_be_told_before_it_is_dropped() -> TestResult {
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let calls = Calls::default();
+    let log = calls.clone();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let cleaned = Arc::new(Mutex::new(None));
+    let (s, c) = (seen.clone(), cleaned.clone());
+    let controller = Controller::builder(&manager, "sees-deadline")
+        .reconcile_timeout(Duration::from_secs(1))
+        .build(reconciler_fn(move |req: Request| {
+            let n = log.record(&req);
+            let (s, c) = (s.clone(), c.clone());
+            async move {
+                let context = ReconcileContext::current().ok_or("no reconcile context")?;
+                s.lock().push((Instant::now(), context.deadline()));
+                match &*req.name {
+                    // Stops its own work before the deadline: a success.
+                    "careful" => {
+                        let deadline = context.deadline().ok_or("no deadline")?;
+                        let work = tokio::time::sleep(Duration::from_secs(10));
+                        let cut = tokio::time::timeout_at(deadline - 100 * MS, work).await;
+                        assert!(cut.is_err());
+                        Ok::<_, BoxError>(Action::done())
+                    }
+                    // Ignores it, but leaves a clean-up task behind.
+                    _ if n == 1 => {
+                        let token = context.cancellation_token().clone();
+                        tokio::spawn(async move {
+                            token.cancelled().await;
+                            *c.lock() = Some(Instant::now());
+                        });
+                        tokio::time::sleep(Duration::from_secs(10)).await;
+                        Ok(Action::done())
+                    }
+                    _ => Ok(Action::done()),
+                }
+            }
+        }))?;
+    assert!(ReconcileContext::current().is_none());
+    let (stop, task) = start(&manager);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    controller
+        .queue()
+        .add(Request::namespaced("default", "careful"));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    controller
+        .queue()
+        .add(Request::namespaced("default", "careless"));
+    assert!(eventually(|| calls.count("careless") == 2).await);
+
+    let seen = seen.lock().clone();
+    for (called, deadline) in &seen {
+        assert_eq!(*deadline, Some(*called + Duration::from_secs(1)));
+    }
+    assert_eq!(calls.count("careful"), 1);
+    assert_eq!(total("sees-deadline", "success"), 2);
+    assert_eq!(
+        counter(ControllerMetrics::reconcile_timeouts, "sees-deadline"),
+        1
+    );
+    let careless = calls.times("careless");
+    assert_eq!(*cleaned.lock(), Some(careless[0] + Duration::from_secs(1)));
+
+    let _ = stop.send(());
+    task.await??;
+    Ok(())
+}
+
+/// Every list of `resource` fails: its informer never syncs.
+fn lists_always_fail(env: &TestEnv, resource: &str) {
+    env.faults().fail_next(
+        usize::MAX,
+        Failure::internal_error().verb("list").resource(resource),
+    );
+}
+
+fn is_cache_sync_timeout(e: &Error, name: &str, resource: &str) -> bool {
+    match e {
+        Error::CacheSyncTimeout {
+            controller,
+            resources,
+            ..
+        } => controller == name && resources.iter().any(|r| r.starts_with(resource)),
+        Error::Runnable(inner) => inner
+            .downcast_ref::<Error>()
+            .is_some_and(|e| is_cache_sync_timeout(e, name, resource)),
+        _ => false,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_manager_should_fail_to_start_when_a_controllers_caches_do_not_sync_in_time() -> TestResult
+{
+    let env = TestEnv::start().await?;
+    lists_always_fail(&env, "configmaps");
+    let manager = Manager::new(env.client(), quiet())?;
+    Controller::builder(&manager, "never-synced")
+        .for_::<ConfigMap>()
+        .cache_sync_timeout(Duration::from_secs(10))
+        .build(reconciler_fn(|_req: Request| async {
+            Ok::<_, BoxError>(Action::done())
+        }))?;
+    let started = Instant::now();
+    let (_stop, task) = start(&manager);
+    let result = tokio::time::timeout(Duration::from_secs(60), task).await??;
+    let elapsed = started.elapsed();
+    let error = result.err().ok_or("the manager started")?;
+    assert!(
+        is_cache_sync_timeout(&error, "never-synced", "configmaps/v1"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("configmaps/v1"), "{error}");
+    assert!(
+        elapsed >= Duration::from_secs(10) && elapsed < Duration::from_secs(11),
+        "{elapsed:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_default_cache_sync_timeout_should_be_two_minutes() -> TestResult {
+    let env = TestEnv::start().await?;
+    lists_always_fail(&env, "configmaps");
+    let manager = Manager::new(env.client(), quiet())?;
+    Controller::builder(&manager, "never-synced-default")
+        .for_::<ConfigMap>()
+        .build(reconciler_fn(|_req: Request| async {
+            Ok::<_, BoxError>(Action::done())
+        }))?;
+    let started = Instant::now();
+    let (_stop, task) = start(&manager);
+    let result = tokio::time::timeout(Duration::from_secs(600), task).await??;
+    let elapsed = started.elapsed();
+    let error = result.err().ok_or("the manager started")?;
+    assert!(
+        is_cache_sync_timeout(&error, "never-synced-default", "configmaps/v1"),
+        "{error}"
+    );
+    assert!(
+        elapsed >= Duration::from_secs(120) && elapsed < Duration::from_secs(121),
+        "{elapsed:?}"
+    );
+    Ok(())
+}
+
+/// A controller added to a running manager waits for its own informers
+/// with its own timeout; its failed start stops the manager with the error.
+#[tokio::test(start_paused = true)]
+async fn a_controller_added_later_should_fail_its_start_when_its_caches_do_not_sync() -> TestResult
+{
+    let env = TestEnv::start().await?;
+    let manager = Manager::new(env.client(), quiet())?;
+    let (_stop, task) = start(&manager);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    lists_always_fail(&env, "secrets");
+    let added = Instant::now();
+    Controller::builder(&manager, "late-never-synced")
+        .for_::<k8s_openapi::api::core::v1::Secret>()
+        .cache_sync_timeout(Duration::from_secs(5))
+        .build(reconciler_fn(|_req: Request| async {
+            Ok::<_, BoxError>(Action::done())
+        }))?;
+    let result = tokio::time::timeout(Duration::from_secs(60), task).await??;
+    let elapsed = added.elapsed();
+    let error = result.err().ok_or("the manager kept running")?;
+    assert!(
+        is_cache_sync_timeout(&error, "late-never-synced", "secrets/v1"),
+        "{error}"
+    );
+    assert!(
+        elapsed >= Duration::from_secs(5) && elapsed < Duration::from_secs(6),
+        "{elapsed:?}"
+    );
+    Ok(())
+}
+
+/// controller-runtime's `controller.NewUnmanaged` + `Start`: no manager,
+/// informers of its own, stopped by its token.
+#[tokio::test(start_paused = true)]
+async fn a_controller_should_run_without_a_manager() -> TestResult {
+    let env = TestEnv::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("alone".into());
+    api.create(&PostParams::default(), &cm).await?;
+
+    let calls = Calls::default();
+    let log = calls.clone();
+    let controller = Controller::unmanaged(env.client(), "unmanaged")
+        .for_::<ConfigMap>()
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            async { Ok::<_, BoxError>(Action::done()) }
+        }))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn({
+        let (controller, stop) = (controller.clone(), stop.clone());
+        async move { controller.start(stop).await }
+    });
+    assert!(eventually(|| calls.count("alone") == 1).await);
+    // A change made now reaches it through its own informer.
+    let mut cm = api.get("alone").await?;
+    cm.data = Some([("k".to_owned(), "v".to_owned())].into());
+    api.replace("alone", &PostParams::default(), &cm).await?;
+    assert!(eventually(|| calls.count("alone") == 2).await);
+    assert!(matches!(
+        controller
+            .start(tokio_util::sync::CancellationToken::new())
+            .await,
+        Err(Error::ControllerAlreadyStarted(_))
+    ));
+    stop.cancel();
+    running.await??;
+
+    // A managed controller starts only with its manager.
+    let manager = Manager::new(env.client(), quiet())?;
+    let managed = Controller::builder(&manager, "managed-not-alone").build(reconciler_fn(
+        |_req: Request| async { Ok::<_, BoxError>(Action::done()) },
+    ))?;
+    assert!(matches!(
+        managed
+            .start(tokio_util::sync::CancellationToken::new())
+            .await,
+        Err(Error::InvalidController { .. })
+    ));
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unmanaged_controller_should_fail_its_start_when_its_caches_do_not_sync() -> TestResult {
+    let env = TestEnv::start().await?;
+    lists_always_fail(&env, "configmaps");
+    let controller = Controller::unmanaged(env.client(), "unmanaged-never-synced")
+        .for_::<ConfigMap>()
+        .cache_sync_timeout(Duration::from_secs(3))
+        .build(reconciler_fn(|_req: Request| async {
+            Ok::<_, BoxError>(Action::done())
+        }))?;
+    let started = Instant::now();
+    let result = controller
+        .start(tokio_util::sync::CancellationToken::new())
+        .await;
+    assert_eq!(started.elapsed(), Duration::from_secs(3));
+    let error = result.err().ok_or("the controller started")?;
+    assert!(
+        is_cache_sync_timeout(&error, "unmanaged-never-synced", "configmaps/v1"),
+        "{error}"
+    );
     Ok(())
 }

@@ -12,11 +12,12 @@ use std::time::Duration;
 use k8s_openapi::ClusterResourceScope;
 use kcr_metrics::controller::ControllerMetrics;
 use kcr_metrics::workqueue::{MetricsProvider, PrometheusProvider, WorkqueueMetrics};
-use kcr_workqueue::{Config, PriorityQueue, RateLimiter, default_controller_rate_limiter};
+use kcr_workqueue::{Config, ItemExponentialFailureRateLimiter, PriorityQueue, RateLimiter};
 use kube::Resource;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
+use super::cache_sync::{CacheSyncWaits, DEFAULT_CACHE_SYNC_TIMEOUT};
 use super::controller::{Controller, Core, Running};
 use super::handler::{MapFn, Mapper, OwnerKind};
 use super::predicate::Predicate;
@@ -24,6 +25,7 @@ use super::reconciler::{Reconciler, Request};
 use super::source::{InformerSource, Source};
 use crate::manager::CacheScope;
 use crate::{Error, Manager, Result};
+use kcr_informer::SharedInformerFactory;
 
 /// Controller names in use in this process: their metrics share labels
 /// (controller-runtime keeps the same process-wide set). Held only for a
@@ -35,6 +37,7 @@ static NAMES: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(|| Mutex::new(Has
 #[derive(Default)]
 pub(crate) struct Shared {
     metrics: OnceLock<SharedMetrics>,
+    pub(crate) cache_sync: CacheSyncWaits,
 }
 
 #[derive(Clone)]
@@ -73,19 +76,31 @@ impl Shared {
     }
 }
 
+/// Where a controller's informers come from: the manager's cache (scoped by
+/// its cache options) or, for a controller without a manager, its own factory.
+pub(crate) enum InformerSupply<'a> {
+    /// The manager's cache: one informer per cached namespace, or one.
+    Manager(&'a Manager),
+    /// An unmanaged controller's own factory: one cluster-wide informer.
+    Factory(&'a SharedInformerFactory),
+}
+
 /// A watch made when the controller is built: one source per informer the manager's cache
 /// options call for (one per cached namespace, or one).
 type Deferred =
-    Box<dyn FnOnce(&Manager, Option<&OwnerKind>) -> Result<Vec<Box<dyn Source>>> + Send>;
+    Box<dyn FnOnce(&InformerSupply<'_>, Option<&OwnerKind>) -> Result<Vec<Box<dyn Source>>> + Send>;
 
-/// The sources of one watch of `K`: one per informer of `K` in the manager's cache.
-fn sources<K>(manager: &Manager, mapper: Mapper<K>) -> Vec<Box<dyn Source>>
+/// The sources of one watch of `K`: one per informer of `K` that `supply` has.
+fn sources<K>(supply: &InformerSupply<'_>, mapper: Mapper<K>) -> Vec<Box<dyn Source>>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::Scope: CacheScope,
 {
-    manager
-        .informers::<K>()
+    let informers = match supply {
+        InformerSupply::Manager(manager) => manager.informers::<K>(),
+        InformerSupply::Factory(factory) => vec![factory.informer::<K>()],
+    };
+    informers
         .into_iter()
         .map(|informer| {
             Box::new(InformerSource {
@@ -134,7 +149,11 @@ where
 /// ```
 #[must_use]
 pub struct Builder {
-    manager: Manager,
+    /// `None`: an unmanaged controller, started with
+    /// [`Controller::start`].
+    manager: Option<Manager>,
+    /// The manager's factory, or the unmanaged controller's own.
+    factory: SharedInformerFactory,
     name: String,
     owner: Option<OwnerKind>,
     sources: Vec<Deferred>,
@@ -142,6 +161,7 @@ pub struct Builder {
     max_concurrent_reconciles: usize,
     rate_limiter: Option<Box<dyn RateLimiter<Request>>>,
     reconcile_timeout: Option<Duration>,
+    cache_sync_timeout: Duration,
     need_leader_election: bool,
     skip_name_validation: bool,
     errors: Vec<String>,
@@ -164,8 +184,59 @@ impl Controller {
     /// A builder for a controller named `name` (unique in the process: it
     /// labels the controller's metrics and logs) managed by `manager`.
     pub fn builder(manager: &Manager, name: impl Into<String>) -> Builder {
-        Builder {
-            manager: manager.clone(),
+        Builder::new(
+            Some(manager.clone()),
+            manager.informer_factory().clone(),
+            name,
+        )
+    }
+
+    /// A builder for a controller that runs without a manager, on informers
+    /// of its own (controller-runtime's `controller.NewUnmanaged`): build it,
+    /// then run it with [`Controller::start`], which starts its informers,
+    /// waits for them to sync (see
+    /// [`cache_sync_timeout`](Builder::cache_sync_timeout)), runs the
+    /// workers until the token is cancelled, and stops the informers. Its
+    /// metrics go to the default registry; it does not wait for leader
+    /// election.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kcr_controller_manager::BoxError;
+    /// use kcr_controller_manager::controller::{Action, Controller, Request, reconciler_fn};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let env = kcr_testenv::TestEnv::start().await?;
+    /// let controller = Controller::unmanaged(env.client(), "config-maps-alone")
+    ///     .for_::<ConfigMap>()
+    ///     .build(reconciler_fn(|_req: Request| async { Ok::<_, BoxError>(Action::done()) }))?;
+    /// let stop = CancellationToken::new();
+    /// let running = tokio::spawn({
+    ///     let (controller, stop) = (controller.clone(), stop.clone());
+    ///     async move { controller.start(stop).await }
+    /// });
+    /// stop.cancel(); // a real operator waits for SIGTERM
+    /// running.await??;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn unmanaged(client: kube::Client, name: impl Into<String>) -> Builder {
+        let factory = SharedInformerFactory::new(client, crate::manager::DEFAULT_SYNC_PERIOD);
+        Builder::new(None, factory, name)
+    }
+}
+
+impl Builder {
+    fn new(
+        manager: Option<Manager>,
+        factory: SharedInformerFactory,
+        name: impl Into<String>,
+    ) -> Self {
+        Self {
+            manager,
+            factory,
             name: name.into(),
             owner: None,
             sources: Vec::new(),
@@ -173,14 +244,13 @@ impl Controller {
             max_concurrent_reconciles: 1,
             rate_limiter: None,
             reconcile_timeout: None,
+            cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
             need_leader_election: true,
             skip_name_validation: false,
             errors: Vec::new(),
         }
     }
-}
 
-impl Builder {
     /// Reconciles objects of `K`: each change of a `K` queues its own
     /// request (controller-runtime `For`). At most once per controller.
     ///
@@ -252,24 +322,44 @@ impl Builder {
         self
     }
 
-    /// How many requests are reconciled at once (default 1; at least 1).
+    /// How many requests are reconciled at once (default 1; 0 means the
+    /// default, as controller-runtime's `MaxConcurrentReconciles <= 0`).
     pub fn max_concurrent_reconciles(mut self, n: usize) -> Self {
-        self.max_concurrent_reconciles = n;
+        self.max_concurrent_reconciles = n.max(1);
         self
     }
 
-    /// The rate limiter of retries (default:
-    /// [`default_controller_rate_limiter`]: 5 ms doubling up to 1000 s per
-    /// request, and 10 per second with a burst of 100 overall).
+    /// The rate limiter of retries (default, as controller-runtime's with
+    /// its priority queue: [`ItemExponentialFailureRateLimiter`] alone, 5 ms
+    /// doubling up to 1000 s per request; client-go's
+    /// [`default_controller_rate_limiter`](kcr_workqueue::default_controller_rate_limiter),
+    /// which adds an overall 10 per second with a burst of 100, stays
+    /// available here).
     pub fn rate_limiter(mut self, limiter: impl RateLimiter<Request> + 'static) -> Self {
         self.rate_limiter = Some(Box::new(limiter));
         self
     }
 
     /// Cancels a reconcile that runs longer than `timeout` and treats it as
-    /// an error (default: no limit).
+    /// an error (default, and `Duration::ZERO`: no limit, as
+    /// controller-runtime's `ReconciliationTimeout`). The reconcile sees its
+    /// deadline through [`ReconcileContext`](super::ReconcileContext).
     pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
-        self.reconcile_timeout = Some(timeout);
+        self.reconcile_timeout = (!timeout.is_zero()).then_some(timeout);
+        self
+    }
+
+    /// How long the controller waits for the informers it watches to sync
+    /// before its start fails with
+    /// [`Error::CacheSyncTimeout`](crate::Error::CacheSyncTimeout) (default,
+    /// and `Duration::ZERO`: 2 minutes, as controller-runtime's
+    /// `CacheSyncTimeout`).
+    pub fn cache_sync_timeout(mut self, timeout: Duration) -> Self {
+        self.cache_sync_timeout = if timeout.is_zero() {
+            DEFAULT_CACHE_SYNC_TIMEOUT
+        } else {
+            timeout
+        };
         self
     }
 
@@ -289,7 +379,7 @@ impl Builder {
 
     /// Builds the controller and adds it to the manager as a runnable.
     ///
-    /// Fails on an empty or taken name, zero workers, a repeated `for_`, an
+    /// Fails on an empty or taken name, a repeated `for_`, an
     /// `owns` without `for_`, or a manager that is stopping. A controller
     /// without watches reconciles only what is added to its
     /// [`queue`](Controller::queue).
@@ -304,11 +394,6 @@ impl Builder {
         if let Some(reason) = self.errors.first() {
             return Err(invalid(reason.clone()));
         }
-        if self.max_concurrent_reconciles == 0 {
-            return Err(invalid(
-                "max_concurrent_reconciles must be at least 1".into(),
-            ));
-        }
         if !self.skip_name_validation && !NAMES.lock().insert(self.name.clone()) {
             return Err(Error::ControllerNameTaken(self.name));
         }
@@ -318,10 +403,14 @@ impl Builder {
             }
         };
 
-        let factory = self.manager.informer_factory().clone();
+        let factory = self.factory.clone();
         let mut sources = Vec::with_capacity(self.sources.len());
+        let supply = match &self.manager {
+            Some(manager) => InformerSupply::Manager(manager),
+            None => InformerSupply::Factory(&factory),
+        };
         for deferred in self.sources {
-            match deferred(&self.manager, self.owner.as_ref()) {
+            match deferred(&supply, self.owner.as_ref()) {
                 Ok(made) => sources.extend(made),
                 Err(Error::InvalidController { reason, .. }) => {
                     release_name(&self.name, self.skip_name_validation);
@@ -337,17 +426,19 @@ impl Builder {
             }
         }
 
-        let metrics = self
-            .manager
-            .controller_shared()
-            .metrics(self.manager.custom_metrics_registry());
+        let metrics = match &self.manager {
+            Some(manager) => manager
+                .controller_shared()
+                .metrics(manager.custom_metrics_registry()),
+            None => Shared::default().metrics(None),
+        };
         let mut config = Config::default().name(self.name.as_str());
         if let Some(provider) = metrics.workqueue {
             config = config.metrics_provider(provider);
         }
         let queue = match self.rate_limiter {
             Some(limiter) => PriorityQueue::with_config(limiter, config),
-            None => PriorityQueue::with_config(default_controller_rate_limiter(), config),
+            None => PriorityQueue::with_config(default_rate_limiter(), config),
         };
         let name: Arc<str> = Arc::from(self.name.as_str());
         let core = Arc::new(Core {
@@ -356,6 +447,7 @@ impl Builder {
             queue,
             max_concurrent_reconciles: self.max_concurrent_reconciles,
             reconcile_timeout: self.reconcile_timeout,
+            cache_sync_timeout: self.cache_sync_timeout,
             sources,
             predicates: Arc::from(self.predicates),
             factory,
@@ -363,13 +455,30 @@ impl Builder {
             started: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
         });
-        if let Err(e) = self.manager.add(Running {
+        let running = Running {
             core: core.clone(),
             reconciler: Arc::new(reconciler),
-        }) {
+        };
+        let Some(manager) = &self.manager else {
+            return Ok(Controller {
+                core,
+                unmanaged: Some(Arc::new(running)),
+            });
+        };
+        if let Err(e) = manager.add(running) {
             release_name(&self.name, self.skip_name_validation);
             return Err(e);
         }
-        Ok(Controller { core })
+        manager.controller_shared().cache_sync.register(&core);
+        Ok(Controller {
+            core,
+            unmanaged: None,
+        })
     }
+}
+
+/// controller-runtime's default rate limiter with its priority queue: per
+/// request, 5 ms doubling up to 1000 s, and nothing overall.
+fn default_rate_limiter() -> ItemExponentialFailureRateLimiter<Request> {
+    ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(1000))
 }

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::predicate::Predicate;
+use super::reconcile_context::ReconcileContext;
 use super::reconciler::{Action, Reconciler, Request, is_terminal};
 use super::source::{Source, StartedSource};
 use crate::manager::Runnable;
@@ -37,15 +38,22 @@ use crate::{BoxError, Error};
 /// - Outcomes (see [`Reconciler`]): an error or [`Action::requeue`] adds the
 ///   request back through the rate limiter; [`Action::requeue_after`] forgets
 ///   its failures and adds it back after the delay; success forgets its
-///   failures; a terminal error is counted and dropped. A worker goes
+///   failures; a terminal error is counted and dropped (its failure count
+///   stays, as controller-runtime does not forget it). A worker goes
 ///   straight on to the next request: the retry schedule is the rate
 ///   limiter's alone.
 /// - A panicking reconcile is caught, logged, counted and treated as an
-///   error; one running past the reconcile timeout is cancelled (dropped)
-///   and treated as an error.
+///   error; one running past the reconcile timeout is cancelled (its
+///   [`ReconcileContext`] token first, then its future is dropped) and
+///   treated as an error. The reconcile sees its deadline in its
+///   [`ReconcileContext`] from the start.
 /// - Start (as a leader-election runnable unless told otherwise): register
 ///   the watches, wait for them to see their informers' initial lists, start
-///   the workers. Stop: workers take no new request, reconciles in flight
+///   the workers. If the lists are not seen within the cache-sync timeout
+///   (2 minutes by default), the start fails with
+///   [`Error::CacheSyncTimeout`] naming the informers; the manager's caches
+///   step applies the same timeout to the controllers built before it
+///   started, and its [`start`](crate::Manager::start) returns the error. Stop: workers take no new request, reconciles in flight
 ///   finish (the manager bounds this by its graceful shutdown timeout), then
 ///   the queue shuts down.
 ///
@@ -53,6 +61,9 @@ use crate::{BoxError, Error};
 #[derive(Clone)]
 pub struct Controller {
     pub(crate) core: Arc<Core>,
+    /// The controller's run, for an unmanaged controller
+    /// ([`Controller::unmanaged`]); `None` when a manager runs it.
+    pub(crate) unmanaged: Option<Arc<dyn Runnable>>,
 }
 
 impl fmt::Debug for Controller {
@@ -79,6 +90,40 @@ impl Controller {
     pub fn queue(&self) -> &PriorityQueue<Request> {
         &self.core.queue
     }
+
+    /// Runs an unmanaged controller (built from [`Controller::unmanaged`])
+    /// until `ctx` is cancelled, as controller-runtime's `Start`: starts its
+    /// informers, waits for them to sync, runs the workers; once `ctx` is
+    /// cancelled, lets the reconciles in flight finish and stops the
+    /// informers.
+    ///
+    /// Fails with [`Error::CacheSyncTimeout`] when the informers do not sync
+    /// within the cache-sync timeout, with
+    /// [`Error::ControllerAlreadyStarted`] on a second call, and with
+    /// [`Error::InvalidController`] for a controller a manager runs (it
+    /// starts with the manager).
+    pub async fn start(&self, ctx: CancellationToken) -> Result<(), Error> {
+        let Some(running) = &self.unmanaged else {
+            return Err(Error::InvalidController {
+                name: self.core.name.to_string(),
+                reason: "it belongs to a manager, which starts it".into(),
+            });
+        };
+        let result = running.start(ctx).await;
+        if !matches!(
+            result
+                .as_ref()
+                .err()
+                .and_then(|e| e.downcast_ref::<Error>()),
+            Some(Error::ControllerAlreadyStarted(_))
+        ) {
+            self.core.factory.shutdown().await;
+        }
+        result.map_err(|e| match e.downcast::<Error>() {
+            Ok(e) => *e,
+            Err(e) => Error::Runnable(e),
+        })
+    }
 }
 
 /// What the handle and the running controller share.
@@ -88,6 +133,7 @@ pub(crate) struct Core {
     pub(crate) metrics: ControllerRecorder,
     pub(crate) max_concurrent_reconciles: usize,
     pub(crate) reconcile_timeout: Option<Duration>,
+    pub(crate) cache_sync_timeout: Duration,
     pub(crate) sources: Vec<Box<dyn Source>>,
     pub(crate) predicates: Arc<[Box<dyn Predicate>]>,
     pub(crate) factory: SharedInformerFactory,
@@ -126,14 +172,29 @@ impl<R: Reconciler> Runnable for Running<R> {
         core.factory.start();
 
         tracing::info!(controller = %core.name, "Starting Controller");
+        let sync_deadline = Instant::now() + core.cache_sync_timeout;
         while !started.iter().all(|s| s.has_synced()) {
+            if Instant::now() >= sync_deadline {
+                let resources = core
+                    .sources
+                    .iter()
+                    .zip(&started)
+                    .filter(|(_, s)| !s.has_synced())
+                    .map(|(source, _)| source.name())
+                    .collect();
+                stop_sources(&started);
+                core.queue.shut_down();
+                let error = core.cache_sync_error(resources);
+                tracing::error!(controller = %core.name, error = %error, "Could not wait for Cache to sync");
+                return Err(error.into());
+            }
             tokio::select! {
                 () = ctx.cancelled() => {
                     stop_sources(&started);
                     core.queue.shut_down();
                     return Ok(());
                 }
-                () = tokio::time::sleep(SYNCED_POLL_PERIOD) => {}
+                () = tokio::time::sleep(SYNCED_POLL_PERIOD.min(sync_deadline - Instant::now())) => {}
             }
         }
 
@@ -142,7 +203,7 @@ impl<R: Reconciler> Runnable for Running<R> {
         core.metrics.set_max_concurrent_reconciles(workers as i64);
         let mut tasks = JoinSet::new();
         for _ in 0..workers {
-            tasks.spawn(worker(core.clone(), self.reconciler.clone()));
+            tasks.spawn(worker(core.clone(), self.reconciler.clone(), ctx.clone()));
         }
 
         ctx.cancelled().await;
@@ -187,7 +248,7 @@ impl Drop for InFlight<'_> {
 
 /// One worker: get, reconcile, done, until the controller stops (seed 000's
 /// `runWorker` / `processNextWorkItem`).
-async fn worker<R: Reconciler>(core: Arc<Core>, reconciler: Arc<R>) {
+async fn worker<R: Reconciler>(core: Arc<Core>, reconciler: Arc<R>, ctx: CancellationToken) {
     while let Some((req, priority)) = core.queue.get_with_priority().await {
         if core.stopping.load(Ordering::SeqCst) {
             core.queue.done(&req);
@@ -195,7 +256,7 @@ async fn worker<R: Reconciler>(core: Arc<Core>, reconciler: Arc<R>) {
         }
         core.metrics.worker_busy();
         let in_flight = InFlight { core: &core, req };
-        core.reconcile_handler(&*reconciler, &in_flight.req, priority)
+        core.reconcile_handler(&*reconciler, &in_flight.req, priority, &ctx)
             .await;
         drop(in_flight);
     }
@@ -240,7 +301,13 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
 impl Core {
     /// Reconciles one request and applies the outcome rules
     /// (controller-runtime `reconcileHandler`).
-    async fn reconcile_handler<R: Reconciler>(&self, reconciler: &R, req: &Request, priority: i32) {
+    async fn reconcile_handler<R: Reconciler>(
+        &self,
+        reconciler: &R,
+        req: &Request,
+        priority: i32,
+        ctx: &CancellationToken,
+    ) {
         let started = Instant::now();
         let span = tracing::info_span!(
             "reconcile",
@@ -249,17 +316,26 @@ impl Core {
             name = %req.name,
             reconcile_id = %ReconcileId(rand::random()),
         );
-        let call = AssertUnwindSafe(reconciler.reconcile(req.clone())).catch_unwind();
-        let outcome = match self.reconcile_timeout {
-            Some(limit) => match tokio::time::timeout(limit, call)
-                .instrument(span.clone())
-                .await
-            {
-                Ok(result) => Self::outcome(result),
-                Err(_) => Outcome::Timeout(limit),
+        let deadline = self.reconcile_timeout.map(|limit| started + limit);
+        let token = ctx.child_token();
+        let context = ReconcileContext::new(deadline, token.clone());
+        let call = AssertUnwindSafe(context.scope(reconciler.reconcile(req.clone())))
+            .catch_unwind()
+            .instrument(span.clone());
+        let mut call = std::pin::pin!(call);
+        let outcome = match (deadline, self.reconcile_timeout) {
+            (Some(deadline), Some(limit)) => tokio::select! {
+                result = &mut call => Self::outcome(result),
+                () = tokio::time::sleep_until(deadline) => {
+                    // The reconcile learns it is cut off before its future
+                    // is dropped (at the end of this function).
+                    token.cancel();
+                    Outcome::Timeout(limit)
+                }
             },
-            None => Self::outcome(call.instrument(span.clone()).await),
+            _ => Self::outcome(call.await),
         };
+        token.cancel();
         let elapsed = started.elapsed().as_secs_f64();
 
         let result = match outcome {
@@ -288,8 +364,9 @@ impl Core {
             Outcome::Err(error) => {
                 self.metrics.error();
                 if is_terminal(&*error) {
+                    // Not forgotten (controller-runtime): the request's
+                    // failure history stays until it succeeds.
                     self.metrics.terminal_error();
-                    self.queue.forget(req);
                     span.in_scope(|| {
                         tracing::error!(error = %error, "Reconciler error (terminal, not retried)");
                     });
@@ -328,6 +405,23 @@ impl Core {
             Ok(Ok(action)) => Outcome::Ok(action),
             Ok(Err(e)) => Outcome::Err(e.into()),
             Err(panic) => Outcome::Panic(panic_message(panic.as_ref())),
+        }
+    }
+
+    /// The watched informers that have not synced yet.
+    pub(crate) fn unsynced_informers(&self) -> Vec<String> {
+        self.sources
+            .iter()
+            .filter(|s| !s.cache_synced())
+            .map(|s| s.name())
+            .collect()
+    }
+
+    pub(crate) fn cache_sync_error(&self, resources: Vec<String>) -> Error {
+        Error::CacheSyncTimeout {
+            controller: self.name.to_string(),
+            timeout: self.cache_sync_timeout,
+            resources,
         }
     }
 

@@ -7,6 +7,11 @@
 //! [`watches`](Builder::watches)), filters their events
 //! ([`predicate`]), queues the [`Request`]s they map to in a priority queue,
 //! and calls a [`Reconciler`] from its workers while this replica leads.
+//! [`Controller::unmanaged`] builds one that runs without a manager, on
+//! informers of its own, with [`Controller::start`]. A reconcile reads its
+//! deadline and cancellation token from [`ReconcileContext`]; a controller
+//! whose informers do not sync within its
+//! [`cache_sync_timeout`](Builder::cache_sync_timeout) fails to start.
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::ConfigMap;
@@ -50,16 +55,20 @@
 mod controller;
 
 mod builder;
+mod cache_sync;
 mod handler;
 pub mod predicate;
+mod reconcile_context;
 mod reconciler;
 mod source;
 
 pub use builder::Builder;
 pub(crate) use builder::Shared;
+pub use cache_sync::DEFAULT_CACHE_SYNC_TIMEOUT;
 pub use controller::Controller;
 pub use handler::LOW_PRIORITY;
 pub use predicate::Predicate;
+pub use reconcile_context::ReconcileContext;
 pub use reconciler::{
     Action, Reconciler, ReconcilerFn, Request, TerminalError, is_terminal, reconciler_fn,
 };

@@ -175,7 +175,7 @@ pub fn is_terminal(error: &(dyn std::error::Error + 'static)) -> bool {
 /// | `Ok(Action::Requeue)` | adds it back after the rate limiter's delay |
 /// | `Ok(Action::RequeueAfter(d))` | forgets its failures and adds it back after `d` |
 /// | `Err(e)` | adds it back after the rate limiter's delay |
-/// | `Err(e)` with a [`TerminalError`] | logs and counts it, forgets its failures, does not retry |
+/// | `Err(e)` with a [`TerminalError`] | logs and counts it, does not retry (its failure count stays) |
 /// | a panic, or running past the reconcile timeout | as `Err` |
 ///
 /// ```

@@ -23,8 +23,11 @@ pub(crate) trait Source: Send + Sync {
         predicates: &Arc<[Box<dyn Predicate>]>,
     ) -> Result<Box<dyn StartedSource>>;
 
-    /// The watched resource, for logs.
+    /// The watched resource, for logs and errors.
     fn name(&self) -> String;
+
+    /// Whether the informer has synced (listed its objects).
+    fn cache_synced(&self) -> bool;
 }
 
 /// A registered watch.
@@ -68,6 +71,10 @@ where
 
     fn name(&self) -> String {
         self.informer.informer_name()
+    }
+
+    fn cache_synced(&self) -> bool {
+        self.informer.has_synced()
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures::FutureExt;
-use kcr_informer::{SharedIndexInformer, SharedInformerFactory};
+use kcr_informer::{SYNCED_POLL_PERIOD, SharedIndexInformer, SharedInformerFactory};
 use kcr_metrics::leader_election::{LeaderElectionMetrics, MetricsProvider, PrometheusProvider};
 use kube::{Client, Resource};
 use parking_lot::Mutex;
@@ -431,7 +431,7 @@ impl Manager {
 
         // 2. Caches.
         let interrupted = tokio::select! {
-            () = self.start_caches() => None,
+            synced = self.start_caches() => synced.err().map(Some),
             () = &mut shutdown => Some(None),
             e = errors.recv() => Some(e),
         };
@@ -530,17 +530,37 @@ impl Manager {
 
     /// The caches step (controller-runtime's `Caches` runnable group):
     /// starts the factory's informers and returns once all have synced,
-    /// which the `informer-sync` ready check reports from then on.
-    async fn start_caches(&self) {
+    /// which the `informer-sync` ready check reports from then on. Fails
+    /// with [`Error::CacheSyncTimeout`] when a controller's informers have
+    /// not synced within its cache-sync timeout (informers no controller
+    /// watches are waited for without a limit, as controller-runtime's
+    /// cache).
+    async fn start_caches(&self) -> Result<()> {
         let factories = self.inner.cache.start();
+        let started = Instant::now();
         // Never cancelled: `start` races this step against the shutdown signal.
         let never = CancellationToken::new();
-        let mut synced = 0;
-        for factory in factories {
-            synced += factory.wait_for_cache_sync(&never).await.len();
-        }
+        let mut wait = std::pin::pin!(async {
+            let mut synced = 0;
+            for factory in &factories {
+                synced += factory.wait_for_cache_sync(&never).await.len();
+            }
+            synced
+        });
+        let synced = loop {
+            tokio::select! {
+                synced = &mut wait => break synced,
+                () = tokio::time::sleep(SYNCED_POLL_PERIOD) => {
+                    if let Some(e) = self.inner.controllers.cache_sync.timed_out(started) {
+                        tracing::error!(error = %e, "caches did not sync in time");
+                        return Err(e);
+                    }
+                }
+            }
+        };
         tracing::info!(informers = synced, "caches synced");
         self.inner.caches_synced.store(true, Ordering::SeqCst);
+        Ok(())
     }
 
     async fn stop(
