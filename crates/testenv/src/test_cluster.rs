@@ -91,9 +91,15 @@ impl TestCluster {
     /// Connects to the real cluster of `KCR_TEST_KUBECONFIG`, or starts a [`TestEnv`], and
     /// creates a namespace for the test named `test`.
     pub async fn start(test: &str) -> Result<Self> {
-        let (client, env) = match real_kubeconfig() {
+        Self::start_with(real_kubeconfig().as_deref(), test).await
+    }
+
+    /// As [`start`](Self::start), with the kubeconfig given rather than read from
+    /// `KCR_TEST_KUBECONFIG` (`None`: a [`TestEnv`]).
+    pub async fn start_with(kubeconfig: Option<&std::path::Path>, test: &str) -> Result<Self> {
+        let (client, env) = match kubeconfig {
             Some(path) => {
-                let kubeconfig = kube::config::Kubeconfig::read_from(&path).map_err(|e| {
+                let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|e| {
                     Error::RealCluster(format!("cannot read {}: {e}", path.display()))
                 })?;
                 let config = kube::Config::from_custom_kubeconfig(
@@ -209,6 +215,52 @@ impl Drop for TestCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_kubeconfig_should_be_used_as_a_real_cluster_with_its_own_namespace_deleted_after() {
+        // A TestEnv stands in for the real cluster: the test cluster reaches it only through the
+        // kubeconfig it writes.
+        let server = TestEnv::start().await.expect("server");
+        let cluster = TestCluster::start_with(Some(server.kubeconfig_path()), "kubeconfig")
+            .await
+            .expect("cluster");
+        assert!(cluster.is_real() && cluster.test_env().is_none());
+        let namespaces = Api::<Namespace>::all(server.client());
+        let ns = namespaces
+            .get(cluster.namespace())
+            .await
+            .expect("the namespace is made on the server of the kubeconfig");
+        assert_eq!(
+            ns.metadata
+                .labels
+                .unwrap_or_default()
+                .get("kcr.dev/e2e")
+                .map(String::as_str),
+            Some("true")
+        );
+        let name = cluster.namespace().to_owned();
+        cluster.shutdown().await;
+        let after = namespaces.get_opt(&name).await.expect("get");
+        assert!(
+            after.is_none_or(|n| n.metadata.deletion_timestamp.is_some()),
+            "the namespace is deleted (or terminating)"
+        );
+        server.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn without_a_kubeconfig_a_test_env_should_be_started_with_the_namespace() {
+        let cluster = TestCluster::start_with(None, "local")
+            .await
+            .expect("cluster");
+        assert!(!cluster.is_real());
+        let env = cluster.test_env().expect("a TestEnv");
+        Api::<Namespace>::all(env.client())
+            .get(cluster.namespace())
+            .await
+            .expect("namespace");
+        cluster.shutdown().await;
+    }
 
     #[test]
     fn namespace_names_should_be_valid_dns_labels_unique_to_the_test() {
