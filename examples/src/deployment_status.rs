@@ -87,7 +87,7 @@ impl Reconciler for DeploymentStatusReconciler {
             .await
         {
             Ok(_) => {
-                tracing::info!(deployment = %req, status = %patch["status"], "deployment status set");
+                tracing::info!(status = %patch["status"], "deployment status set");
                 Ok(Action::done())
             }
             // Deleted meanwhile.

@@ -103,12 +103,14 @@ impl FooReconciler {
         })
     }
 
+    // The logs of a reconcile carry its span (controller, namespace, name, reconcile id): they
+    // do not repeat the object.
     async fn sync(&self, req: &Request) -> Result<Action> {
         let namespace = req.namespace.as_deref().unwrap_or("default");
         // The Foo may no longer exist: its Deployment goes with it (owner
         // reference), nothing to do.
         let Some(foo) = self.foos.get(Some(namespace), &req.name) else {
-            tracing::info!(foo = %req, "foo no longer exists");
+            tracing::info!("foo no longer exists");
             return Ok(Action::done());
         };
         let deployment_name = foo.spec.deployment_name.as_str();
@@ -124,7 +126,11 @@ impl FooReconciler {
         let cached = self.deployments.get(Some(namespace), deployment_name);
         let deployment = match cached {
             None => {
-                tracing::info!(foo = %req, deployment = deployment_name, replicas = foo.spec.replicas, "creating deployment");
+                tracing::info!(
+                    deployment = deployment_name,
+                    replicas = foo.spec.replicas,
+                    "creating deployment"
+                );
                 deployments
                     .create(&PostParams::default(), &new_deployment(&foo)?)
                     .await?
@@ -142,7 +148,7 @@ impl FooReconciler {
         let deployment = match deployment.spec.replicas {
             Some(replicas) if replicas == foo.spec.replicas => deployment,
             current => {
-                tracing::info!(foo = %req, deployment = deployment_name, from = ?current, to = foo.spec.replicas, "updating deployment");
+                tracing::info!(deployment = deployment_name, from = ?current, to = foo.spec.replicas, "updating deployment");
                 let mut desired = new_deployment(&foo)?;
                 desired.metadata.resource_version = deployment.metadata.resource_version.clone();
                 deployments
@@ -161,7 +167,7 @@ impl FooReconciler {
             let patch = serde_json::json!({ "status": { "availableReplicas": available } });
             foos.patch_status(&req.name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
-            tracing::info!(foo = %req, available, desired = foo.spec.replicas, "foo status updated");
+            tracing::info!(available, desired = foo.spec.replicas, "foo status updated");
         }
         self.recorder.event_for(
             &*foo,
