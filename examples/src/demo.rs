@@ -85,12 +85,15 @@ pub async fn shutdown_signal() {
 }
 
 /// Logs to stderr with `tracing` (`RUST_LOG`, default `info`), keeping
-/// stdout for the examples' own lines.
+/// stdout for the examples' own lines. Lines are kept short: seconds since the start instead
+/// of a date, no module path.
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_target(false)
+        .with_timer(tracing_subscriber::fmt::time::uptime())
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::Deployment;
 use kcr_controller_manager::Manager;
 use kcr_controller_manager::controller::{Action, Controller, Reconciler, Request};
-use kcr_informer::SharedIndexInformer;
+use kcr_controller_manager::manager::CacheReader;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 
@@ -23,7 +23,7 @@ pub const CONTROLLER_NAME: &str = "deployment-status";
 /// after it sees a Deployment whose status differs.
 pub struct DeploymentStatusReconciler {
     client: Client,
-    deployments: SharedIndexInformer<Deployment>,
+    deployments: CacheReader<Deployment>,
     delay: Duration,
 }
 
@@ -62,9 +62,9 @@ impl Reconciler for DeploymentStatusReconciler {
 
     async fn reconcile(&self, req: Request) -> Result<Action, kube::Error> {
         let namespace = req.namespace.as_deref().unwrap_or("default");
-        let lister = self.deployments.lister().namespaced(namespace);
-        if lister
-            .get(&req.name)
+        if self
+            .deployments
+            .get(Some(namespace), &req.name)
             .as_deref()
             .and_then(desired_status)
             .is_none()
@@ -73,7 +73,12 @@ impl Reconciler for DeploymentStatusReconciler {
         }
         // The pods "start".
         tokio::time::sleep(self.delay).await;
-        let Some(patch) = lister.get(&req.name).as_deref().and_then(desired_status) else {
+        let Some(patch) = self
+            .deployments
+            .get(Some(namespace), &req.name)
+            .as_deref()
+            .and_then(desired_status)
+        else {
             return Ok(Action::done());
         };
         let api: Api<Deployment> = Api::namespaced(self.client.clone(), namespace);
@@ -82,7 +87,7 @@ impl Reconciler for DeploymentStatusReconciler {
             .await
         {
             Ok(_) => {
-                tracing::info!(deployment = %req, status = %patch["status"], "deployment status set");
+                tracing::info!(status = %patch["status"], "deployment status set");
                 Ok(Action::done())
             }
             // Deleted meanwhile.
@@ -97,7 +102,7 @@ impl Reconciler for DeploymentStatusReconciler {
 pub fn add_to_manager(manager: &Manager, delay: Duration) -> Result<Controller> {
     let reconciler = DeploymentStatusReconciler {
         client: manager.client().clone(),
-        deployments: manager.informer_factory().informer::<Deployment>(),
+        deployments: manager.cache_reader::<Deployment>(),
         delay,
     };
     Ok(Controller::builder(manager, CONTROLLER_NAME)

@@ -89,7 +89,8 @@ impl<R: Reconciler> Reconciler for Logged<R> {
         let result = self.inner.reconcile(req.clone()).await;
         let outcome = match &result {
             Ok(action) => {
-                tracing::info!(controller = %ctl, request = %req, identity = %id, ?action, "reconciled");
+                // The reconcile span names the controller and the object.
+                tracing::info!(identity = %id, ?action, "reconciled");
                 "ok"
             }
             Err(_) => "error",

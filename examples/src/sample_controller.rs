@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kcr_controller_manager::Manager;
 use kcr_controller_manager::controller::{Action, Controller, Reconciler, Request, TerminalError};
+use kcr_controller_manager::manager::CacheReader;
 use kcr_controller_manager::record::{EventRecorder, EventType};
-use kcr_informer::SharedIndexInformer;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Client, Resource, ResourceExt};
 
@@ -81,8 +81,8 @@ impl Default for Settings {
 /// Deployments from the manager's shared caches.
 pub struct FooReconciler {
     client: Client,
-    foos: SharedIndexInformer<Foo>,
-    deployments: SharedIndexInformer<Deployment>,
+    foos: CacheReader<Foo>,
+    deployments: CacheReader<Deployment>,
     recorder: EventRecorder,
 }
 
@@ -97,18 +97,20 @@ impl FooReconciler {
     pub fn new(manager: &Manager) -> Result<Self> {
         Ok(Self {
             client: manager.client().clone(),
-            foos: manager.informer_factory().informer::<Foo>(),
-            deployments: manager.informer_factory().informer::<Deployment>(),
+            foos: manager.cache_reader::<Foo>(),
+            deployments: manager.cache_reader::<Deployment>(),
             recorder: manager.event_recorder(CONTROLLER_NAME)?,
         })
     }
 
+    // The logs of a reconcile carry its span (controller, namespace, name, reconcile id): they
+    // do not repeat the object.
     async fn sync(&self, req: &Request) -> Result<Action> {
         let namespace = req.namespace.as_deref().unwrap_or("default");
         // The Foo may no longer exist: its Deployment goes with it (owner
         // reference), nothing to do.
-        let Some(foo) = self.foos.lister().namespaced(namespace).get(&req.name) else {
-            tracing::info!(foo = %req, "foo no longer exists");
+        let Some(foo) = self.foos.get(Some(namespace), &req.name) else {
+            tracing::info!("foo no longer exists");
             return Ok(Action::done());
         };
         let deployment_name = foo.spec.deployment_name.as_str();
@@ -121,14 +123,14 @@ impl FooReconciler {
         }
 
         let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), namespace);
-        let cached = self
-            .deployments
-            .lister()
-            .namespaced(namespace)
-            .get(deployment_name);
+        let cached = self.deployments.get(Some(namespace), deployment_name);
         let deployment = match cached {
             None => {
-                tracing::info!(foo = %req, deployment = deployment_name, replicas = foo.spec.replicas, "creating deployment");
+                tracing::info!(
+                    deployment = deployment_name,
+                    replicas = foo.spec.replicas,
+                    "creating deployment"
+                );
                 deployments
                     .create(&PostParams::default(), &new_deployment(&foo)?)
                     .await?
@@ -146,7 +148,7 @@ impl FooReconciler {
         let deployment = match deployment.spec.replicas {
             Some(replicas) if replicas == foo.spec.replicas => deployment,
             current => {
-                tracing::info!(foo = %req, deployment = deployment_name, from = ?current, to = foo.spec.replicas, "updating deployment");
+                tracing::info!(deployment = deployment_name, from = ?current, to = foo.spec.replicas, "updating deployment");
                 let mut desired = new_deployment(&foo)?;
                 desired.metadata.resource_version = deployment.metadata.resource_version.clone();
                 deployments
@@ -165,7 +167,7 @@ impl FooReconciler {
             let patch = serde_json::json!({ "status": { "availableReplicas": available } });
             foos.patch_status(&req.name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
-            tracing::info!(foo = %req, available, desired = foo.spec.replicas, "foo status updated");
+            tracing::info!(available, desired = foo.spec.replicas, "foo status updated");
         }
         self.recorder.event_for(
             &*foo,

@@ -1,5 +1,8 @@
 //! The Foo controller and the stand-in Deployment controller of the
-//! examples, run by a `Manager` against kcr-testenv over real HTTP.
+//! examples, run by a `Manager` over real HTTP against kcr-testenv, or against the real
+//! cluster of `KCR_TEST_KUBECONFIG` (each test in a namespace of its own, the manager's cache
+//! limited to it; there the cluster's own Deployment controller makes the replicas available,
+//! so its nodes must be able to pull `nginx`).
 
 // `foo` names sample-controller's Foo resource here, not a placeholder.
 #![allow(clippy::disallowed_names)]
@@ -8,56 +11,74 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::events::v1::Event;
+use kcr_controller_manager::manager::CacheOptions;
 use kcr_controller_manager::{Manager, Options};
 use kcr_examples::foo::Foo;
 use kcr_examples::sample_controller::{self, Settings};
 use kcr_examples::{cluster, deployment_status};
+use kcr_testenv::TestCluster;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// Every wait of these tests is bounded by this.
-const DEADLINE: Duration = Duration::from_secs(30);
+/// Every wait of these tests is bounded by this (on a real cluster, pods must start).
+fn deadline() -> Duration {
+    if TestCluster::real_cluster_requested() {
+        Duration::from_secs(300)
+    } else {
+        Duration::from_secs(30)
+    }
+}
 
 struct Running {
-    env: kcr_testenv::TestEnv,
+    cluster: TestCluster,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<kcr_controller_manager::Result<()>>,
 }
 
 impl Running {
     fn client(&self) -> Client {
-        self.env.client()
+        self.cluster.client()
+    }
+
+    fn namespace(&self) -> String {
+        self.cluster.namespace().to_owned()
     }
 
     async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        let stopped = tokio::time::timeout(DEADLINE, self.task).await;
+        let stopped = tokio::time::timeout(deadline(), self.task).await;
         assert!(
             matches!(stopped, Ok(Ok(Ok(())))),
             "manager did not stop cleanly: {stopped:?}"
         );
-        self.env.shutdown().await;
+        self.cluster.shutdown().await;
     }
 }
 
-/// kcr-testenv with the Foo CRD, and a manager running the Foo controller
-/// and the stand-in Deployment controller.
-async fn start() -> Running {
-    let env = kcr_testenv::TestEnv::start().await.expect("testenv");
-    cluster::install_foo_crd(&env.client()).await.expect("crd");
+/// The test's cluster with the Foo CRD, and a manager (its cache limited to the test's
+/// namespace) running the Foo controller and, on kcr-testenv, the stand-in Deployment
+/// controller.
+async fn start(test: &str) -> Running {
+    let test_cluster = TestCluster::start(test).await.expect("cluster");
+    let client = test_cluster.client();
+    cluster::install_foo_crd(&client).await.expect("crd");
     let manager = Manager::new(
-        env.client(),
-        Options::default().with_metrics_bind_address("0"),
+        client,
+        Options::default()
+            .with_metrics_bind_address("0")
+            .with_cache(CacheOptions::default().default_namespaces([test_cluster.namespace()])),
     )
     .expect("manager");
     sample_controller::add_to_manager(&manager, Settings::default().skip_name_validation(true))
         .await
         .expect("controller");
-    deployment_status::add_to_manager(&manager, Duration::from_millis(20)).expect("status");
+    if !test_cluster.is_real() {
+        deployment_status::add_to_manager(&manager, Duration::from_millis(20)).expect("status");
+    }
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         manager
@@ -67,19 +88,19 @@ async fn start() -> Running {
             .await
     });
     Running {
-        env,
+        cluster: test_cluster,
         stop: Some(stop_tx),
         task,
     }
 }
 
-/// Polls `check` until it returns `Some`, for at most [`DEADLINE`].
+/// Polls `check` until it returns `Some`, for at most [`deadline`].
 async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    let polled = tokio::time::timeout(DEADLINE, async {
+    let polled = tokio::time::timeout(deadline(), async {
         loop {
             if let Some(v) = check().await {
                 return v;
@@ -94,32 +115,33 @@ where
     }
 }
 
-async fn foo_available(client: &Client, name: &str) -> Option<i32> {
-    let foos: Api<Foo> = Api::namespaced(client.clone(), "default");
+async fn foo_available(client: &Client, ns: &str, name: &str) -> Option<i32> {
+    let foos: Api<Foo> = Api::namespaced(client.clone(), ns);
     foos.get(name).await.ok().map(|f| f.available_replicas())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foos_should_reach_their_desired_replicas_with_deployments_they_own() {
-    let running = start().await;
+    let running = start("foos_should_reach_their_desire").await;
     let client = running.client();
+    let ns = running.namespace();
     for (name, replicas) in [("one", 1), ("three", 3)] {
-        cluster::create_foo(&client, "default", name, replicas)
+        cluster::create_foo(&client, &ns, name, replicas)
             .await
             .expect("foo");
     }
 
     for (name, replicas) in [("one", 1), ("three", 3)] {
         eventually(&format!("{name} has {replicas} available replicas"), || {
-            let client = client.clone();
-            async move { (foo_available(&client, name).await == Some(replicas)).then_some(()) }
+            let (client, ns) = (client.clone(), ns.clone());
+            async move { (foo_available(&client, &ns, name).await == Some(replicas)).then_some(()) }
         })
         .await;
-        let foo: Foo = Api::namespaced(client.clone(), "default")
+        let foo: Foo = Api::namespaced(client.clone(), &ns)
             .get(name)
             .await
             .expect("foo");
-        let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+        let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
         let deployment = deployments
             .get(&format!("{name}-deployment"))
             .await
@@ -142,29 +164,30 @@ async fn foos_should_reach_their_desired_replicas_with_deployments_they_own() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scaling_a_foo_should_scale_its_deployment_and_update_its_status() {
-    let running = start().await;
+    let running = start("scaling_a_foo_should_scale_its").await;
     let client = running.client();
-    cluster::create_foo(&client, "default", "scaled", 1)
+    let ns = running.namespace();
+    cluster::create_foo(&client, &ns, "scaled", 1)
         .await
         .expect("foo");
     eventually("scaled has 1 available replica", || {
-        let client = client.clone();
-        async move { (foo_available(&client, "scaled").await == Some(1)).then_some(()) }
+        let (client, ns) = (client.clone(), ns.clone());
+        async move { (foo_available(&client, &ns, "scaled").await == Some(1)).then_some(()) }
     })
     .await;
 
-    let foos: Api<Foo> = Api::namespaced(client.clone(), "default");
+    let foos: Api<Foo> = Api::namespaced(client.clone(), &ns);
     let patch = serde_json::json!({ "spec": { "replicas": 4 } });
     foos.patch("scaled", &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .expect("scale");
 
     eventually("scaled has 4 available replicas", || {
-        let client = client.clone();
-        async move { (foo_available(&client, "scaled").await == Some(4)).then_some(()) }
+        let (client, ns) = (client.clone(), ns.clone());
+        async move { (foo_available(&client, &ns, "scaled").await == Some(4)).then_some(()) }
     })
     .await;
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
     let deployment = deployments
         .get("scaled-deployment")
         .await
@@ -175,11 +198,12 @@ async fn scaling_a_foo_should_scale_its_deployment_and_update_its_status() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deployment_the_foo_does_not_own_should_get_an_event_and_stay_untouched() {
-    let running = start().await;
+    let running = start("a_deployment_the_foo_does_not_").await;
     let client = running.client();
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let ns = running.namespace();
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
     let taken: Deployment = serde_json::from_value(serde_json::json!({
-        "metadata": { "name": "taken-deployment", "namespace": "default" },
+        "metadata": { "name": "taken-deployment", "namespace": ns },
         "spec": {
             "replicas": 5,
             "selector": { "matchLabels": { "app": "other" } },
@@ -193,11 +217,11 @@ async fn a_deployment_the_foo_does_not_own_should_get_an_event_and_stay_untouche
         .await
         .expect("create");
     // The Foo named "taken" asks for the Deployment "taken-deployment".
-    cluster::create_foo(&client, "default", "taken", 1)
+    cluster::create_foo(&client, &ns, "taken", 1)
         .await
         .expect("foo");
 
-    let events: Api<Event> = Api::namespaced(client.clone(), "default");
+    let events: Api<Event> = Api::namespaced(client.clone(), &ns);
     let event = eventually("the ErrResourceExists event is recorded", || {
         let events = events.clone();
         async move {
@@ -235,7 +259,7 @@ async fn a_deployment_the_foo_does_not_own_should_get_an_event_and_stay_untouche
     assert_eq!(after.annotations(), taken.annotations());
     assert!(after.owner_references().is_empty());
     assert_eq!(after.spec.replicas, Some(5));
-    let foo: Foo = Api::namespaced(client.clone(), "default")
+    let foo: Foo = Api::namespaced(client.clone(), &ns)
         .get("taken")
         .await
         .expect("foo");
@@ -248,12 +272,13 @@ async fn a_deployment_the_foo_does_not_own_should_get_an_event_and_stay_untouche
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_sync_should_record_a_synced_event() {
-    let running = start().await;
+    let running = start("every_sync_should_record_a_syn").await;
     let client = running.client();
-    cluster::create_foo(&client, "default", "synced", 1)
+    let ns = running.namespace();
+    cluster::create_foo(&client, &ns, "synced", 1)
         .await
         .expect("foo");
-    let events: Api<Event> = Api::namespaced(client.clone(), "default");
+    let events: Api<Event> = Api::namespaced(client.clone(), &ns);
     let event = eventually("a Synced event is recorded", || {
         let events = events.clone();
         async move {

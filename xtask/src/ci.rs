@@ -235,6 +235,16 @@ mod tests {
             "k8s-openapi changed ({locked}): update KUBERNETES_VERSIONS to its oldest and newest"
         );
         assert_eq!(KUBERNETES_VERSIONS, ["1.33", "1.37"]);
+        // The workspace's default version (.cargo/config.toml) is the newest one, which the
+        // `latest` feature of the dev-dependencies also selects.
+        let config = include_str!("../../.cargo/config.toml");
+        assert!(
+            config.contains(&format!(
+                "K8S_OPENAPI_ENABLED_VERSION = \"{}\"",
+                KUBERNETES_VERSIONS[1]
+            )),
+            "{config}"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The manager's cache options (controller-runtime `cache.Options`): namespaces, per-type
-//! selectors and transforms, used by the builder's watches, against kcr-testenv over HTTP.
+//! selectors and transforms, used by the builder's watches, over HTTP against kcr-testenv or
+//! the real cluster of `KCR_TEST_KUBECONFIG` (each test in namespaces of its own).
 
 mod common;
 
@@ -11,7 +12,8 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kcr_controller_manager::controller::{Controller, Request, reconciler_fn};
 use kcr_controller_manager::manager::{ByObject, CacheOptions};
 use kcr_controller_manager::{Action, BoxError, Manager, Options};
-use kube::api::{Api, ObjectMeta, PostParams};
+use kcr_testenv::TestCluster;
+use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 use kube::{Client, ResourceExt};
 use tokio::sync::mpsc;
 
@@ -29,6 +31,15 @@ async fn namespace(client: &Client, name: &str) {
         .create(&PostParams::default(), &ns)
         .await
         .expect("namespace");
+}
+
+/// Deletes the extra namespaces a test made, then its own.
+async fn cleanup(cluster: TestCluster, extra: &[&str]) {
+    let api = Api::<Namespace>::all(cluster.client());
+    for ns in extra {
+        let _ = api.delete(ns, &DeleteParams::background()).await;
+    }
+    cluster.shutdown().await;
 }
 
 async fn config_map(client: &Client, ns: &str, name: &str, labels: &[(&str, &str)]) {
@@ -85,16 +96,19 @@ fn keys<K: kube::Resource>(objects: &[std::sync::Arc<K>]) -> BTreeSet<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_namespace_scoped_manager_should_cache_and_reconcile_only_its_namespaces() {
-    let env = kcr_testenv::TestEnv::start().await.expect("testenv");
-    let client = env.client();
-    for ns in ["team-a", "team-b", "other"] {
-        namespace(&client, ns).await;
+    let cluster = TestCluster::start("cache-scoped").await.expect("cluster");
+    let client = cluster.client();
+    let team_a = cluster.namespace().to_owned();
+    let (team_b, other) = (format!("{team_a}-b"), format!("{team_a}-x"));
+    namespace(&client, &team_b).await;
+    namespace(&client, &other).await;
+    for ns in [&team_a, &team_b, &other] {
         config_map(&client, ns, "settings", &[]).await;
     }
 
     let manager = manager(
         client.clone(),
-        CacheOptions::default().default_namespaces(["team-a", "team-b"]),
+        CacheOptions::default().default_namespaces([team_a.as_str(), team_b.as_str()]),
     );
     let (tx, mut rx) = mpsc::unbounded_channel();
     Controller::builder(&manager, "scoped-config-maps")
@@ -106,31 +120,38 @@ async fn a_namespace_scoped_manager_should_cache_and_reconcile_only_its_namespac
         .expect("controller");
     let (stop, task) = start(&manager);
 
-    let seen = requests(&mut rx, 2).await;
-    assert_eq!(
-        seen,
-        BTreeSet::from(["team-a/settings".to_owned(), "team-b/settings".to_owned()])
-    );
+    // A real cluster has more config maps (kube-root-ca.crt in each namespace): only ours count.
+    let ours = |keys: BTreeSet<String>| -> BTreeSet<String> {
+        keys.into_iter()
+            .filter(|k| !k.ends_with("/kube-root-ca.crt"))
+            .collect()
+    };
+    let (a_settings, b_settings) = (format!("{team_a}/settings"), format!("{team_b}/settings"));
+    let mut seen = BTreeSet::new();
+    while !seen.contains(&a_settings) || !seen.contains(&b_settings) {
+        seen.extend(requests(&mut rx, 1).await);
+    }
     // A later change in another namespace is never seen; one in a cached namespace is.
-    config_map(&client, "other", "later", &[]).await;
-    config_map(&client, "team-b", "later", &[]).await;
-    let next = tokio::time::timeout(DEADLINE, rx.recv())
-        .await
-        .expect("in time");
-    assert_eq!(next.map(|r| r.to_string()).as_deref(), Some("team-b/later"));
+    config_map(&client, &other, "later", &[]).await;
+    config_map(&client, &team_b, "later", &[]).await;
+    let b_later = format!("{team_b}/later");
+    while !seen.contains(&b_later) {
+        seen.extend(requests(&mut rx, 1).await);
+    }
+    assert!(
+        seen.iter()
+            .all(|k| k.starts_with(&format!("{team_a}/")) || k.starts_with(&format!("{team_b}/"))),
+        "only the cached namespaces are reconciled: {seen:?}"
+    );
 
     let reader = manager.cache_reader::<ConfigMap>();
     assert!(reader.has_synced());
     assert_eq!(
-        keys(&reader.list()),
-        BTreeSet::from([
-            "team-a/settings".to_owned(),
-            "team-b/settings".to_owned(),
-            "team-b/later".to_owned()
-        ])
+        ours(keys(&reader.list())),
+        BTreeSet::from([a_settings, b_settings, b_later])
     );
-    assert!(reader.get(Some("other"), "settings").is_none());
-    assert!(reader.get(Some("team-a"), "settings").is_some());
+    assert!(reader.get(Some(&other), "settings").is_none());
+    assert!(reader.get(Some(&team_a), "settings").is_some());
     // One List & Watch per namespace, none across the cluster.
     let names: BTreeSet<String> = reader
         .informers()
@@ -140,8 +161,8 @@ async fn a_namespace_scoped_manager_should_cache_and_reconcile_only_its_namespac
     assert_eq!(
         names,
         BTreeSet::from([
-            "configmaps/v1 in team-a".to_owned(),
-            "configmaps/v1 in team-b".to_owned()
+            format!("configmaps/v1 in {team_a}"),
+            format!("configmaps/v1 in {team_b}"),
         ])
     );
     let factory = format!("{:?}", manager.informer_factory());
@@ -155,15 +176,19 @@ async fn a_namespace_scoped_manager_should_cache_and_reconcile_only_its_namespac
         tokio::time::timeout(DEADLINE, task).await,
         Ok(Ok(Ok(())))
     ));
-    env.shutdown().await;
+    cleanup(cluster, &[&team_b, &other]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn by_object_should_override_the_default_namespaces_and_selectors_of_one_type() {
-    let env = kcr_testenv::TestEnv::start().await.expect("testenv");
-    let client = env.client();
-    for ns in ["team-a", "team-b"] {
-        namespace(&client, ns).await;
+    let cluster = TestCluster::start("cache-by-object")
+        .await
+        .expect("cluster");
+    let client = cluster.client();
+    let team_a = cluster.namespace().to_owned();
+    let team_b = format!("{team_a}-b");
+    namespace(&client, &team_b).await;
+    for ns in [team_a.as_str(), team_b.as_str()] {
         config_map(&client, ns, "web", &[("app", "web")]).await;
         config_map(&client, ns, "db", &[("app", "db")]).await;
         for name in ["token", "other"] {
@@ -185,11 +210,11 @@ async fn by_object_should_override_the_default_namespaces_and_selectors_of_one_t
     let manager = manager(
         client.clone(),
         CacheOptions::default()
-            .default_namespaces(["team-a", "team-b"])
+            .default_namespaces([team_a.as_str(), team_b.as_str()])
             .default_label_selector("app=web")
             .by_object::<Secret>(
                 ByObject::new()
-                    .namespaces(["team-b"])
+                    .namespaces([team_b.as_str()])
                     .field_selector("metadata.name=token"),
             ),
     );
@@ -207,24 +232,27 @@ async fn by_object_should_override_the_default_namespaces_and_selectors_of_one_t
     // The default label selector, in the default namespaces.
     assert_eq!(
         keys(&config_maps.list()),
-        BTreeSet::from(["team-a/web".to_owned(), "team-b/web".to_owned()])
+        BTreeSet::from([format!("{team_a}/web"), format!("{team_b}/web")])
     );
     // Secrets: their own namespaces and field selector, the default label selector.
     assert_eq!(
         keys(&secrets.list()),
-        BTreeSet::from(["team-b/token".to_owned()])
+        BTreeSet::from([format!("{team_b}/token")])
     );
 
     let _ = stop.send(());
     let _ = tokio::time::timeout(DEADLINE, task).await;
-    env.shutdown().await;
+    cleanup(cluster, &[&team_b]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transforms_should_change_objects_before_they_are_cached() {
-    let env = kcr_testenv::TestEnv::start().await.expect("testenv");
-    let client = env.client();
-    config_map(&client, "default", "settings", &[]).await;
+    let cluster = TestCluster::start("cache-transform")
+        .await
+        .expect("cluster");
+    let client = cluster.client();
+    let ns = cluster.namespace().to_owned();
+    config_map(&client, &ns, "settings", &[]).await;
     let secret = Secret {
         metadata: ObjectMeta {
             name: Some("token".into()),
@@ -237,7 +265,7 @@ async fn transforms_should_change_objects_before_they_are_cached() {
         )])),
         ..Secret::default()
     };
-    Api::<Secret>::namespaced(client.clone(), "default")
+    Api::<Secret>::namespaced(client.clone(), &ns)
         .create(&PostParams::default(), &secret)
         .await
         .expect("secret");
@@ -245,6 +273,7 @@ async fn transforms_should_change_objects_before_they_are_cached() {
     let manager = manager(
         client.clone(),
         CacheOptions::default()
+            .default_namespaces([ns.as_str()])
             .default_transform(|meta| meta.annotations = None)
             .by_object::<Secret>(ByObject::new().transform(|mut s: Secret| {
                 s.data = None;
@@ -265,14 +294,12 @@ async fn transforms_should_change_objects_before_they_are_cached() {
     requests(&mut rx, 1).await;
 
     let cm = config_maps
-        .get(Some("default"), "settings")
+        .get(Some(&ns), "settings")
         .expect("cached config map");
     assert_eq!(cm.metadata.annotations, None, "the default transform ran");
     assert!(cm.data.is_some());
     let secrets = manager.cache_reader::<Secret>();
-    let cached = secrets
-        .get(Some("default"), "token")
-        .expect("cached secret");
+    let cached = secrets.get(Some(&ns), "token").expect("cached secret");
     assert_eq!(cached.data, None, "the secret's own transform ran");
     assert!(
         cached.metadata.annotations.is_some(),
@@ -281,17 +308,18 @@ async fn transforms_should_change_objects_before_they_are_cached() {
 
     let _ = stop.send(());
     let _ = tokio::time::timeout(DEADLINE, task).await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_scoped_types_should_ignore_the_namespaces() {
-    let env = kcr_testenv::TestEnv::start().await.expect("testenv");
-    let client = env.client();
-    namespace(&client, "team-a").await;
+    let cluster = TestCluster::start("cache-cluster-scoped")
+        .await
+        .expect("cluster");
+    let client = cluster.client();
     let manager = manager(
         client.clone(),
-        CacheOptions::default().default_namespaces(["team-a"]),
+        CacheOptions::default().default_namespaces([cluster.namespace()]),
     );
     let namespaces = manager.cache_reader::<Namespace>();
     assert_eq!(namespaces.informers().len(), 1);
@@ -303,8 +331,12 @@ async fn cluster_scoped_types_should_ignore_the_namespaces() {
     })
     .await
     .expect("synced");
-    assert!(namespaces.get(None, "team-a").is_some());
+    assert!(namespaces.get(None, cluster.namespace()).is_some());
+    assert!(
+        namespaces.get(None, "default").is_some(),
+        "every namespace is cached"
+    );
     let _ = stop.send(());
     let _ = tokio::time::timeout(DEADLINE, task).await;
-    env.shutdown().await;
+    cluster.shutdown().await;
 }

@@ -26,7 +26,16 @@
 //!
 //! A library that depends on kcr does not choose a Kubernetes version:
 //! binaries and tests enable one of `k8s-openapi`'s version features
-//! (`k8s-openapi = { version = "0.29", features = ["latest"] }`).
+//! (`k8s-openapi = { version = "0.29", features = ["latest"] }`; `v1_33` to `v1_37`).
+//!
+//! What a controller needs besides the layers is re-exported: [`kube`], [`k8s_openapi`],
+//! [`async_trait`](macro@async_trait), [`CancellationToken`], and a [`prelude`]. The README's
+//! "Getting started" section goes from `cargo new` to a running controller.
+//!
+//! Logs go through `tracing`: a binary installs a subscriber
+//! (`tracing_subscriber::fmt().with_env_filter(EnvFilter::from_default_env()).init()`), and
+//! `RUST_LOG` chooses what is printed (`RUST_LOG=info`, or `RUST_LOG=kcr_controller_manager=debug`
+//! for one layer).
 //!
 //! The runnable programs are in the repository's `examples/`:
 //! `cargo run --example controller-manager` runs kubernetes/sample-controller's
@@ -242,3 +251,35 @@ pub use kcr_reflector as reflector;
 #[cfg(feature = "workqueue")]
 #[doc(inline)]
 pub use kcr_workqueue as workqueue;
+
+/// kube, as kcr uses it (`kcr::kube::Client`, `kcr::kube::Api`, ...): no separate dependency
+/// needed, and never a second version of it.
+pub use kube;
+
+/// k8s-openapi, as kcr uses it, without a Kubernetes version: the binary (or the tests of a
+/// library) chooses one in its own `k8s-openapi` dependency, as in
+/// `k8s-openapi = { version = "0.29", features = ["latest"] }`.
+pub use k8s_openapi;
+
+/// The attribute a [`Reconciler`](controller_manager::Reconciler) implementation needs:
+/// `#[kcr::async_trait] impl Reconciler for MyReconciler { ... }`.
+pub use async_trait::async_trait;
+
+/// The cancellation token runnables and reflectors stop on (tokio-util's).
+pub use tokio_util::sync::CancellationToken;
+
+/// What a controller needs, in one import: `use kcr::prelude::*;`.
+///
+/// The manager and its options, the controller builder, the reconciler trait with its request
+/// and action, the cache options and reader, the `async_trait` attribute, the cancellation
+/// token, and kube's `Api`, `Client`, `Resource` and `ResourceExt`.
+pub mod prelude {
+    pub use crate::CancellationToken;
+    pub use crate::async_trait;
+    #[cfg(feature = "controller_manager")]
+    pub use kcr_controller_manager::{
+        Action, BoxError, Controller, Manager, Options, Reconciler, Request,
+        manager::{ByObject, CacheOptions, CacheReader},
+    };
+    pub use kube::{Api, Client, Resource, ResourceExt};
+}

@@ -31,6 +31,10 @@ pub enum Error {
     /// The TLS certificate or configuration could not be made.
     #[error("cannot set up TLS: {0}")]
     Tls(String),
+    /// The real cluster named by `KCR_TEST_KUBECONFIG` could not be used (see
+    /// [`TestCluster`](crate::TestCluster)).
+    #[error("cannot use the cluster of KCR_TEST_KUBECONFIG: {0}")]
+    RealCluster(String),
 }
 
 /// `Result` with this crate's [`Error`].

@@ -1,0 +1,285 @@
+//! [`TestCluster`]: the cluster an end-to-end test runs against — the real one that
+//! `KCR_TEST_KUBECONFIG` names, or else a fresh [`TestEnv`] — with a namespace of the test's own.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, DeleteParams, PostParams};
+
+use crate::{Error, Result, TestEnv};
+
+/// The variable that names the kubeconfig of a real cluster for the end-to-end tests.
+pub const KUBECONFIG_VAR: &str = "KCR_TEST_KUBECONFIG";
+
+/// Where an end-to-end test runs: with `KCR_TEST_KUBECONFIG=path` set, the cluster (current
+/// context) of that kubeconfig; otherwise a [`TestEnv`] started for the test. Either way the
+/// test gets a namespace of its own (`kcr-e2e-<test>-<unique>`), created on start and, on a real
+/// cluster, deleted by [`shutdown`](Self::shutdown) (or, as a fallback, when dropped inside a
+/// tokio runtime).
+///
+/// Tests written against it use only what a real kube-apiserver guarantees; those that need
+/// kcr-testenv's fault injection ask [`test_env`](Self::test_env) and skip on a real cluster
+/// (see [`skip_on_real_cluster`](Self::skip_on_real_cluster)).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::api::{Api, ListParams};
+///
+/// let cluster = kcr_testenv::TestCluster::start("doc").await?;
+/// let api: Api<ConfigMap> = Api::namespaced(cluster.client(), cluster.namespace());
+/// let _ = api.list(&ListParams::default()).await?;
+/// cluster.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
+pub struct TestCluster {
+    client: kube::Client,
+    namespace: String,
+    env: Option<TestEnv>,
+    cleaned: bool,
+}
+
+impl std::fmt::Debug for TestCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestCluster")
+            .field("namespace", &self.namespace)
+            .field("real", &self.env.is_none())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The kubeconfig of the real cluster, if `KCR_TEST_KUBECONFIG` names one.
+fn real_kubeconfig() -> Option<PathBuf> {
+    std::env::var_os(KUBECONFIG_VAR)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// `kcr-e2e-<test>-<unique>`: a valid namespace name (DNS label) unique to this run.
+fn namespace_name(test: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let unique = format!("{:x}{:x}{n:x}", std::process::id(), nanos);
+    let mut slug: String = test
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    // 63 characters at most: "kcr-e2e-" + slug + "-" + unique.
+    slug.truncate(63 - 8 - 1 - unique.len());
+    let slug = slug.trim_matches('-');
+    if slug.is_empty() {
+        format!("kcr-e2e-{unique}")
+    } else {
+        format!("kcr-e2e-{slug}-{unique}")
+    }
+}
+
+impl TestCluster {
+    /// Connects to the real cluster of `KCR_TEST_KUBECONFIG`, or starts a [`TestEnv`], and
+    /// creates a namespace for the test named `test`.
+    pub async fn start(test: &str) -> Result<Self> {
+        Self::start_with(real_kubeconfig().as_deref(), test).await
+    }
+
+    /// As [`start`](Self::start), with the kubeconfig given rather than read from
+    /// `KCR_TEST_KUBECONFIG` (`None`: a [`TestEnv`]).
+    pub async fn start_with(kubeconfig: Option<&std::path::Path>, test: &str) -> Result<Self> {
+        let (client, env) = match kubeconfig {
+            Some(path) => {
+                let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|e| {
+                    Error::RealCluster(format!("cannot read {}: {e}", path.display()))
+                })?;
+                let config = kube::Config::from_custom_kubeconfig(
+                    kubeconfig,
+                    &kube::config::KubeConfigOptions::default(),
+                )
+                .await
+                .map_err(|e| Error::RealCluster(format!("{}: {e}", path.display())))?;
+                let client = kube::Client::try_from(config)
+                    .map_err(|e| Error::RealCluster(format!("cannot build a client: {e}")))?;
+                (client, None)
+            }
+            None => {
+                let env = TestEnv::start().await?;
+                (env.client(), Some(env))
+            }
+        };
+        let namespace = namespace_name(test);
+        let ns = Namespace {
+            metadata: ObjectMeta {
+                name: Some(namespace.clone()),
+                labels: Some([("kcr.dev/e2e".to_owned(), "true".to_owned())].into()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        Api::<Namespace>::all(client.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+            .map_err(|e| Error::RealCluster(format!("cannot create namespace {namespace}: {e}")))?;
+        Ok(Self {
+            client,
+            namespace,
+            env,
+            cleaned: false,
+        })
+    }
+
+    /// Whether `KCR_TEST_KUBECONFIG` names a real cluster (the tests then run against it).
+    pub fn real_cluster_requested() -> bool {
+        real_kubeconfig().is_some()
+    }
+
+    /// For a test that needs kcr-testenv (fault injection, its admin endpoint, several
+    /// servers): when a real cluster is requested, prints that `test` is skipped and why, and
+    /// returns true; the test then returns at once.
+    pub fn skip_on_real_cluster(test: &str, needs: &str) -> bool {
+        let skip = Self::real_cluster_requested();
+        if skip {
+            eprintln!(
+                "skipped on the real cluster ({KUBECONFIG_VAR} is set): {test} needs {needs}"
+            );
+        }
+        skip
+    }
+
+    /// A client of the cluster (its default namespace is not the test's: use
+    /// [`namespace`](Self::namespace)).
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    /// The test's own namespace.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The embedded server, when the test runs against kcr-testenv.
+    pub fn test_env(&self) -> Option<&TestEnv> {
+        self.env.as_ref()
+    }
+
+    /// Whether the test runs against a real cluster.
+    pub fn is_real(&self) -> bool {
+        self.env.is_none()
+    }
+
+    /// Deletes the test's namespace (on a real cluster: in the background, with everything in
+    /// it) and stops the embedded server.
+    pub async fn shutdown(mut self) {
+        self.cleaned = true;
+        match self.env.take() {
+            Some(env) => env.shutdown().await,
+            None => {
+                let deleted = Api::<Namespace>::all(self.client.clone())
+                    .delete(&self.namespace, &DeleteParams::background())
+                    .await;
+                if let Err(e) = deleted {
+                    eprintln!("kcr-testenv: namespace {} not deleted: {e}", self.namespace);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TestCluster {
+    /// A test that panicked before [`shutdown`](Self::shutdown) still deletes its namespace on
+    /// a real cluster, if a tokio runtime is there to send the request.
+    fn drop(&mut self) {
+        if self.cleaned || self.env.is_some() {
+            return;
+        }
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let api = Api::<Namespace>::all(self.client.clone());
+            let namespace = self.namespace.clone();
+            handle.spawn(async move {
+                let _ = api.delete(&namespace, &DeleteParams::background()).await;
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_kubeconfig_should_be_used_as_a_real_cluster_with_its_own_namespace_deleted_after() {
+        // A TestEnv stands in for the real cluster: the test cluster reaches it only through the
+        // kubeconfig it writes.
+        let server = TestEnv::start().await.expect("server");
+        let cluster = TestCluster::start_with(Some(server.kubeconfig_path()), "kubeconfig")
+            .await
+            .expect("cluster");
+        assert!(cluster.is_real() && cluster.test_env().is_none());
+        let namespaces = Api::<Namespace>::all(server.client());
+        let ns = namespaces
+            .get(cluster.namespace())
+            .await
+            .expect("the namespace is made on the server of the kubeconfig");
+        assert_eq!(
+            ns.metadata
+                .labels
+                .unwrap_or_default()
+                .get("kcr.dev/e2e")
+                .map(String::as_str),
+            Some("true")
+        );
+        let name = cluster.namespace().to_owned();
+        cluster.shutdown().await;
+        let after = namespaces.get_opt(&name).await.expect("get");
+        assert!(
+            after.is_none_or(|n| n.metadata.deletion_timestamp.is_some()),
+            "the namespace is deleted (or terminating)"
+        );
+        server.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn without_a_kubeconfig_a_test_env_should_be_started_with_the_namespace() {
+        let cluster = TestCluster::start_with(None, "local")
+            .await
+            .expect("cluster");
+        assert!(!cluster.is_real());
+        let env = cluster.test_env().expect("a TestEnv");
+        Api::<Namespace>::all(env.client())
+            .get(cluster.namespace())
+            .await
+            .expect("namespace");
+        cluster.shutdown().await;
+    }
+
+    #[test]
+    fn namespace_names_should_be_valid_dns_labels_unique_to_the_test() {
+        let a = namespace_name("controller_manager::Leader Election!");
+        let b = namespace_name("controller_manager::Leader Election!");
+        assert_ne!(a, b);
+        assert!(
+            a.starts_with("kcr-e2e-controller-manager--leader-election-"),
+            "{a}"
+        );
+        let long = namespace_name(&"x".repeat(200));
+        assert!(long.len() <= 63, "{long}");
+        for name in [&a, &long, &namespace_name("__")] {
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                    && !name.ends_with('-'),
+                "{name}"
+            );
+        }
+    }
+}
