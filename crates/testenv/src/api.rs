@@ -783,10 +783,11 @@ fn create_managed(
         };
         obj = m;
     }
-    set_rv(&mut obj, store.next_rv());
     if dry_run(req) {
+        // Nothing is stored, so the object gets no resourceVersion.
         return Ok((201, to_bytes(&Value::Object(obj))));
     }
+    set_rv(&mut obj, store.next_rv());
     let ns = t.namespace.as_deref().filter(|_| def.namespaced);
     let stored = commit(
         shared,
@@ -1206,8 +1207,15 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
     }
     let body: Value = match serde_json::from_slice(&req.body) {
         Ok(v) => v,
-        Err(e) if kind == PatchKind::Strategic => return Err(ApiError::bad_request(e.to_string())),
-        Err(e) => return Err(ApiError::bad_request(format!("error decoding patch: {e}"))),
+        Err(e) if kind == PatchKind::Strategic => {
+            return Err(ApiError::bad_request(patch::go_json_error(&req.body, &e)));
+        }
+        Err(e) => {
+            return Err(ApiError::bad_request(format!(
+                "error decoding patch: {}",
+                patch::go_json_error(&req.body, &e)
+            )));
+        }
     };
     if kind != PatchKind::Json && !body.is_object() {
         return Err(ApiError::bad_request("a merge patch must be a JSON object"));
@@ -1218,13 +1226,16 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
         match kind {
             PatchKind::Json => {
                 patch::json_patch(&mut target, &body).map_err(|e| match e {
-                    JsonPatchError::Malformed(m) => ApiError::bad_request(m),
-                    JsonPatchError::Failed(m) => ApiError::invalid(
-                        &def.group,
-                        &def.kind,
-                        t.name(),
-                        &[("", "FieldValueInvalid", m)],
-                    ),
+                    JsonPatchError::Malformed(m) => {
+                        ApiError::bad_request(format!("error decoding patch: {m}"))
+                    }
+                    // kube-apiserver words every failed operation the same way.
+                    JsonPatchError::Failed(_) => ApiError::new(
+                        422,
+                        "Invalid",
+                        "the server rejected our request due to an error in our request",
+                    )
+                    .with_details(json!({})),
                 })?;
             }
             PatchKind::Strategic if t.sub.as_deref() != Some("scale") => {
