@@ -870,6 +870,11 @@ fn prepare_update(
                     Some(s) => m.insert("status".into(), s.clone()),
                     None => m.remove("status"),
                 };
+                // The field manager of the write (server-side apply) has already worked out
+                // the entries.
+                if let Some(f) = new_value.pointer("/metadata/managedFields") {
+                    metadata_mut(m).insert("managedFields".into(), f.clone());
+                }
             }
             r
         }
