@@ -1147,6 +1147,8 @@ fn write_scale(
         ..t.clone()
     };
     let prepared = prepare_update(def, &old.value, new, Part::Main, false, store.next_rv())?;
+    // Recorded as a write of the scale subresource (`spec.replicas`, subresource `scale`).
+    let prepared = manage_update(&store, t, req, &old.value, prepared);
     let (code, _) = store_update(shared, &mut store, &target, &old, prepared, dry_run(req))?;
     let current = store
         .get(&def.storage, &t.key())

@@ -558,3 +558,34 @@ async fn apply_to_a_custom_resource_should_merge_its_list_maps_by_key() {
         "custom resources take no strategic merge patch"
     );
 }
+
+#[tokio::test]
+async fn a_scale_should_be_recorded_as_a_write_of_the_scale_subresource() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let d: Deployment =
+        serde_json::from_value(deployment(json!([{"name": "a", "image": "a:1"}]))).unwrap();
+    api.create(&PostParams::default(), &d).await.unwrap();
+    let pp = PatchParams {
+        field_manager: Some("scaler".into()),
+        ..PatchParams::default()
+    };
+    api.patch_scale("web", &pp, &Patch::Merge(json!({"spec": {"replicas": 3}})))
+        .await
+        .unwrap();
+    let scaled = api.get("web").await.unwrap();
+    assert_eq!(scaled.spec.replicas, Some(3));
+    let mine: Vec<_> = entries(&scaled.metadata)
+        .into_iter()
+        .filter(|e| e.0 == "scaler")
+        .collect();
+    assert_eq!(
+        mine,
+        [(
+            "scaler".into(),
+            "Update".into(),
+            "scale".into(),
+            json!({"f:spec": {"f:replicas": {}}})
+        )]
+    );
+}
