@@ -1323,6 +1323,14 @@ fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
             t.name()
         )));
     }
+    if t.sub.as_deref() == Some("scale") {
+        // The Scale object merges into the current one (no Apply entry for /scale yet).
+        return write_scale(shared, req, t, |current| {
+            let mut scale = current.clone();
+            patch::merge_patch(&mut scale, &config);
+            Ok(scale)
+        });
+    }
     let mut store = shared.store.lock();
     let fm = managed_fields::field_manager_for(&store, def, t.sub.as_deref());
     let Some(old) = store.get(&def.storage, &t.key()).cloned() else {
