@@ -783,10 +783,11 @@ fn create_managed(
         };
         obj = m;
     }
-    set_rv(&mut obj, store.next_rv());
     if dry_run(req) {
+        // Nothing is stored, so the object gets no resourceVersion.
         return Ok((201, to_bytes(&Value::Object(obj))));
     }
+    set_rv(&mut obj, store.next_rv());
     let ns = t.namespace.as_deref().filter(|_| def.namespaced);
     let stored = commit(
         shared,
@@ -869,6 +870,11 @@ fn prepare_update(
                     Some(s) => m.insert("status".into(), s.clone()),
                     None => m.remove("status"),
                 };
+                // The field manager of the write (server-side apply) has already worked out
+                // the entries.
+                if let Some(f) = new_value.pointer("/metadata/managedFields") {
+                    metadata_mut(m).insert("managedFields".into(), f.clone());
+                }
             }
             r
         }
@@ -1141,6 +1147,8 @@ fn write_scale(
         ..t.clone()
     };
     let prepared = prepare_update(def, &old.value, new, Part::Main, false, store.next_rv())?;
+    // Recorded as a write of the scale subresource (`spec.replicas`, subresource `scale`).
+    let prepared = manage_update(&store, t, req, &old.value, prepared);
     let (code, _) = store_update(shared, &mut store, &target, &old, prepared, dry_run(req))?;
     let current = store
         .get(&def.storage, &t.key())
@@ -1206,8 +1214,15 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
     }
     let body: Value = match serde_json::from_slice(&req.body) {
         Ok(v) => v,
-        Err(e) if kind == PatchKind::Strategic => return Err(ApiError::bad_request(e.to_string())),
-        Err(e) => return Err(ApiError::bad_request(format!("error decoding patch: {e}"))),
+        Err(e) if kind == PatchKind::Strategic => {
+            return Err(ApiError::bad_request(patch::go_json_error(&req.body, &e)));
+        }
+        Err(e) => {
+            return Err(ApiError::bad_request(format!(
+                "error decoding patch: {}",
+                patch::go_json_error(&req.body, &e)
+            )));
+        }
     };
     if kind != PatchKind::Json && !body.is_object() {
         return Err(ApiError::bad_request("a merge patch must be a JSON object"));
@@ -1218,13 +1233,16 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
         match kind {
             PatchKind::Json => {
                 patch::json_patch(&mut target, &body).map_err(|e| match e {
-                    JsonPatchError::Malformed(m) => ApiError::bad_request(m),
-                    JsonPatchError::Failed(m) => ApiError::invalid(
-                        &def.group,
-                        &def.kind,
-                        t.name(),
-                        &[("", "FieldValueInvalid", m)],
-                    ),
+                    JsonPatchError::Malformed(m) => {
+                        ApiError::bad_request(format!("error decoding patch: {m}"))
+                    }
+                    // kube-apiserver words every failed operation the same way.
+                    JsonPatchError::Failed(_) => ApiError::new(
+                        422,
+                        "Invalid",
+                        "the server rejected our request due to an error in our request",
+                    )
+                    .with_details(json!({})),
                 })?;
             }
             PatchKind::Strategic if t.sub.as_deref() != Some("scale") => {
@@ -1304,6 +1322,14 @@ fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
             "the name of the object ({n}) does not match the name on the URL ({})",
             t.name()
         )));
+    }
+    if t.sub.as_deref() == Some("scale") {
+        // The Scale object merges into the current one (no Apply entry for /scale yet).
+        return write_scale(shared, req, t, |current| {
+            let mut scale = current.clone();
+            patch::merge_patch(&mut scale, &config);
+            Ok(scale)
+        });
     }
     let mut store = shared.store.lock();
     let fm = managed_fields::field_manager_for(&store, def, t.sub.as_deref());

@@ -50,9 +50,13 @@
 //!   `409 Conflict`; custom resources require one; `generation` increments when anything but
 //!   metadata and status changes; a no-op update keeps the version; with a `status`
 //!   subresource the main resource ignores `status` and `/status` ignores everything else),
-//!   `patch` (JSON merge patch, JSON patch, strategic merge patch treated as a merge patch;
-//!   server-side apply with a JSON body as create-or-merge without field management, other apply
-//!   bodies get `415`), `delete` (finalizers set `deletionTimestamp` and keep the object until
+//!   `patch` (JSON merge patch, JSON patch, strategic merge patch with the built-in types'
+//!   merge keys and `$patch`/`$retainKeys`/`$setElementOrder`/`$deleteFromPrimitiveList`, `415`
+//!   for custom resources as on kube-apiserver; server-side apply with YAML or JSON bodies),
+//!   `metadata.managedFields` on every write as kube-apiserver keeps them (`Update` entries per
+//!   manager, API version and subresource; `Apply` entries; field ownership by the types' list
+//!   and map semantics, from a table of the built-in types or the CRD's `openAPIV3Schema`;
+//!   apply conflicts (`409`), `force`, removal of fields an applier stops applying), `delete` (finalizers set `deletionTimestamp` and keep the object until
 //!   the last one is removed; `preconditions`), `deletecollection`; `dryRun` is honoured.
 //!   Deleting a namespace deletes its objects at once. Errors are `metav1.Status` bodies.
 //! - **List**: `labelSelector` (full syntax), `fieldSelector` (`metadata.name`,

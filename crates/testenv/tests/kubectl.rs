@@ -56,7 +56,10 @@ impl Drop for TempDir {
 }
 
 async fn start_server() -> Server {
-    let dir = std::env::temp_dir().join(format!("kcr-kubectl-test-{}", std::process::id()));
+    // One directory per server: the tests of this file run at the same time.
+    static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = SERVERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("kcr-kubectl-test-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
     let mut child = Command::new(env!("CARGO_BIN_EXE_kcr-apiserver"))
@@ -296,5 +299,135 @@ async fn kubectl_should_apply_get_watch_and_delete_against_kcr_apiserver() {
     let (found, _, err) = kubectl(&kc, &["get", "widget", "w1"], None).await;
     assert!(!found && err.contains("NotFound"), "{err}");
 
+    server.child.kill().await.unwrap();
+}
+
+const DEPLOYMENT: &str = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: a, image: "a:1"}
+      - {name: b, image: "b:1"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_apply_server_side_and_client_side_should_merge_as_on_a_cluster() {
+    if !Path::new(KUBECTL).exists() {
+        eprintln!("SKIPPED: {KUBECTL} is not installed, so the kubectl test cannot run");
+        return;
+    }
+    let mut server = start_server().await;
+    let kc = server.kubeconfig.clone();
+
+    // Server-side apply: kubectl sends YAML-as-JSON with fieldManager=kubectl.
+    let out = ok(
+        &kc,
+        &["apply", "--server-side", "-f", "-"],
+        Some(DEPLOYMENT),
+    )
+    .await;
+    assert!(
+        out.contains("deployment.apps/web serverside-applied"),
+        "{out}"
+    );
+    let managers = ok(
+        &kc,
+        &[
+            "get",
+            "deployment",
+            "web",
+            "--show-managed-fields",
+            "-o",
+            "jsonpath={.metadata.managedFields[*].manager}:{.metadata.managedFields[*].operation}",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(managers, "kubectl:Apply");
+    // Another manager's conflicting apply is refused, then forced.
+    let other = DEPLOYMENT.replace("image: \"a:1\"", "image: \"a:2\"");
+    let (success, _, err) = kubectl(
+        &kc,
+        &["apply", "--server-side", "--field-manager=other", "-f", "-"],
+        Some(&other),
+    )
+    .await;
+    assert!(!success, "a conflicting apply must fail");
+    assert!(err.contains("conflict"), "{err}");
+    ok(
+        &kc,
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=other",
+            "--force-conflicts",
+            "-f",
+            "-",
+        ],
+        Some(&other),
+    )
+    .await;
+    let images = ok(
+        &kc,
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[*].image}",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(images, "a:2 b:1");
+    ok(&kc, &["delete", "deployment", "web"], None).await;
+
+    // Client-side apply: create, then a three-way strategic merge patch computed from the
+    // last-applied annotation; a container edited by someone else survives.
+    let out = ok(&kc, &["apply", "-f", "-"], Some(DEPLOYMENT)).await;
+    assert!(out.contains("deployment.apps/web created"), "{out}");
+    ok(
+        &kc,
+        &[
+            "patch",
+            "deployment",
+            "web",
+            "--type=strategic",
+            "-p",
+            r#"{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"c:1"}]}}}}"#,
+        ],
+        None,
+    )
+    .await;
+    let without_b = DEPLOYMENT
+        .replace("      - {name: b, image: \"b:1\"}\n", "")
+        .replace("image: \"a:1\"", "image: \"a:3\"");
+    let out = ok(&kc, &["apply", "-f", "-"], Some(&without_b)).await;
+    assert!(out.contains("deployment.apps/web configured"), "{out}");
+    let images = ok(
+        &kc,
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[*].name}={.spec.template.spec.containers[*].image}",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(
+        images, "c a=c:1 a:3",
+        "b (applied before, not now) is deleted, c kept"
+    );
     server.child.kill().await.unwrap();
 }

@@ -10,13 +10,14 @@
 //!
 //! ```text
 //! <type name>[ atomic]            a struct; `atomic` when the whole struct is one value
-//!  <field> <type> [p:<strategy>[:<merge key>]] [d:<default>] [=]
+//!  <field> <type> [p:<strategy>[:<merge key>]] [d:<default>] [=|~]
 //! ```
 //!
 //! where `<type>` is `s` (scalar), `?` (untyped, deduced), `?a` (untyped, atomic), `@<type
 //! name>`, `[a]<type>` (atomic list), `[s]<type>` (set), `[m:<key>,...]<type>` (list map),
 //! `{}<type>` (granular map) or `{a}<type>` (atomic map); `=` marks a struct-valued field that
-//! a typed zero object always carries (`{}`), as a Go struct value does; `d:` is the JSON
+//! a typed zero object always carries (`{}`), as a Go struct value does, and `~` a list or map
+//! field it carries as `null` (a Go field without `omitempty`); `d:` is the JSON
 //! default of a list-map key field (used when an item omits it).
 
 /// The table (see the module docs for its format).
@@ -208,10 +209,10 @@ core.v1.ServiceAccount
 discovery.v1.EndpointSlice
  addressType s
  apiVersion s
- endpoints [a]@discovery.v1.Endpoint
+ endpoints [a]@discovery.v1.Endpoint ~
  kind s
  metadata @meta.v1.ObjectMeta =
- ports [a]@discovery.v1.EndpointPort
+ ports [a]@discovery.v1.EndpointPort ~
 events.v1.Event
  action s
  apiVersion s
@@ -280,7 +281,7 @@ rbac.v1.ClusterRole
  apiVersion s
  kind s
  metadata @meta.v1.ObjectMeta =
- rules [a]@rbac.v1.PolicyRule
+ rules [a]@rbac.v1.PolicyRule ~
 rbac.v1.ClusterRoleBinding
  apiVersion s
  kind s
@@ -291,7 +292,7 @@ rbac.v1.Role
  apiVersion s
  kind s
  metadata @meta.v1.ObjectMeta =
- rules [a]@rbac.v1.PolicyRule
+ rules [a]@rbac.v1.PolicyRule ~
 rbac.v1.RoleBinding
  apiVersion s
  kind s
@@ -455,7 +456,7 @@ autoscaling.v2.HorizontalPodAutoscalerSpec
  scaleTargetRef @autoscaling.v2.CrossVersionObjectReference =
 autoscaling.v2.HorizontalPodAutoscalerStatus
  conditions [m:type]@autoscaling.v2.HorizontalPodAutoscalerCondition p:merge:type
- currentMetrics [a]@autoscaling.v2.MetricStatus
+ currentMetrics [a]@autoscaling.v2.MetricStatus ~
  currentReplicas s
  desiredReplicas s
  lastScaleTime s
@@ -567,7 +568,7 @@ core.v1.EventSource
  component s
  host s
 core.v1.LimitRangeSpec
- limits [a]@core.v1.LimitRangeItem
+ limits [a]@core.v1.LimitRangeItem ~
 core.v1.NamespaceSpec
  finalizers [a]s
 core.v1.NamespaceStatus
@@ -658,7 +659,7 @@ core.v1.PodSpec
  activeDeadlineSeconds s
  affinity @core.v1.Affinity
  automountServiceAccountToken s
- containers [m:name]@core.v1.Container p:merge:name
+ containers [m:name]@core.v1.Container p:merge:name ~
  dnsConfig @core.v1.PodDNSConfig
  dnsPolicy s
  enableServiceLinks s
@@ -770,7 +771,7 @@ core.v1.ServiceStatus
 core.v1.LocalObjectReference atomic
  name s d:\"\"
 discovery.v1.Endpoint
- addresses [s]s
+ addresses [s]s ~
  conditions @discovery.v1.EndpointConditions =
  deprecatedTopology {}s
  hints @discovery.v1.EndpointHints
@@ -841,7 +842,7 @@ rbac.v1.PolicyRule
  nonResourceURLs [a]s
  resourceNames [a]s
  resources [a]s
- verbs [a]s
+ verbs [a]s ~
 rbac.v1.RoleRef atomic
  apiGroup s
  kind s
@@ -864,7 +865,7 @@ storage.v1.CSIDriverSpec
  tokenRequests [a]@storage.v1.TokenRequest
  volumeLifecycleModes [s]s
 storage.v1.CSINodeSpec
- drivers [m:name]@storage.v1.CSINodeDriver p:merge:name
+ drivers [m:name]@storage.v1.CSINodeDriver p:merge:name ~
 storage.v1.CSINodeStatus
  storageHealth [m:name]@storage.v1.StorageHealth p:merge:name
 meta.v1.LabelSelector atomic
@@ -971,14 +972,14 @@ batch.v1.JobTemplateSpec
  metadata @meta.v1.ObjectMeta =
  spec @batch.v1.JobSpec =
 batch.v1.PodFailurePolicy
- rules [a]@batch.v1.PodFailurePolicyRule
+ rules [a]@batch.v1.PodFailurePolicyRule ~
 batch.v1.JobSchedulingConfiguration
  disruptionMode @scheduling.v1alpha3.WorkloadPodGroupDisruptionMode
  resourceClaims [m:name]@scheduling.v1alpha3.WorkloadPodGroupResourceClaim p:merge:name
  schedulingConstraints @scheduling.v1alpha3.WorkloadPodGroupSchedulingConstraints
  schedulingPolicy @scheduling.v1alpha3.WorkloadPodGroupSchedulingPolicy
 batch.v1.SuccessPolicy
- rules [a]@batch.v1.SuccessPolicyRule
+ rules [a]@batch.v1.SuccessPolicyRule ~
 batch.v1.JobCondition
  lastProbeTime s
  lastTransitionTime s
@@ -1055,7 +1056,7 @@ core.v1.NodeDaemonEndpoints
 core.v1.NodeFeatures
  supplementalGroupsPolicy s
 core.v1.ContainerImage
- names [a]s
+ names [a]s ~
  sizeBytes s
 core.v1.NodeSystemInfo
  architecture s
@@ -1094,7 +1095,7 @@ core.v1.AzureFilePersistentVolumeSource
  secretNamespace s
  shareName s
 core.v1.CephFSPersistentVolumeSource
- monitors [a]s
+ monitors [a]s ~
  path s
  readOnly s
  secretFile s
@@ -1183,7 +1184,7 @@ core.v1.RBDPersistentVolumeSource
  fsType s
  image s
  keyring s
- monitors [a]s
+ monitors [a]s ~
  pool s
  readOnly s
  secretRef @core.v1.SecretReference
@@ -1404,7 +1405,7 @@ core.v1.ContainerStatus
  user @core.v1.ContainerUser
  volumeMounts [m:mountPath]@core.v1.VolumeMountStatus p:merge:mountPath
 core.v1.PodExtendedResourceClaimStatus
- requestMappings [a]@core.v1.ContainerExtendedResourceRequest
+ requestMappings [a]@core.v1.ContainerExtendedResourceRequest ~
  resourceClaimName s
 core.v1.HostIP
  ip s
@@ -1486,7 +1487,7 @@ storage.v1.CSINodeDriver
  allocatable @storage.v1.VolumeNodeResources
  name s d:\"\"
  nodeID s
- topologyKeys [a]s
+ topologyKeys [a]s ~
 storage.v1.StorageHealth
  healthConditions [a]@storage.v1.StorageHealthCondition
  name s d:\"\"
@@ -1496,7 +1497,7 @@ meta.v1.LabelSelectorRequirement
  values [a]s
 core.v1.TopologySelectorLabelRequirement
  key s
- values [a]s
+ values [a]s ~
 storage.v1.VolumeAttachmentSource
  inlineVolumeSpec @core.v1.PersistentVolumeSpec
  persistentVolumeName s
@@ -1588,7 +1589,7 @@ core.v1.SecretReference atomic
  name s
  namespace s
 core.v1.NodeSelector atomic
- nodeSelectorTerms [a]@core.v1.NodeSelectorTerm
+ nodeSelectorTerms [a]@core.v1.NodeSelectorTerm ~
 core.v1.VolumeHealthCondition
  message s
  reason s d:\"\"
@@ -1692,7 +1693,7 @@ core.v1.AzureFileVolumeSource
  secretName s
  shareName s
 core.v1.CephFSVolumeSource
- monitors [a]s
+ monitors [a]s ~
  path s
  readOnly s
  secretFile s
@@ -1760,12 +1761,12 @@ core.v1.PersistentVolumeClaimVolumeSource
 core.v1.ProjectedVolumeSource
  defaultMode s
  defaultUser s
- sources [a]@core.v1.VolumeProjection
+ sources [a]@core.v1.VolumeProjection ~
 core.v1.RBDVolumeSource
  fsType s
  image s
  keyring s
- monitors [a]s
+ monitors [a]s ~
  pool s
  readOnly s
  secretRef @core.v1.LocalObjectReference
@@ -1838,7 +1839,7 @@ networking.v1.IngressServiceBackend
  name s
  port @networking.v1.ServiceBackendPort =
 networking.v1.HTTPIngressRuleValue
- paths [a]@networking.v1.HTTPIngressPath
+ paths [a]@networking.v1.HTTPIngressPath ~
 networking.v1.IngressLoadBalancerIngress
  hostname s
  ip s
@@ -1879,7 +1880,7 @@ autoscaling.v2.MetricValueStatus
 batch.v1.PodFailurePolicyOnExitCodesRequirement
  containerName s
  operator s
- values [s]s
+ values [s]s ~
 batch.v1.PodFailurePolicyOnPodConditionsPattern
  status s
  type s

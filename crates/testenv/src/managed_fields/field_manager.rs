@@ -112,10 +112,61 @@ fn decode(obj: &Value) -> Option<Vec<Entry>> {
     entries.filter(|e| !e.is_empty())
 }
 
+/// How many `Update` entries an object keeps; older ones merge into one `ancient-changes`
+/// entry per API version (kube-apiserver's `DefaultMaxUpdateManagers`).
+const MAX_UPDATE_MANAGERS: usize = 10;
+const ANCIENT_CHANGES: &str = "ancient-changes";
+
+/// Merges the oldest `Update` entries into `ancient-changes` entries until at most
+/// [`MAX_UPDATE_MANAGERS`] remain.
+fn cap_update_managers(entries: &mut Vec<Entry>) {
+    let mut updaters: Vec<usize> = (0..entries.len())
+        .filter(|i| entries[*i].operation == UPDATE)
+        .collect();
+    if updaters.len() <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    updaters.sort_by(|a, b| {
+        let (a, b) = (&entries[*a], &entries[*b]);
+        seconds(&a.time)
+            .cmp(seconds(&b.time))
+            .then_with(|| a.identifier().cmp(&b.identifier()))
+    });
+    let mut length = updaters.len();
+    let mut first_of_version: Vec<(String, usize)> = Vec::new();
+    let mut gone = Vec::new();
+    for i in updaters {
+        if length <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let version = entries[i].api_version.clone();
+        match first_of_version.iter().find(|(v, _)| *v == version) {
+            Some((_, bucket)) => {
+                let bucket = *bucket;
+                let merged = entries[bucket].set.union(&entries[i].set);
+                let time = entries[i].time.clone();
+                let b = &mut entries[bucket];
+                b.manager = ANCIENT_CHANGES.into();
+                b.subresource = String::new();
+                b.set = merged;
+                b.time = time;
+                gone.push(i);
+                length -= 1;
+            }
+            None => first_of_version.push((version, i)),
+        }
+    }
+    gone.sort_unstable();
+    for i in gone.into_iter().rev() {
+        entries.remove(i);
+    }
+}
+
 /// Writes the entries in kube-apiserver's order: `Apply` before `Update`, then by time (none
 /// first), manager, API version and subresource.
 fn encode(obj: &mut Value, mut entries: Vec<Entry>) {
     entries.retain(|e| !e.set.is_empty());
+    cap_update_managers(&mut entries);
     entries.sort_by(|a, b| {
         a.operation
             .cmp(&b.operation)
@@ -424,6 +475,30 @@ mod tests {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn the_oldest_of_more_than_ten_updaters_should_merge_into_ancient_changes() {
+        let fm = cm();
+        let mut obj = json!({"metadata": {"name": "c"}, "data": {}});
+        for i in 0..12 {
+            let mut next = obj.clone();
+            next["data"][format!("k{i}")] = json!("v");
+            fm.update(Some(&obj), &mut next, &format!("m{i:02}"));
+            obj = next;
+        }
+        let managers: Vec<String> = fields_of(&obj).into_iter().map(|e| e.0).collect();
+        assert_eq!(managers.len(), 10);
+        assert!(managers.contains(&"ancient-changes".to_string()));
+        assert!(!managers.contains(&"m00".to_string()) && !managers.contains(&"m02".to_string()));
+        let ancient = fields_of(&obj)
+            .into_iter()
+            .find(|e| e.0 == "ancient-changes")
+            .unwrap();
+        assert_eq!(
+            ancient.2,
+            json!({"f:data": {"f:k0": {}, "f:k1": {}, "f:k2": {}}})
+        );
     }
 
     #[test]

@@ -51,8 +51,18 @@ pub(crate) struct Field {
     pub(crate) merge_key: Option<String>,
     /// The value a list item gets for this field when it is a list-map key the item omits.
     pub(crate) default: Option<Value>,
-    /// A typed zero object carries this field as `{}`.
-    pub(crate) zero: bool,
+    /// A typed zero object carries this field: as `{}` (a struct value) or `null` (a list or
+    /// map without `omitempty`).
+    pub(crate) zero: Option<Zero>,
+}
+
+/// How a typed zero object carries a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Zero {
+    /// As the zero object of its struct type.
+    Struct,
+    /// As `null`.
+    Null,
 }
 
 /// A struct: named fields; other keys are untyped.
@@ -118,7 +128,7 @@ fn parse_builtin() -> Types {
                 patch_strategy: None,
                 merge_key: None,
                 default: None,
-                zero: false,
+                zero: None,
             };
             for p in parts {
                 if let Some(p) = p.strip_prefix("p:") {
@@ -131,7 +141,9 @@ fn parse_builtin() -> Types {
                 } else if let Some(d) = p.strip_prefix("d:") {
                     field.default = serde_json::from_str(d).ok();
                 } else if p == "=" {
-                    field.zero = true;
+                    field.zero = Some(Zero::Struct);
+                } else if p == "~" {
+                    field.zero = Some(Zero::Null);
                 }
             }
             if let Some((_, def)) = current.as_mut() {
@@ -175,7 +187,7 @@ fn plain(ty: Ty) -> Field {
         patch_strategy: None,
         merge_key: None,
         default: None,
-        zero: false,
+        zero: None,
     }
 }
 
@@ -262,8 +274,14 @@ impl Schema {
             && let Some(def) = self.resolve(n)
         {
             for (k, f) in &def.fields {
-                if f.zero {
-                    m.insert(k.clone(), self.zero(&f.ty));
+                match f.zero {
+                    Some(Zero::Struct) => {
+                        m.insert(k.clone(), self.zero(&f.ty));
+                    }
+                    Some(Zero::Null) => {
+                        m.insert(k.clone(), Value::Null);
+                    }
+                    None => {}
                 }
             }
         }
@@ -361,7 +379,7 @@ mod tests {
         assert!(s.resolve(&sel).unwrap().atomic);
         assert_eq!(
             s.zero(&s.root),
-            serde_json::json!({"metadata": {}, "spec": {"strategy": {}, "template": {"metadata": {}, "spec": {}}}, "status": {}})
+            serde_json::json!({"metadata": {}, "spec": {"strategy": {}, "template": {"metadata": {}, "spec": {"containers": null}}}, "status": {}})
         );
     }
 }

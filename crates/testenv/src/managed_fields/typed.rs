@@ -145,8 +145,10 @@ fn is_empty_container(v: Option<&Value>) -> bool {
     }
 }
 
+/// Whether two values can be walked together (null goes with anything, as an absent value).
 fn same_kind(a: Option<&Value>, b: Option<&Value>) -> bool {
     match (a, b) {
+        (None | Some(Value::Null), _) | (_, None | Some(Value::Null)) => true,
         (Some(Value::Object(_)), Some(Value::Object(_)))
         | (Some(Value::Array(_)), Some(Value::Array(_))) => true,
         (Some(Value::Object(_) | Value::Array(_)), Some(_))

@@ -87,9 +87,16 @@ fn add(root: &mut Value, path: &[String], value: Value) -> Result<(), JsonPatchE
 /// so callers apply it to a copy.
 pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), JsonPatchError> {
     let Value::Array(ops) = patch else {
-        return Err(JsonPatchError::Malformed(
-            "a JSON patch must be a list of operations".into(),
-        ));
+        let kind = match patch {
+            Value::Object(_) => "object",
+            Value::String(_) => "string",
+            Value::Number(_) => "number",
+            Value::Bool(_) => "bool",
+            _ => "null",
+        };
+        return Err(JsonPatchError::Malformed(format!(
+            "json: cannot unmarshal {kind} into Go value of type []handlers.jsonPatchOp"
+        )));
     };
     for op in ops {
         let field = |name: &str| -> Result<&str, JsonPatchError> {

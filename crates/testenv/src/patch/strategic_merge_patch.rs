@@ -130,7 +130,11 @@ fn merge_map(
                 };
                 Some(merge_field_list(schema, ty, k, o, p, order)?)
             }
-            (_, Value::Object(p)) => merge_map(schema, &cty, &Map::new(), p)?.map(Value::Object),
+            // A map the object does not have yet: a patch of deletions only leaves it out, as
+            // the typed object kube-apiserver decodes the result into would.
+            (_, Value::Object(p)) => merge_map(schema, &cty, &Map::new(), p)?
+                .filter(|m| !m.is_empty() || p.is_empty())
+                .map(Value::Object),
             (_, other) => Some(other.clone()),
         };
         match merged {
