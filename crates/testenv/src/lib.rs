@@ -114,10 +114,12 @@
 mod admin;
 mod api;
 mod body;
+mod defaults;
 mod discovery;
 mod error;
 mod faults;
 mod meta;
+mod namespace;
 mod patch;
 mod protobuf;
 mod registry;
@@ -128,6 +130,7 @@ mod status;
 mod store;
 mod test_env;
 mod tls;
+mod validation;
 mod watch;
 
 pub use error::{Error, Result};

@@ -29,6 +29,30 @@ pub(crate) struct ResourceDef {
 }
 
 impl ResourceDef {
+    /// Whether the kind keeps `metadata.generation` (set to 1 on create, bumped when anything
+    /// but metadata and status changes): custom resources, CRDs, workloads and Pods do;
+    /// ConfigMaps, Secrets, Namespaces, Services, Leases, Events, ServiceAccounts do not.
+    pub(crate) fn tracks_generation(&self) -> bool {
+        self.custom
+            || matches!(
+                self.kind.as_str(),
+                "Deployment"
+                    | "ReplicaSet"
+                    | "StatefulSet"
+                    | "DaemonSet"
+                    | "Pod"
+                    | "Job"
+                    | "CronJob"
+                    | "CustomResourceDefinition"
+            )
+    }
+
+    /// Whether a DELETE that removes the object at once answers with the object (Pods,
+    /// Namespaces) rather than a `Status` `Success`, as kube-apiserver's registries do.
+    pub(crate) fn returns_deleted_object(&self) -> bool {
+        self.group.is_empty() && matches!(self.plural.as_str(), "pods" | "namespaces")
+    }
+
     pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()

@@ -37,6 +37,8 @@ pub(crate) struct Options {
     pub(crate) tls: bool,
     /// The initial policy of the review APIs.
     pub(crate) reviews: Policy,
+    /// Run kcr-testenv's namespace finalizer (the namespace controller's job).
+    pub(crate) finalize_namespaces: bool,
 }
 
 /// Everything the request handlers share.

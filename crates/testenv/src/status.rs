@@ -113,7 +113,7 @@ impl ApiError {
         let causes: Vec<Value> = causes
             .iter()
             .map(|(field, reason, message)| {
-                json!({"reason": reason, "message": format!("{field}: {message}"), "field": field})
+                json!({"reason": reason, "message": message, "field": field})
             })
             .collect();
         Self::new(422, "Invalid", message)
@@ -204,6 +204,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        // A Status without a reason (kube-apiserver's answer to some internal errors) omits it.
+        if self.reason.is_empty()
+            && let Some(map) = status.as_object_mut()
+        {
+            map.remove("reason");
+        }
         let mut details = self.details.clone();
         if let Some(secs) = self.retry_after {
             let d = details.get_or_insert_with(|| json!({}));
@@ -211,7 +217,15 @@ impl ApiError {
                 map.insert("retryAfterSeconds".into(), json!(secs));
             }
         }
-        if let (Some(d), Some(map)) = (details, status.as_object_mut()) {
+        if let (Some(mut d), Some(map)) = (details, status.as_object_mut()) {
+            // kube-apiserver omits an empty `details.group` and `details.name` (`omitempty`).
+            if let Some(details) = d.as_object_mut() {
+                for key in ["group", "name"] {
+                    if details.get(key).and_then(Value::as_str) == Some("") {
+                        details.remove(key);
+                    }
+                }
+            }
             map.insert("details".into(), d);
         }
         status

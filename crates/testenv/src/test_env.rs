@@ -36,6 +36,7 @@ impl Default for TestEnvBuilder {
                 watch_buffer: 128,
                 tls: false,
                 reviews: Default::default(),
+                finalize_namespaces: true,
             },
             port: 0,
             host: Ipv4Addr::LOCALHOST,
@@ -110,6 +111,16 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Runs kcr-testenv's namespace finalizer (default on): a deleted namespace is `Terminating`
+    /// while the finalizer deletes its objects (waiting for their finalizers), then it goes, as on
+    /// a cluster where kube-controller-manager's namespace controller runs. Off, a deleted
+    /// namespace stays `Terminating` until its `kubernetes` finalizer is removed through
+    /// `PUT /api/v1/namespaces/<name>/finalize`, as on a bare kube-apiserver.
+    pub fn finalize_namespaces(mut self, enabled: bool) -> Self {
+        self.options.finalize_namespaces = enabled;
+        self
+    }
+
     /// Listens on this port (default 0: a free port).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -144,6 +155,9 @@ impl TestEnvBuilder {
         };
         let shared = Shared::new(self.options, addr, tls);
         server::spawn(&shared, listener);
+        if shared.options.finalize_namespaces {
+            crate::namespace::spawn_finalizer(&shared);
+        }
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()
         } else {
