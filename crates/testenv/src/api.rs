@@ -206,10 +206,16 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
         "delete" => delete(shared, &req, &target),
         _ => delete_collection(shared, &req, &target),
     };
-    match result {
+    let mut resp = match result {
         Ok((code, body)) => json_response(code, body),
         Err(e) => error_response(&e),
+    };
+    for warning in req.warnings.lock().drain(..) {
+        if let Ok(v) = http::HeaderValue::from_str(&format!("299 - {warning:?}")) {
+            resp.headers_mut().append(http::header::WARNING, v);
+        }
     }
+    resp
 }
 
 /// The object's JSON as served to this target: custom resources read through another served
@@ -490,12 +496,26 @@ fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
             list_meta.insert("remainingItemCount".into(), json!(n));
         }
     }
+    if t.def.custom && !list_meta.contains_key("continue") {
+        // Custom resource lists (unstructured on kube-apiserver) always carry `continue`.
+        list_meta.insert("continue".into(), Value::String(String::new()));
+    }
     let (kind, api_version) = list_type(t);
     let head = json!({"kind": kind, "apiVersion": api_version, "metadata": list_meta});
     Ok((
         200,
-        list_body(&head, page.items.iter().map(|s| served_json(t, s))),
+        list_body(&head, page.items.iter().map(|s| list_item_json(t, s))),
     ))
+}
+
+/// An item of a list: built-in lists carry no `kind`/`apiVersion` on their items (the list's
+/// type names them), custom resource and metadata-only lists do.
+pub(crate) fn list_item_json(t: &Target, stored: &Stored) -> Bytes {
+    let json = served_json(t, stored);
+    if t.def.custom || t.metadata_only {
+        return json;
+    }
+    crate::type_meta::strip(&json)
 }
 
 /// The kind and apiVersion of a list served to this target.
@@ -538,6 +558,16 @@ fn body_dry_run(options: &Value) -> bool {
 /// `dryRun=All` (any other value is refused by the options validation).
 fn dry_run(req: &Request) -> bool {
     req.param("dryRun") == Some("All")
+}
+
+/// Drops (or, under `fieldValidation=Strict`, refuses) fields the kind does not have, and
+/// refuses values of the wrong type; the warnings go into the response.
+fn decode_fields(req: &Request, def: &ResourceDef, obj: &mut Map<String, Value>) -> ApiResult<()> {
+    use validation::unknown_fields::{FieldValidation, decode};
+    let mode = FieldValidation::from_param(req.param("fieldValidation"));
+    let warnings = decode(def, obj, mode, &req.body)?;
+    req.warnings.lock().extend(warnings);
+    Ok(())
 }
 
 /// Parses a request body as an object of the target's kind.
@@ -633,6 +663,7 @@ fn crd_status(crd: &Value) -> Value {
 fn create(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
     let def = &t.def;
     let mut obj = parse_object(req, def)?;
+    decode_fields(req, def, &mut obj)?;
     obj.insert("kind".into(), Value::String(def.kind.clone()));
     obj.insert("apiVersion".into(), Value::String(def.api_version()));
     let meta = metadata_mut(&mut obj);
@@ -970,7 +1001,8 @@ fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)>
         })?;
         return write_scale(shared, req, t, |_| Ok(body.clone()));
     }
-    let obj = parse_object(req, def)?;
+    let mut obj = parse_object(req, def)?;
+    decode_fields(req, def, &mut obj)?;
     if t.sub.as_deref() == Some("finalize") {
         let mut store = shared.store.lock();
         let (code, stored) = namespace::finalize(
@@ -1177,6 +1209,7 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
                 query: req.query.clone(),
                 headers: req.headers.clone(),
                 body: to_bytes(&obj),
+                warnings: parking_lot::Mutex::new(Vec::new()),
             };
             return create(shared, &create_req, t);
         }
@@ -1453,7 +1486,7 @@ fn delete_collection(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         }
         let dry = dry_run(req) || body_dry_run(&options);
         let (_, stored) = delete_one(shared, &mut store, &t.def, &key, &options, dry)?;
-        deleted.push(served_json(t, &stored));
+        deleted.push(list_item_json(t, &stored));
     }
     let (kind, api_version) = list_type(t);
     let head = json!({"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": store.rv().to_string()}});

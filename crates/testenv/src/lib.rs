@@ -130,6 +130,7 @@ mod status;
 mod store;
 mod test_env;
 mod tls;
+mod type_meta;
 mod validation;
 mod watch;
 

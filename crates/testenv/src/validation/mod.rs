@@ -13,6 +13,7 @@ mod names;
 mod object_meta;
 pub(crate) mod options;
 pub(crate) mod preconditions;
+pub(crate) mod unknown_fields;
 
 use serde_json::{Map, Value};
 
