@@ -137,7 +137,7 @@ impl ApiError {
         Self::new(
             504,
             "Timeout",
-            format!("Too large resource version: {requested}, current: {current}"),
+            format!("Timeout: Too large resource version: {requested}, current: {current}"),
         )
         .with_details(json!({
             "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],

@@ -31,7 +31,7 @@ impl Default for TestEnvBuilder {
                 history_size: 10_000,
                 token: None,
                 body_limit: 3 * 1024 * 1024,
-                bookmark_interval: Duration::from_secs(1),
+                bookmark_interval: Duration::from_secs(60),
                 admin_endpoint: false,
                 watch_buffer: 128,
                 tls: false,
@@ -66,8 +66,9 @@ impl TestEnvBuilder {
         self
     }
 
-    /// How often watches with `allowWatchBookmarks=true` get a `BOOKMARK` (default 1 s; a real
-    /// API server sends one about every minute).
+    /// How often watches with `allowWatchBookmarks=true` get a `BOOKMARK` (default 60 s, as
+    /// kube-apiserver; a watch also gets one 2 s before its `timeoutSeconds` end). Set a shorter
+    /// interval to see bookmarks sooner in tests.
     pub fn bookmark_interval(mut self, interval: Duration) -> Self {
         self.options.bookmark_interval = interval;
         self

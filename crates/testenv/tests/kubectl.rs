@@ -223,7 +223,7 @@ async fn kubectl_should_apply_get_watch_and_delete_against_kcr_apiserver() {
     .await;
     let raw = ok(
         &kc,
-        &["get", "--raw", &format!("/apis/example.com/v1/namespaces/default/widgets?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion={rv}")],
+        &["get", "--raw", &format!("/apis/example.com/v1/namespaces/default/widgets?watch=true&allowWatchBookmarks=true&timeoutSeconds=3&resourceVersion={rv}")],
         None,
     )
     .await;

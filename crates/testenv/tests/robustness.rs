@@ -131,3 +131,37 @@ async fn values_of_the_wrong_type_and_invalid_objects_should_be_refused() {
         ]
     );
 }
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+fn crd(group: &str, annotations: &str) -> Vec<u8> {
+    format!(
+        r#"{{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{{"name":"widgets.{group}"{annotations}}},"spec":{{"group":"{group}","scope":"Namespaced","names":{{"plural":"widgets","kind":"Widget"}},"versions":[{{"name":"v1","served":true,"storage":true,"schema":{{"openAPIV3Schema":{{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}}}]}}}}"#
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn crds_should_stay_out_of_protected_and_built_in_groups() {
+    let env = TestEnv::start().await.unwrap();
+    let protected = raw(env.addr(), "POST", CRDS, &[JSON], &crd("x.k8s.io", "")).await;
+    assert_eq!(protected.status, 422);
+    assert_eq!(
+        protected.json()["details"]["causes"][0]["field"],
+        "metadata.annotations[api-approved.kubernetes.io]"
+    );
+    let approved = r#","annotations":{"api-approved.kubernetes.io":"unapproved, experimental"}"#;
+    let answer = raw(
+        env.addr(),
+        "POST",
+        CRDS,
+        &[JSON],
+        &crd("y.k8s.io", approved),
+    )
+    .await;
+    assert_eq!(answer.status, 201);
+    // A CRD named in the built-in group `apps` would shadow (and on deletion remove) Deployments.
+    let apps = raw(env.addr(), "POST", CRDS, &[JSON], &crd("apps", "")).await;
+    assert_eq!(apps.status, 422);
+    assert_eq!(apps.json()["details"]["causes"][0]["field"], "spec.group");
+}
