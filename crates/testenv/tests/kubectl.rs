@@ -291,6 +291,32 @@ async fn kubectl_should_apply_get_watch_and_delete_against_kcr_apiserver() {
         "{err}"
     );
 
+    // `kubectl delete namespace` waits until the namespace is gone: kcr-testenv's namespace
+    // finalizer deletes its content and then the namespace, as kube-controller-manager does.
+    ok(&kc, &["create", "namespace", "doomed"], None).await;
+    ok(
+        &kc,
+        &[
+            "create",
+            "configmap",
+            "inside",
+            "-n",
+            "doomed",
+            "--from-literal=a=1",
+        ],
+        None,
+    )
+    .await;
+    let out = ok(
+        &kc,
+        &["delete", "namespace", "doomed", "--timeout=20s"],
+        None,
+    )
+    .await;
+    assert!(out.contains("namespace \"doomed\" deleted"), "{out}");
+    let (found, _, err) = kubectl(&kc, &["get", "namespace", "doomed"], None).await;
+    assert!(!found && err.contains("NotFound"), "{err}");
+
     let out = ok(&kc, &["delete", "widget", "w1"], None).await;
     assert!(out.contains("widget.example.com \"w1\" deleted"), "{out}");
     let (found, _, err) = kubectl(&kc, &["get", "widget", "w1"], None).await;
