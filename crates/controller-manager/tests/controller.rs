@@ -320,14 +320,20 @@ fn config_map_owned_by(
     }
 }
 
+/// A valid Deployment (kcr-testenv validates as kube-apiserver does: a selector that matches
+/// the template's labels, and a container with an image).
 fn deployment(name: &str) -> Deployment {
-    Deployment {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        ..Deployment::default()
-    }
+    serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": "nginx"}]}
+            }
+        }
+    }))
+    .expect("a valid Deployment")
 }
 
 #[tokio::test(start_paused = true)]

@@ -8,14 +8,17 @@ use http::{Method, Response};
 use serde_json::{Map, Value, json};
 
 use crate::body::Body;
+use crate::defaults;
 use crate::managed_fields;
 use crate::meta::{self, meta_str, metadata_mut};
+use crate::namespace;
 use crate::patch::{self, JsonPatchError, SmpError};
 use crate::registry::{self, ResourceDef};
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::server::{Request, Shared, error_response, json_response};
 use crate::status::{ApiError, ApiResult};
 use crate::store::{EventType, ListQuery, Store, Stored, VersionError, object_key};
+use crate::validation;
 use crate::watch;
 
 /// A resource request's target.
@@ -98,7 +101,9 @@ fn route(store: &Store, path: &str) -> ApiResult<Option<Target>> {
         return Err(ApiError::path_not_found());
     }
     if let Some(s) = sub {
-        let known = (s == "status" && def.status) || (s == "scale" && def.scale);
+        let known = (s == "status" && def.status)
+            || (s == "scale" && def.scale)
+            || (s == "finalize" && namespace::is_namespaces(def) && name.is_some());
         if !known {
             return Err(ApiError::path_not_found());
         }
@@ -160,6 +165,11 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
             ));
         }
     }
+    if matches!(verb, "create" | "update" | "patch")
+        && let Err(e) = validation::options::validate(&req, verb, None)
+    {
+        return error_response(&e);
+    }
     if let Some(f) = shared.faults.lock().take_failure(verb, &target.def.plural) {
         let mut e = ApiError::for_status(f.code(), "kcr-testenv: injected failure");
         e.retry_after = f.retry_after_seconds();
@@ -197,10 +207,16 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
         "delete" => delete(shared, &req, &target),
         _ => delete_collection(shared, &req, &target),
     };
-    match result {
+    let mut resp = match result {
         Ok((code, body)) => json_response(code, body),
         Err(e) => error_response(&e),
+    };
+    for warning in req.warnings.lock().drain(..) {
+        if let Ok(v) = http::HeaderValue::from_str(&format!("299 - {warning:?}")) {
+            resp.headers_mut().append(http::header::WARNING, v);
+        }
     }
+    resp
 }
 
 /// The object's JSON as served to this target: custom resources read through another served
@@ -481,12 +497,26 @@ fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
             list_meta.insert("remainingItemCount".into(), json!(n));
         }
     }
+    if t.def.custom && !list_meta.contains_key("continue") {
+        // Custom resource lists (unstructured on kube-apiserver) always carry `continue`.
+        list_meta.insert("continue".into(), Value::String(String::new()));
+    }
     let (kind, api_version) = list_type(t);
     let head = json!({"kind": kind, "apiVersion": api_version, "metadata": list_meta});
     Ok((
         200,
-        list_body(&head, page.items.iter().map(|s| served_json(t, s))),
+        list_body(&head, page.items.iter().map(|s| list_item_json(t, s))),
     ))
+}
+
+/// An item of a list: built-in lists carry no `kind`/`apiVersion` on their items (the list's
+/// type names them), custom resource and metadata-only lists do.
+pub(crate) fn list_item_json(t: &Target, stored: &Stored) -> Bytes {
+    let json = served_json(t, stored);
+    if t.def.custom || t.metadata_only {
+        return json;
+    }
+    crate::type_meta::strip(&json)
 }
 
 /// The kind and apiVersion of a list served to this target.
@@ -518,8 +548,27 @@ fn list_body(head: &Value, items: impl Iterator<Item = Bytes>) -> Bytes {
 // ---------------------------------------------------------------------------------------------
 // writes
 
+/// `dryRun: ["All"]` in a DeleteOptions body.
+fn body_dry_run(options: &Value) -> bool {
+    options
+        .get("dryRun")
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.iter().any(|v| v.as_str() == Some("All")))
+}
+
+/// `dryRun=All` (any other value is refused by the options validation).
 fn dry_run(req: &Request) -> bool {
-    req.param("dryRun").is_some_and(|v| !v.is_empty())
+    req.param("dryRun") == Some("All")
+}
+
+/// Drops (or, under `fieldValidation=Strict`, refuses) fields the kind does not have, and
+/// refuses values of the wrong type; the warnings go into the response.
+fn decode_fields(req: &Request, def: &ResourceDef, obj: &mut Map<String, Value>) -> ApiResult<()> {
+    use validation::unknown_fields::{FieldValidation, decode};
+    let mode = FieldValidation::from_param(req.param("fieldValidation"));
+    let warnings = decode(def, obj, mode, &req.body)?;
+    req.warnings.lock().extend(warnings);
+    Ok(())
 }
 
 /// Parses a request body as an object of the target's kind.
@@ -571,28 +620,8 @@ fn check_type(map: &Map<String, Value>, def: &ResourceDef) -> ApiResult<()> {
     Ok(())
 }
 
-fn invalid_name(def: &ResourceDef, name: &str) -> Option<ApiError> {
-    let ok = if def.plural == "namespaces" {
-        meta::is_dns_label(name)
-    } else {
-        meta::is_dns_subdomain(name)
-    };
-    (!ok).then(|| {
-        ApiError::invalid(
-            &def.group,
-            &def.kind,
-            name,
-            &[(
-                "metadata.name",
-                "FieldValueInvalid",
-                format!("Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"),
-            )],
-        )
-    })
-}
-
 /// Commits a change and wakes the watches.
-fn commit(
+pub(crate) fn commit(
     shared: &Shared,
     store: &mut Store,
     def: &ResourceDef,
@@ -676,9 +705,17 @@ fn create_managed(
 ) -> ApiResult<(u16, Bytes)> {
     let def = &t.def;
     let mut obj = parse_object(req, def)?;
+    decode_fields(req, def, &mut obj)?;
     obj.insert("kind".into(), Value::String(def.kind.clone()));
     obj.insert("apiVersion".into(), Value::String(def.api_version()));
     let meta = metadata_mut(&mut obj);
+    let requested_name = [meta.get("name"), meta.get("generateName")]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|n| !n.is_empty())
+        .unwrap_or_default()
+        .to_owned();
     let name = match meta
         .get("name")
         .and_then(Value::as_str)
@@ -705,9 +742,6 @@ fn create_managed(
             }
         },
     };
-    if let Some(e) = invalid_name(def, &name) {
-        return Err(e);
-    }
     meta.insert("name".into(), Value::String(name.clone()));
     if def.namespaced {
         let ns = t.namespace.clone().unwrap_or_default();
@@ -728,7 +762,11 @@ fn create_managed(
         "creationTimestamp".into(),
         Value::String(meta::now_rfc3339()),
     );
-    meta.insert("generation".into(), json!(1));
+    if def.tracks_generation() {
+        meta.insert("generation".into(), json!(1));
+    } else {
+        meta.remove("generation");
+    }
     meta.remove("deletionTimestamp");
     meta.remove("deletionGracePeriodSeconds");
     meta.remove("selfLink");
@@ -738,6 +776,8 @@ fn create_managed(
     if def.plural == "namespaces" && def.group.is_empty() {
         obj.insert("status".into(), json!({"phase": "Active"}));
     }
+    defaults::on_create(def, &mut obj);
+    validation::on_create(def, &obj)?;
     let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
     let mut new_defs = None;
     if is_crd {
@@ -757,6 +797,7 @@ fn create_managed(
         if store.get("/namespaces", ns).is_none() {
             return Err(ApiError::not_found("", "namespaces", ns));
         }
+        namespace::check_create(&store, def, ns, &requested_name)?;
     }
     if store.get(&def.storage, &key).is_some() {
         return Err(ApiError::already_exists(&def.group, &def.plural, &name));
@@ -846,6 +887,7 @@ fn prepare_update(
     let name = meta_str(old, "name").unwrap_or_default();
     let old_rv = meta_str(old, "resourceVersion").unwrap_or_default();
     let new_value = Value::Object(new);
+    validation::preconditions::check_update(def, old, &new_value)?;
     match meta_str(&new_value, "resourceVersion").filter(|s| !s.is_empty()) {
         None if rv_required => {
             return Err(ApiError::invalid(
@@ -912,6 +954,8 @@ fn prepare_update(
             };
         }
         meta.remove("selfLink");
+        defaults::on_write(def, &mut result);
+        validation::on_update(def, old, &result)?;
     }
     let terminating = old.pointer("/metadata/deletionTimestamp").is_some();
     if terminating {
@@ -937,7 +981,7 @@ fn prepare_update(
     }
     set_rv(&mut result, old_rv.parse().unwrap_or_default());
     let mut result = Value::Object(result);
-    if spec_changed(old, &result) {
+    if def.tracks_generation() && spec_changed(old, &result) {
         let generation = old
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
@@ -1017,7 +1061,20 @@ fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)>
         })?;
         return write_scale(shared, req, t, |_| Ok(body.clone()));
     }
-    let obj = parse_object(req, def)?;
+    let mut obj = parse_object(req, def)?;
+    decode_fields(req, def, &mut obj)?;
+    if t.sub.as_deref() == Some("finalize") {
+        let mut store = shared.store.lock();
+        let (code, stored) = namespace::finalize(
+            shared,
+            &mut store,
+            def,
+            t.name(),
+            &Value::Object(obj),
+            dry_run(req),
+        )?;
+        return Ok((code, served_json(t, &stored)));
+    }
     if let Some(n) = obj
         .get("metadata")
         .and_then(|m| m.get("name"))
@@ -1348,6 +1405,7 @@ fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
             query: req.query.clone(),
             headers: req.headers.clone(),
             body: to_bytes(&obj),
+            warnings: parking_lot::Mutex::new(Vec::new()),
         };
         return create_managed(shared, &create_req, t, true);
     };
@@ -1387,7 +1445,12 @@ fn remove_crd(shared: &Shared, store: &mut Store, crd: &Value) {
 }
 
 /// Removes an object now (no finalizer check); returns its last state.
-fn delete_now(shared: &Shared, store: &mut Store, def: &ResourceDef, key: &str) -> Option<Stored> {
+pub(crate) fn delete_now(
+    shared: &Shared,
+    store: &mut Store,
+    def: &ResourceDef,
+    key: &str,
+) -> Option<Stored> {
     let old = store.get(&def.storage, key)?.clone();
     let mut last = (*old.value).clone();
     if let Some(m) = last.as_object_mut() {
@@ -1422,7 +1485,7 @@ fn delete_options(req: &Request) -> ApiResult<Value> {
 }
 
 /// Deletes one object (honouring finalizers); returns the status code and body.
-fn delete_one(
+pub(crate) fn delete_one(
     shared: &Shared,
     store: &mut Store,
     def: &ResourceDef,
@@ -1459,58 +1522,51 @@ fn delete_one(
         if rv != actual {
             return Err(ApiError::conflict(
                 &def.group,
-                &def.plural,
+                &def.kind,
                 name,
                 &format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in meta: {actual}"
+                    "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({actual}). The object might have been modified"
                 ),
             ));
         }
     }
+    if namespace::is_namespaces(def) {
+        return namespace::delete(shared, store, def, key, &old, dry);
+    }
     if dry {
         return Ok((200, old));
+    }
+    // Foreground and Orphan deletion hand the object to the garbage collector through a
+    // finalizer; kcr-testenv runs no garbage collector (as envtest), so the object stays.
+    let gc_finalizer = match validation::options::propagation_policy_of(options) {
+        Some("Foreground") => Some("foregroundDeletion"),
+        Some("Orphan") => Some("orphan"),
+        _ => None,
+    };
+    if let Some(gc) = gc_finalizer
+        && old.value.pointer("/metadata/deletionTimestamp").is_none()
+        && !(def.group.is_empty() && def.plural == "namespaces")
+    {
+        let mut new = (*old.value).clone();
+        if let Some(m) = new.as_object_mut() {
+            let meta = metadata_mut(m);
+            let list = meta
+                .entry("finalizers")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(items) = list
+                && !items.iter().any(|f| f.as_str() == Some(gc))
+            {
+                items.push(Value::String(gc.to_owned()));
+            }
+        }
+        let old = Stored::new(new);
+        return mark_deleting(shared, store, def, key, &old);
     }
     if !finalizers(&old.value).is_empty() {
         if old.value.pointer("/metadata/deletionTimestamp").is_some() {
             return Ok((200, old));
         }
-        let mut new = (*old.value).clone();
-        if let Some(m) = new.as_object_mut() {
-            let next = store.next_rv();
-            let meta = metadata_mut(m);
-            meta.insert(
-                "deletionTimestamp".into(),
-                Value::String(meta::now_rfc3339()),
-            );
-            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
-            meta.insert("resourceVersion".into(), Value::String(next.to_string()));
-        }
-        let ns = meta_str(&old.value, "namespace").map(str::to_owned);
-        let stored = commit(
-            shared,
-            store,
-            def,
-            ns.as_deref(),
-            key,
-            EventType::Modified,
-            new,
-        );
-        return Ok((200, stored));
-    }
-    if def.group.is_empty() && def.plural == "namespaces" {
-        for storage in store.storages() {
-            let Some(d) = store
-                .defs()
-                .iter()
-                .find(|d| d.storage == storage && d.namespaced)
-                .cloned()
-            else {
-                continue;
-            };
-            for k in store.keys(&storage, Some(name)) {
-                delete_now(shared, store, &d, &k);
-            }
-        }
+        return mark_deleting(shared, store, def, key, &old);
     }
     let removed = delete_now(shared, store, def, key).unwrap_or(old);
     if def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions" {
@@ -1519,19 +1575,85 @@ fn delete_one(
     Ok((200, removed))
 }
 
+/// Sets `deletionTimestamp` on an object that finalizers keep.
+fn mark_deleting(
+    shared: &Shared,
+    store: &mut Store,
+    def: &ResourceDef,
+    key: &str,
+    old: &Stored,
+) -> ApiResult<(u16, Stored)> {
+    let mut new = (*old.value).clone();
+    if let Some(m) = new.as_object_mut() {
+        let next = store.next_rv();
+        let meta = metadata_mut(m);
+        meta.insert(
+            "deletionTimestamp".into(),
+            Value::String(meta::now_rfc3339()),
+        );
+        meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+        meta.insert("resourceVersion".into(), Value::String(next.to_string()));
+    }
+    let ns = meta_str(&old.value, "namespace").map(str::to_owned);
+    let stored = commit(
+        shared,
+        store,
+        def,
+        ns.as_deref(),
+        key,
+        EventType::Modified,
+        new,
+    );
+    Ok((200, stored))
+}
+
 fn delete(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
     if t.sub.is_some() {
         return Err(ApiError::method_not_allowed());
     }
     let options = delete_options(req)?;
+    validation::options::validate(req, "delete", Some(&options))?;
+    let options = validation::options::with_query_policy(req, options);
     let mut store = shared.store.lock();
-    let (code, stored) = delete_one(shared, &mut store, &t.def, &t.key(), &options, dry_run(req))?;
-    Ok((code, served_json(t, &stored)))
+    let dry = dry_run(req) || body_dry_run(&options);
+    let (code, stored) = delete_one(shared, &mut store, &t.def, &t.key(), &options, dry)?;
+    // An object that is gone (or would be) is answered with a `Status` `Success`, except by the
+    // registries that return the deleted object (Pods, Namespaces); one that finalizers keep is
+    // answered with its current state.
+    let kept = stored
+        .value
+        .pointer("/metadata/deletionTimestamp")
+        .is_some()
+        || (dry && !finalizers(&stored.value).is_empty());
+    if kept || t.def.returns_deleted_object() || t.metadata_only {
+        return Ok((code, served_json(t, &stored)));
+    }
+    let mut details = json!({
+        "name": t.name(),
+        "group": t.def.group,
+        "kind": t.def.plural,
+        "uid": meta_str(&stored.value, "uid").unwrap_or_default(),
+    });
+    if t.def.group.is_empty()
+        && let Some(d) = details.as_object_mut()
+    {
+        d.remove("group");
+    }
+    let status = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    });
+    Ok((code, to_bytes(&status)))
 }
 
 fn delete_collection(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
     let o = list_options(req, &t.def, false)?;
     let options = delete_options(req)?;
+    validation::options::validate(req, "deletecollection", Some(&options))?;
+    let options = validation::options::with_query_policy(req, options);
     let mut store = shared.store.lock();
     let mut deleted = Vec::new();
     for key in store.keys(&t.def.storage, t.namespace.as_deref()) {
@@ -1541,8 +1663,9 @@ fn delete_collection(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         if !o.matches(&current.value) {
             continue;
         }
-        let (_, stored) = delete_one(shared, &mut store, &t.def, &key, &options, dry_run(req))?;
-        deleted.push(served_json(t, &stored));
+        let dry = dry_run(req) || body_dry_run(&options);
+        let (_, stored) = delete_one(shared, &mut store, &t.def, &key, &options, dry)?;
+        deleted.push(list_item_json(t, &stored));
     }
     let (kind, api_version) = list_type(t);
     let head = json!({"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": store.rv().to_string()}});

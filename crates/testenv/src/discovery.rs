@@ -17,7 +17,10 @@ use crate::status::ApiError;
 /// The Kubernetes version the server reports.
 pub(crate) const MAJOR: &str = "1";
 /// The Kubernetes minor version the server reports.
-pub(crate) const MINOR: &str = "34";
+pub(crate) const MINOR: &str = "36";
+/// The patch release the server reports (the corpus in `tests/conformance/` was recorded from
+/// kube-apiserver v1.36.2).
+pub(crate) const PATCH: &str = "2";
 
 const VERBS: [&str; 8] = [
     "create",
@@ -193,7 +196,7 @@ fn openapi_v3_gv(defs: &[Arc<ResourceDef>], group: &str, version: &str) -> Value
     }
     json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": format!("v{MAJOR}.{MINOR}.0")},
+        "info": {"title": "Kubernetes", "version": format!("v{MAJOR}.{MINOR}.{PATCH}")},
         "paths": paths,
         "components": {"schemas": schemas}
     })
@@ -245,18 +248,18 @@ pub(crate) fn handle(shared: &Shared, req: &Request) -> Option<Response<Body>> {
                 "minor": MINOR,
                 "emulationMajor": MAJOR,
                 "emulationMinor": MINOR,
-                "gitVersion": format!("v{MAJOR}.{MINOR}.0-kcr-testenv"),
+                "gitVersion": format!("v{MAJOR}.{MINOR}.{PATCH}+kcr-testenv"),
                 "gitCommit": "0000000000000000000000000000000000000000",
                 "gitTreeState": "clean",
                 "buildDate": "2025-01-01T00:00:00Z",
-                "goVersion": "go1.24",
+                "goVersion": "go1.25",
                 "compiler": "gc",
                 "platform": "linux/amd64"
             });
             return Some(get_only(json_response(200, bytes(&v))));
         }
         "/openapi/v2" => {
-            let v = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": format!("v{MAJOR}.{MINOR}.0")}, "paths": {}, "definitions": {}});
+            let v = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": format!("v{MAJOR}.{MINOR}.{PATCH}")}, "paths": {}, "definitions": {}});
             return Some(get_only(json_response(200, bytes(&v))));
         }
         _ => {}

@@ -114,11 +114,6 @@ pub(crate) fn is_dns_subdomain(s: &str) -> bool {
         })
 }
 
-/// Whether `s` is a valid DNS-1123 label (namespace names).
-pub(crate) fn is_dns_label(s: &str) -> bool {
-    is_dns_subdomain(s) && s.len() <= 63 && !s.contains('.')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +140,5 @@ mod tests {
         assert!(!is_dns_subdomain("A"));
         assert!(!is_dns_subdomain("-a"));
         assert!(!is_dns_subdomain(""));
-        assert!(!is_dns_label("a.b"));
     }
 }

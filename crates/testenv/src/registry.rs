@@ -29,6 +29,30 @@ pub(crate) struct ResourceDef {
 }
 
 impl ResourceDef {
+    /// Whether the kind keeps `metadata.generation` (set to 1 on create, bumped when anything
+    /// but metadata and status changes): custom resources, CRDs, workloads and Pods do;
+    /// ConfigMaps, Secrets, Namespaces, Services, Leases, Events, ServiceAccounts do not.
+    pub(crate) fn tracks_generation(&self) -> bool {
+        self.custom
+            || matches!(
+                self.kind.as_str(),
+                "Deployment"
+                    | "ReplicaSet"
+                    | "StatefulSet"
+                    | "DaemonSet"
+                    | "Pod"
+                    | "Job"
+                    | "CronJob"
+                    | "CustomResourceDefinition"
+            )
+    }
+
+    /// Whether a DELETE that removes the object at once answers with the object (Pods,
+    /// Namespaces) rather than a `Status` `Success`, as kube-apiserver's registries do.
+    pub(crate) fn returns_deleted_object(&self) -> bool {
+        self.group.is_empty() && matches!(self.plural.as_str(), "pods" | "namespaces")
+    }
+
     pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()
@@ -253,6 +277,14 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
 }
 
 /// The resources a CustomResourceDefinition serves (one per served version), after validating it.
+/// Groups under `k8s.io` and `kubernetes.io` are reserved for APIs the Kubernetes project
+/// approves (KEP 1111): a CRD in one needs the `api-approved.kubernetes.io` annotation.
+fn protected_group(group: &str) -> bool {
+    ["k8s.io", "kubernetes.io"]
+        .iter()
+        .any(|g| group == *g || group.ends_with(&format!(".{g}")))
+}
+
 pub(crate) fn from_crd(crd: &Value) -> ApiResult<Vec<ResourceDef>> {
     let name = str_at(crd, &["metadata", "name"]).unwrap_or_default();
     let mut causes: Vec<(&str, &str, String)> = Vec::new();
@@ -260,8 +292,28 @@ pub(crate) fn from_crd(crd: &Value) -> ApiResult<Vec<ResourceDef>> {
     let plural = str_at(crd, &["spec", "names", "plural"]).unwrap_or_default();
     let kind = str_at(crd, &["spec", "names", "kind"]).unwrap_or_default();
     let scope = str_at(crd, &["spec", "scope"]).unwrap_or_default();
+    if protected_group(group)
+        && crd
+            .pointer("/metadata/annotations/api-approved.kubernetes.io")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    {
+        causes.push((
+            "metadata.annotations[api-approved.kubernetes.io]",
+            "FieldValueRequired",
+            "Required value: protected groups must have approval annotation \"api-approved.kubernetes.io\", see https://github.com/kubernetes/enhancements/pull/1111".into(),
+        ));
+    }
     if group.is_empty() {
         causes.push(("spec.group", "FieldValueRequired", "Required value".into()));
+    } else if !group.contains('.') {
+        // Also keeps CRDs out of the built-in groups (`apps`, `batch`, ...), none of which has a
+        // dot; the dotted built-in groups are protected (`*.k8s.io`).
+        causes.push((
+            "spec.group",
+            "FieldValueInvalid",
+            format!("Invalid value: {group:?}: should be a domain with at least one dot"),
+        ));
     }
     if plural.is_empty() {
         causes.push((

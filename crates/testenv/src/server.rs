@@ -9,7 +9,7 @@ use http::{HeaderValue, Method, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use parking_lot::Mutex;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -37,6 +37,8 @@ pub(crate) struct Options {
     pub(crate) tls: bool,
     /// The initial policy of the review APIs.
     pub(crate) reviews: Policy,
+    /// Run kcr-testenv's namespace finalizer (the namespace controller's job).
+    pub(crate) finalize_namespaces: bool,
 }
 
 /// Everything the request handlers share.
@@ -77,6 +79,9 @@ impl Shared {
             serving: Mutex::new(None),
         });
         api::create_default_namespaces(&shared);
+        // The watch cache starts from the state at start-up (kube-apiserver initialises it with a
+        // list), so a watch from an older version, e.g. `resourceVersion=1`, is too old.
+        shared.store.lock().compact();
         shared
     }
 
@@ -140,18 +145,28 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                             let shared = shared.clone();
                             async move { Ok::<_, std::convert::Infallible>(handle(shared, req).await) }
                         });
-                        let http = hyper::server::conn::http1::Builder::new();
+                        let mut http = hyper::server::conn::http1::Builder::new();
+                        http.timer(TokioTimer::new())
+                            .header_read_timeout(READ_HEADER_TIMEOUT);
                         match acceptor {
                             None => {
                                 let _ = http.serve_connection(TokioIo::new(stream), service).await;
                             }
-                            Some(acceptor) => match acceptor.accept(stream).await {
-                                Ok(tls) => {
-                                    let _ = http.serve_connection(TokioIo::new(tls), service).await;
+                            Some(acceptor) => {
+                                let handshake =
+                                    tokio::time::timeout(READ_HEADER_TIMEOUT, acceptor.accept(stream));
+                                match handshake.await {
+                                    Ok(Ok(tls)) => {
+                                        let _ =
+                                            http.serve_connection(TokioIo::new(tls), service).await;
+                                    }
+                                    // A client that gives up on the handshake (or speaks plain HTTP).
+                                    Ok(Err(e)) => {
+                                        tracing::debug!(error = %e, "kcr-testenv: TLS handshake failed");
+                                    }
+                                    Err(_) => tracing::debug!("kcr-testenv: TLS handshake timed out"),
                                 }
-                                // A client that gives up on the handshake (or speaks plain HTTP).
-                                Err(e) => tracing::debug!(error = %e, "kcr-testenv: TLS handshake failed"),
-                            },
+                            }
                         }
                     });
                 }
@@ -197,6 +212,8 @@ pub(crate) struct Request {
     pub(crate) query: Vec<(String, String)>,
     pub(crate) headers: http::HeaderMap,
     pub(crate) body: Bytes,
+    /// `Warning` headers for the response (e.g. unknown fields that were dropped).
+    pub(crate) warnings: Mutex<Vec<String>>,
 }
 
 impl Request {
@@ -264,7 +281,40 @@ pub(crate) fn parse_query(q: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The token of an `Authorization: Bearer <token>` header; the scheme is case-insensitive
+/// (RFC 7235), as kube-apiserver accepts it.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// How long a client may take to send a request's head, and to complete a TLS handshake, before
+/// the connection is closed (kube-apiserver's `ReadHeaderTimeout`, which also bounds the TLS
+/// handshake in Go's HTTP server).
+pub(crate) const READ_HEADER_TIMEOUT: Duration = Duration::from_secs(32);
+
+/// Serves one request and logs it at debug level (method, path, status, duration), as
+/// kube-apiserver's httplog does at verbosity 3.
 async fn handle(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<Body> {
+    let started = tokio::time::Instant::now();
+    let method = req.method().clone();
+    let uri = req.uri().clone();
+    let resp = serve(shared, req).await;
+    tracing::debug!(
+        target: "kcr_testenv::request",
+        verb = %method,
+        uri = %uri,
+        status = resp.status().as_u16(),
+        duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+        "HTTP"
+    );
+    resp
+}
+
+async fn serve(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<Body> {
     let (parts, body) = req.into_parts();
     let path = percent_decode(parts.uri.path(), false);
     let open = matches!(path.as_str(), "/healthz" | "/livez" | "/readyz");
@@ -273,8 +323,7 @@ async fn handle(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
+            .and_then(bearer_token);
         if presented != Some(token.as_str()) {
             return error_response(&ApiError::unauthorized());
         }
@@ -297,6 +346,7 @@ async fn handle(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<
         query: parse_query(parts.uri.query().unwrap_or_default()),
         headers: parts.headers,
         body,
+        warnings: Mutex::new(Vec::new()),
     };
     if shared.options.admin_endpoint && req.path.starts_with(admin::PREFIX) {
         return admin::handle(&shared, &req).await;
@@ -317,6 +367,15 @@ async fn handle(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bearer_scheme_should_be_case_insensitive() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("BEARER  abc "), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearer"), None);
+    }
 
     #[test]
     fn queries_should_be_percent_decoded() {

@@ -113,7 +113,7 @@ impl ApiError {
         let causes: Vec<Value> = causes
             .iter()
             .map(|(field, reason, message)| {
-                json!({"reason": reason, "message": format!("{field}: {message}"), "field": field})
+                json!({"reason": reason, "message": message, "field": field})
             })
             .collect();
         Self::new(422, "Invalid", message)
@@ -137,7 +137,7 @@ impl ApiError {
         Self::new(
             504,
             "Timeout",
-            format!("Too large resource version: {requested}, current: {current}"),
+            format!("Timeout: Too large resource version: {requested}, current: {current}"),
         )
         .with_details(json!({
             "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
@@ -194,6 +194,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        // A Status without a reason (kube-apiserver's answer to some internal errors) omits it.
+        if self.reason.is_empty()
+            && let Some(map) = status.as_object_mut()
+        {
+            map.remove("reason");
+        }
         let mut details = self.details.clone();
         if let Some(secs) = self.retry_after {
             let d = details.get_or_insert_with(|| json!({}));
@@ -202,7 +208,15 @@ impl ApiError {
             }
         }
         if let Some(map) = status.as_object_mut() {
-            if let Some(d) = details {
+            if let Some(mut d) = details {
+                // kube-apiserver omits an empty `details.group` and `details.name` (`omitempty`).
+                if let Some(details) = d.as_object_mut() {
+                    for key in ["group", "name"] {
+                        if details.get(key).and_then(Value::as_str) == Some("") {
+                            details.remove(key);
+                        }
+                    }
+                }
                 map.insert("details".into(), d);
             }
             // kube-apiserver leaves out a reason it has none for (an internal error with a

@@ -31,11 +31,12 @@ impl Default for TestEnvBuilder {
                 history_size: 10_000,
                 token: None,
                 body_limit: 3 * 1024 * 1024,
-                bookmark_interval: Duration::from_secs(1),
+                bookmark_interval: Duration::from_secs(60),
                 admin_endpoint: false,
                 watch_buffer: 128,
                 tls: false,
                 reviews: Default::default(),
+                finalize_namespaces: true,
             },
             port: 0,
             host: Ipv4Addr::LOCALHOST,
@@ -65,8 +66,9 @@ impl TestEnvBuilder {
         self
     }
 
-    /// How often watches with `allowWatchBookmarks=true` get a `BOOKMARK` (default 1 s; a real
-    /// API server sends one about every minute).
+    /// How often watches with `allowWatchBookmarks=true` get a `BOOKMARK` (default 60 s, as
+    /// kube-apiserver; a watch also gets one 2 s before its `timeoutSeconds` end). Set a shorter
+    /// interval to see bookmarks sooner in tests.
     pub fn bookmark_interval(mut self, interval: Duration) -> Self {
         self.options.bookmark_interval = interval;
         self
@@ -110,6 +112,16 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Runs kcr-testenv's namespace finalizer (default on): a deleted namespace is `Terminating`
+    /// while the finalizer deletes its objects (waiting for their finalizers), then it goes, as on
+    /// a cluster where kube-controller-manager's namespace controller runs. Off, a deleted
+    /// namespace stays `Terminating` until its `kubernetes` finalizer is removed through
+    /// `PUT /api/v1/namespaces/<name>/finalize`, as on a bare kube-apiserver.
+    pub fn finalize_namespaces(mut self, enabled: bool) -> Self {
+        self.options.finalize_namespaces = enabled;
+        self
+    }
+
     /// Listens on this port (default 0: a free port).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -144,6 +156,9 @@ impl TestEnvBuilder {
         };
         let shared = Shared::new(self.options, addr, tls);
         server::spawn(&shared, listener);
+        if shared.options.finalize_namespaces {
+            crate::namespace::spawn_finalizer(&shared);
+        }
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()
         } else {

@@ -8,7 +8,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use http::{HeaderValue, Response, header};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tokio::time::{Instant, MissedTickBehavior};
+use tokio::time::Instant;
 
 use crate::api::{ListOptions, Target, list_options, served_json};
 use crate::body::Body;
@@ -203,8 +203,7 @@ impl WatchStream {
             .options
             .bookmark_interval
             .max(Duration::from_millis(1));
-        let mut bookmarks = tokio::time::interval_at(Instant::now() + period, period);
-        bookmarks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut next_bookmark = next_bookmark_time(Instant::now(), period, deadline);
         loop {
             // Send everything committed after `rv`.
             loop {
@@ -252,18 +251,69 @@ impl WatchStream {
                 _ = self.close.changed() => return,
                 _ = self.tx.closed() => return,
                 _ = timeout => return,
-                _ = bookmarks.tick(), if self.options.allow_bookmarks => {
+                _ = sleep_until_some(next_bookmark), if self.options.allow_bookmarks => {
                     // Report the newest version: everything up to it has been sent.
                     let current = self.shared.store.lock().rv();
                     if current > rv {
-                        continue; // events first; the next tick sends the bookmark
+                        continue; // events first; then the bookmark
                     }
                     let line = bookmark_line(&self.target, rv, false);
                     if let Flow::Stop = self.send(line, false).await {
                         return;
                     }
+                    next_bookmark = next_bookmark_time(Instant::now(), period, deadline);
                 }
             }
         }
+    }
+}
+
+/// When a watch sends its next bookmark, as kube-apiserver's watch cache schedules them: about
+/// every `period` (a minute by default) and 2 s before the watch's timeout, whichever comes
+/// first; `None` when that moment has passed (a watch shorter than 2 s gets no bookmark).
+fn next_bookmark_time(
+    now: Instant,
+    period: Duration,
+    deadline: Option<Instant>,
+) -> Option<Instant> {
+    let heartbeat = now + period;
+    let Some(deadline) = deadline else {
+        return Some(heartbeat);
+    };
+    let before_timeout = deadline.checked_sub(Duration::from_secs(2))?;
+    let at = heartbeat.min(before_timeout);
+    (at >= now).then_some(at)
+}
+
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod bookmark_tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn bookmarks_should_come_every_period_and_two_seconds_before_the_timeout() {
+        let now = Instant::now();
+        let minute = Duration::from_secs(60);
+        assert_eq!(next_bookmark_time(now, minute, None), Some(now + minute));
+        let deadline = now + Duration::from_secs(10);
+        assert_eq!(
+            next_bookmark_time(now, minute, Some(deadline)),
+            Some(now + Duration::from_secs(8))
+        );
+        assert_eq!(
+            next_bookmark_time(now, minute, Some(now + Duration::from_secs(1))),
+            None
+        );
+        let long = now + Duration::from_secs(600);
+        assert_eq!(
+            next_bookmark_time(now, minute, Some(long)),
+            Some(now + minute)
+        );
     }
 }

