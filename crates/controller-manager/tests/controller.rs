@@ -1007,11 +1007,15 @@ async fn a_reconcile_should_see_its_deadline_and_be_told_before_it_is_dropped() 
 }
 
 /// Every list of `resource` fails: its informer never syncs.
+/// Makes every list of `resource` fail, and every watch too: informers start with a
+/// streaming list (a watch with `sendInitialEvents`) and fall back to a list.
 fn lists_always_fail(env: &TestEnv, resource: &str) {
-    env.faults().fail_next(
-        usize::MAX,
-        Failure::internal_error().verb("list").resource(resource),
-    );
+    for verb in ["list", "watch"] {
+        env.faults().fail_next(
+            usize::MAX,
+            Failure::internal_error().verb(verb).resource(resource),
+        );
+    }
 }
 
 fn is_cache_sync_timeout(e: &Error, name: &str, resource: &str) -> bool {
