@@ -777,6 +777,13 @@ impl<K: Send + Sync + 'static> DeltaFifo<K> {
     pub fn key_of_deltas(&self, deltas: &Deltas<K>) -> Result<ObjectKey> {
         self.config.key_of_deltas(deltas)
     }
+
+    /// The transform this FIFO applies to what it queues (client-go's
+    /// `Transformer()`, which makes the FIFO a `TransformingStore`: a
+    /// reflector applies it to a streaming list's objects as they arrive).
+    pub fn transformer(&self) -> Option<TransformFunc<K>> {
+        self.config.transformer.clone()
+    }
 }
 
 fn add_if_not_present_locked<K>(state: &mut State<K>, key: ObjectKey, deltas: Deltas<K>) {
@@ -794,18 +801,10 @@ mod tests {
     use super::*;
     use crate::fifo::Queue;
     use crate::store::Cache;
-    use crate::test_util::{cm, version};
+    use crate::test_util::{cm, known, set_version, summary, version};
     use k8s_openapi::api::core::v1::ConfigMap;
 
     type Fifo = DeltaFifo<ConfigMap>;
-
-    fn known(objects: &[Arc<ConfigMap>]) -> Arc<Cache<ConfigMap>> {
-        let cache = Arc::new(Cache::with_namespace_index());
-        for obj in objects {
-            cache.add(obj.clone()).unwrap();
-        }
-        cache
-    }
 
     fn with_known(cache: &Arc<Cache<ConfigMap>>) -> Fifo {
         DeltaFifo::new(DeltaFifoOptions::new().known_objects(cache.clone()))
@@ -814,19 +813,6 @@ mod tests {
     /// Pops one entry without processing it.
     async fn pop(fifo: &Fifo) -> Result<Deltas<ConfigMap>> {
         fifo.pop(|_, _| Ok(())).await
-    }
-
-    fn summary(deltas: &Deltas<ConfigMap>) -> Vec<(DeltaType, bool, u32)> {
-        deltas
-            .iter()
-            .map(|d| {
-                (
-                    d.type_,
-                    d.object.is_tombstone(),
-                    d.object.object().map_or(0, |o| version(o)),
-                )
-            })
-            .collect()
     }
 
     #[tokio::test]
@@ -1168,13 +1154,9 @@ mod tests {
         let fifo = DeltaFifo::new(
             DeltaFifoOptions::new()
                 .known_objects(cache.clone())
-                .transformer(|obj: Arc<ConfigMap>| {
-                    let mut obj = Arc::unwrap_or_clone(obj);
-                    obj.metadata.managed_fields = None;
-                    obj.data = Some([("v".to_owned(), "100".to_owned())].into());
-                    Ok(Arc::new(obj))
-                }),
+                .transformer(set_version(100)),
         );
+        assert!(fifo.transformer().is_some());
         fifo.add(cm("ns", "a", 1)).unwrap();
         fifo.replace(vec![cm("ns", "b", 1)], "1").unwrap();
         assert_eq!(summary(&fifo.get_by_key("ns/a").unwrap())[0].2, 100);
@@ -1185,7 +1167,8 @@ mod tests {
             [(DeltaType::Deleted, true, 1)]
         );
 
-        let failing = Fifo::new(DeltaFifoOptions::new().transformer(|_| Err("bad".into())));
+        let failing =
+            Fifo::new(DeltaFifoOptions::new().transformer(Arc::new(|_| Err("bad".into()))));
         assert!(matches!(
             failing.add(cm("ns", "a", 1)),
             Err(Error::Transform { .. })

@@ -205,13 +205,12 @@ impl<K> DeltaFifoOptions<K> {
         self
     }
 
-    /// A transform applied to each object before it is queued.
+    /// A transform applied to each object before it is queued (client-go's
+    /// `Transformer` option); [`DeltaFifo::transformer`](crate::DeltaFifo::transformer)
+    /// hands it back.
     #[must_use]
-    pub fn transformer<F>(mut self, f: F) -> Self
-    where
-        F: Fn(Arc<K>) -> Result<Arc<K>, BoxError> + Send + Sync + 'static,
-    {
-        self.transformer = Some(Arc::new(f));
+    pub fn transformer(mut self, transform: TransformFunc<K>) -> Self {
+        self.transformer = Some(transform);
         self
     }
 }

@@ -12,7 +12,7 @@ use crate::delta_fifo::{
     BookmarkInfo, DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, FifoConfig,
     ReplacedAllInfo,
 };
-use crate::error::{BoxError, Error, Result};
+use crate::error::{Error, Result};
 use crate::fifo::{ProcessError, TransformFunc, process_popped};
 use crate::store::{KeyFunc, KeyListerGetter, ObjectKey, meta_namespace_key_func};
 
@@ -103,13 +103,11 @@ impl<K> RealFifoOptions<K> {
     }
 
     /// A transform applied to each object before it is queued (to the
-    /// listed objects of a `ReplacedAll` too; never to tombstones).
+    /// listed objects of a `ReplacedAll` too; never to tombstones);
+    /// [`RealFifo::transformer`] hands it back.
     #[must_use]
-    pub fn transformer<F>(mut self, f: F) -> Self
-    where
-        F: Fn(Arc<K>) -> Result<Arc<K>, BoxError> + Send + Sync + 'static,
-    {
-        self.transformer = Some(Arc::new(f));
+    pub fn transformer(mut self, transform: TransformFunc<K>) -> Self {
+        self.transformer = Some(transform);
         self
     }
 
@@ -934,6 +932,13 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
     pub fn atomic_events(&self) -> bool {
         self.atomic_events
     }
+
+    /// The transform this FIFO applies to what it queues (client-go's
+    /// `Transformer()`, which makes the FIFO a `TransformingStore`: a
+    /// reflector applies it to a streaming list's objects as they arrive).
+    pub fn transformer(&self) -> Option<TransformFunc<K>> {
+        self.config.transformer.clone()
+    }
 }
 
 crate::fifo::impl_fifo_traits!(RealFifo);
@@ -942,19 +947,11 @@ crate::fifo::impl_fifo_traits!(RealFifo);
 mod tests {
     use super::*;
     use crate::store::Cache;
-    use crate::test_util::{cm, version};
+    use crate::test_util::{cm, known, set_version, summary, version};
     use k8s_openapi::api::core::v1::ConfigMap;
 
     type Fifo = RealFifo<ConfigMap>;
     type Popped = Vec<(String, DeltaType, bool, u32)>;
-
-    fn known(objects: &[Arc<ConfigMap>]) -> Arc<Cache<ConfigMap>> {
-        let cache = Arc::new(Cache::with_namespace_index());
-        for obj in objects {
-            cache.add(obj.clone()).unwrap();
-        }
-        cache
-    }
 
     fn with_known(cache: &Arc<Cache<ConfigMap>>) -> Fifo {
         Fifo::new(RealFifoOptions::new().known_objects(cache.clone())).unwrap()
@@ -962,19 +959,6 @@ mod tests {
 
     fn atomic() -> Fifo {
         Fifo::new(RealFifoOptions::new().atomic_events(true)).unwrap()
-    }
-
-    fn summary(deltas: &[Delta<ConfigMap>]) -> Vec<(DeltaType, bool, u32)> {
-        deltas
-            .iter()
-            .map(|d| {
-                (
-                    d.type_,
-                    d.object.is_tombstone(),
-                    d.object.object().map_or(0, |o| version(o)),
-                )
-            })
-            .collect()
     }
 
     fn key(fifo: &Fifo, delta: &Delta<ConfigMap>) -> String {
@@ -1144,14 +1128,14 @@ mod tests {
 
     #[tokio::test]
     async fn atomic_replace_and_resync_should_each_be_one_event() {
-        let fifo = Fifo::new(RealFifoOptions::new().atomic_events(true).transformer(
-            |obj: Arc<ConfigMap>| {
-                let mut obj = Arc::unwrap_or_clone(obj);
-                obj.data = Some([("v".to_owned(), "100".to_owned())].into());
-                Ok(Arc::new(obj))
-            },
-        ))
+        let fifo = Fifo::new(
+            RealFifoOptions::new()
+                .atomic_events(true)
+                .transformer(set_version(100)),
+        )
         .unwrap();
+        assert!(fifo.transformer().is_some());
+        assert!(atomic().transformer().is_none());
         fifo.add(cm("ns", "a", 1)).unwrap();
         fifo.replace(vec![cm("ns", "b", 1), cm("ns", "c", 1)], "42")
             .unwrap();

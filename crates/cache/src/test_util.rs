@@ -5,6 +5,10 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 
+use crate::delta_fifo::{Delta, DeltaType};
+use crate::fifo::TransformFunc;
+use crate::store::Cache;
+
 /// A ConfigMap `ns/name` (cluster-scoped if `ns` is empty) whose data holds
 /// `version` under "v".
 pub(crate) fn cm(ns: &str, name: &str, version: u32) -> Arc<ConfigMap> {
@@ -36,4 +40,39 @@ pub(crate) fn version(cm: &ConfigMap) -> u32 {
         .and_then(|d| d.get("v"))
         .and_then(|v| v.parse().ok())
         .unwrap_or(u32::MAX)
+}
+
+/// A namespace-indexed cache holding `objects`: the known objects of a FIFO.
+pub(crate) fn known(objects: &[Arc<ConfigMap>]) -> Arc<Cache<ConfigMap>> {
+    let cache = Arc::new(Cache::with_namespace_index());
+    for obj in objects {
+        cache.add(obj.clone()).unwrap();
+    }
+    cache
+}
+
+/// Each delta as `(type, is a tombstone, version)` (version 0 for objectless
+/// deltas).
+pub(crate) fn summary(deltas: &[Delta<ConfigMap>]) -> Vec<(DeltaType, bool, u32)> {
+    deltas
+        .iter()
+        .map(|d| {
+            (
+                d.type_,
+                d.object.is_tombstone(),
+                d.object.object().map_or(0, |o| version(o)),
+            )
+        })
+        .collect()
+}
+
+/// A transform that sets every object's version to `to` (and drops its
+/// managedFields), so a test sees which objects went through it.
+pub(crate) fn set_version(to: u32) -> TransformFunc<ConfigMap> {
+    Arc::new(move |obj: Arc<ConfigMap>| {
+        let mut obj = Arc::unwrap_or_clone(obj);
+        obj.metadata.managed_fields = None;
+        obj.data = Some([("v".to_owned(), to.to_string())].into());
+        Ok(Arc::new(obj))
+    })
 }

@@ -72,71 +72,6 @@ impl<K: Send + Sync + 'static> InformerFifo<K> {
     }
 }
 
-/// The reflector's store for a [`RealFifo`] (the orphan rule keeps
-/// kcr-reflector's own implementations to the types it knows). It passes
-/// bookmarks on and names the FIFO's transform, so the reflector applies it
-/// to a streaming list's objects as they arrive too.
-struct RealFifoStore<K> {
-    fifo: Arc<RealFifo<K>>,
-    transform: Option<TransformFunc<K>>,
-}
-
-impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for RealFifoStore<K> {
-    fn add(&self, obj: Arc<K>) -> Result<(), BoxError> {
-        self.fifo.add(obj).map_err(Into::into)
-    }
-    fn update(&self, obj: Arc<K>) -> Result<(), BoxError> {
-        self.fifo.update(obj).map_err(Into::into)
-    }
-    fn delete(&self, obj: Arc<K>) -> Result<(), BoxError> {
-        self.fifo
-            .delete(DeltaObject::Object(obj))
-            .map_err(Into::into)
-    }
-    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError> {
-        self.fifo
-            .replace(list, resource_version)
-            .map_err(Into::into)
-    }
-    fn resync(&self) -> Result<(), BoxError> {
-        self.fifo.resync().map_err(Into::into)
-    }
-    fn bookmark(&self, resource_version: &str) -> Result<(), BoxError> {
-        self.fifo.bookmark(resource_version).map_err(Into::into)
-    }
-    fn transformer(&self) -> Option<TransformFunc<K>> {
-        self.transform.clone()
-    }
-}
-
-/// The reflector's store for a [`DeltaFifo`]: kcr-reflector's own
-/// implementation, plus the FIFO's transform for streaming lists.
-struct DeltaFifoStore<K> {
-    fifo: Arc<DeltaFifo<K>>,
-    transform: Option<TransformFunc<K>>,
-}
-
-impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for DeltaFifoStore<K> {
-    fn add(&self, obj: Arc<K>) -> Result<(), BoxError> {
-        ReflectorStore::add(&*self.fifo, obj)
-    }
-    fn update(&self, obj: Arc<K>) -> Result<(), BoxError> {
-        ReflectorStore::update(&*self.fifo, obj)
-    }
-    fn delete(&self, obj: Arc<K>) -> Result<(), BoxError> {
-        ReflectorStore::delete(&*self.fifo, obj)
-    }
-    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError> {
-        ReflectorStore::replace(&*self.fifo, list, resource_version)
-    }
-    fn resync(&self) -> Result<(), BoxError> {
-        ReflectorStore::resync(&*self.fifo)
-    }
-    fn transformer(&self) -> Option<TransformFunc<K>> {
-        self.transform.clone()
-    }
-}
-
 /// What may change until the informer starts (client-go's `startedLock`
 /// guards the same).
 struct Config<K> {
@@ -679,19 +614,19 @@ where
             };
             let transform: Option<TransformFunc<K>> = (!keep || config.transform.is_some())
                 .then(|| Arc::new(strip_and_transform) as TransformFunc<K>);
+            // The reflector writes to the FIFO itself: it takes the FIFO's
+            // transform for a streaming list's objects and (RealFifo) passes
+            // bookmarks on.
             let (fifo, store): (InformerFifo<K>, Arc<dyn ReflectorStore<K>>) = match config.queue {
                 InformerQueue::DeltaFifo => {
                     let mut options = DeltaFifoOptions::new()
                         .known_objects(inner.indexer.clone())
                         .emit_delta_type_replaced(true);
-                    if let Some(t) = transform.clone() {
-                        options = options.transformer(move |obj| t(obj));
+                    if let Some(t) = transform {
+                        options = options.transformer(t);
                     }
                     let fifo = Arc::new(DeltaFifo::new(options));
-                    (
-                        InformerFifo::Delta(fifo.clone()),
-                        Arc::new(DeltaFifoStore { fifo, transform }),
-                    )
+                    (InformerFifo::Delta(fifo.clone()), fifo)
                 }
                 queue => {
                     let mut options = if queue == InformerQueue::RealFifo {
@@ -702,14 +637,11 @@ where
                     } else {
                         RealFifoOptions::new().known_objects(inner.indexer.clone())
                     };
-                    if let Some(t) = transform.clone() {
-                        options = options.transformer(move |obj| t(obj));
+                    if let Some(t) = transform {
+                        options = options.transformer(t);
                     }
                     let fifo = Arc::new(RealFifo::new(options)?);
-                    (
-                        InformerFifo::Real(fifo.clone()),
-                        Arc::new(RealFifoStore { fifo, transform }),
-                    )
+                    (InformerFifo::Real(fifo.clone()), fifo)
                 }
             };
             let batch_process = config.batch_process;

@@ -1,6 +1,8 @@
 //! Exact event sequences through a scripted `ListerWatcher` (no server),
 //! under a paused clock: the 1.36 relist order on the RealFifo, the old
-//! order on the DeltaFifo, resync rules, the pause after a handler panic.
+//! order on the DeltaFifo, resync rules, the pause after a handler panic,
+//! bookmarks through the atomic RealFifo, a streaming list transformed as it
+//! arrives.
 
 mod support;
 
@@ -11,11 +13,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kcr_cache::Indexers;
 use kcr_informer::{InformerQueue, ResourceEventHandlerFuncs, SharedIndexInformer};
 use kcr_reflector::{
-    Error as ReflectorError, ListOptions, ListerWatcher, ObjectList, WatchEvent, WatchOptions,
-    WatchStream,
+    Bookmark, Error as ReflectorError, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher,
+    ObjectList, WatchEvent, WatchOptions, WatchStream,
 };
 use kube::core::Status;
 use parking_lot::Mutex;
@@ -336,6 +339,111 @@ async fn after_a_handler_panics_its_next_call_should_wait_a_second() {
     assert!(pause >= Duration::from_secs(1), "paused {pause:?}");
     assert_eq!(registration.panics(), 1);
     until("the registration syncs", || registration.has_synced()).await;
+    cancel.cancel();
+    let _ = task.await;
+}
+
+fn send(watch: &Events, event: WatchEvent<ConfigMap>) {
+    watch
+        .send(Ok(event))
+        .unwrap_or_else(|_| panic!("watch dropped"));
+}
+
+fn bookmark(rv: u64, initial_events_end: bool) -> WatchEvent<ConfigMap> {
+    let mut bookmark = Bookmark {
+        resource_version: rv.to_string(),
+        ..Bookmark::default()
+    };
+    if initial_events_end {
+        bookmark
+            .annotations
+            .insert(INITIAL_EVENTS_END_ANNOTATION.to_owned(), "true".to_owned());
+    }
+    WatchEvent::Bookmark(bookmark)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_watch_bookmark_should_reach_the_cache_through_the_atomic_real_fifo() {
+    let (lw, watches) = Scripted::new(vec![(vec![cm("a", 1)], 1)]);
+    let informer = informer(lw, Duration::ZERO, InformerQueue::RealFifo);
+    let (cancel, task) = run(&informer);
+    until("the first list", || informer.has_synced()).await;
+    assert_eq!(
+        informer.get_indexer().last_store_sync_resource_version(),
+        "1"
+    );
+    send(&watches[0], bookmark(9, false));
+    // Only a `Bookmark` delta popped from the FIFO moves the cache's version:
+    // the reflector hands bookmarks to the FIFO, not to the cache.
+    until("the bookmark", || {
+        informer.get_indexer().last_store_sync_resource_version() == "9"
+    })
+    .await;
+    assert_eq!(informer.last_sync_resource_version(), "9");
+    assert_eq!(informer.get_indexer().list_keys().len(), 1);
+    cancel.cancel();
+    let _ = task.await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_streaming_list_should_be_transformed_as_it_arrives_before_it_reaches_the_cache() {
+    let (lw, watches) = Scripted::new(vec![(Vec::new(), 1)]);
+    let informer = SharedIndexInformer::new(lw, Duration::ZERO, Indexers::default())
+        .name("streaming")
+        .reflector_options(|r| r.use_watch_list(true));
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    informer
+        .set_transform({
+            let seen = seen.clone();
+            move |obj: Arc<ConfigMap>| {
+                // The informer drops managedFields before the user's transform.
+                assert!(obj.metadata.managed_fields.is_none());
+                seen.lock()
+                    .push(obj.metadata.name.clone().unwrap_or_default());
+                let mut obj = Arc::unwrap_or_clone(obj);
+                obj.metadata
+                    .labels
+                    .get_or_insert_default()
+                    .insert("transformed".to_owned(), "yes".to_owned());
+                Ok(Arc::new(obj))
+            }
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (cancel, task) = run(&informer);
+    let with_managed_fields = |name: &str, rv: u64| {
+        let mut obj = cm(name, rv);
+        obj.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+            manager: Some("kubectl".to_owned()),
+            operation: Some("Update".to_owned()),
+            ..ManagedFieldsEntry::default()
+        }]);
+        obj
+    };
+    send(&watches[0], WatchEvent::Added(with_managed_fields("a", 2)));
+    send(&watches[0], WatchEvent::Added(with_managed_fields("b", 3)));
+    // The temporary store of the streaming list holds them transformed.
+    until("the streamed objects are transformed", || {
+        seen.lock().len() == 2
+    })
+    .await;
+    assert!(!informer.has_synced());
+    assert!(informer.get_indexer().list_keys().is_empty());
+    send(&watches[0], bookmark(3, true));
+    until("the streaming list is stored", || informer.has_synced()).await;
+    let mut cached = informer.get_indexer().list().to_vec();
+    cached.sort_by_key(|o| o.metadata.name.clone());
+    assert_eq!(cached.len(), 2);
+    for obj in &cached {
+        assert!(obj.metadata.managed_fields.is_none());
+        assert_eq!(
+            obj.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("transformed")),
+            Some(&"yes".to_owned())
+        );
+    }
+    assert_eq!(informer.last_sync_resource_version(), "3");
     cancel.cancel();
     let _ = task.await;
 }

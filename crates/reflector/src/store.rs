@@ -10,9 +10,11 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// What a [`Reflector`](crate::Reflector) writes to (the `Store` part of
 /// client-go's reflector contract).
 ///
-/// Implemented for kcr-cache's [`DeltaFifo`](kcr_cache::DeltaFifo) (whose `replace` turns objects missing
-/// from a relist into `DeletedFinalStateUnknown` tombstones) and
-/// [`Cache`](kcr_cache::Cache). The methods are synchronous: a store is an
+/// Implemented for kcr-cache's [`RealFifo`](kcr_cache::RealFifo) (which
+/// takes bookmarks too) and [`DeltaFifo`](kcr_cache::DeltaFifo) (whose
+/// `replace` turns objects missing from a relist into
+/// `DeletedFinalStateUnknown` tombstones), both naming their transform, and
+/// for [`Cache`](kcr_cache::Cache). The methods are synchronous: a store is an
 /// in-memory structure behind a short lock.
 pub trait ReflectorStore<K>: Send + Sync {
     /// An object was created.
@@ -52,8 +54,11 @@ pub trait ReflectorStore<K>: Send + Sync {
     }
 }
 
+/// Implements [`ReflectorStore`] for a kcr-cache store by forwarding to its
+/// [`Store`](kcr_cache::Store) methods; extra trait items (a FIFO's
+/// `transformer`, `bookmark`) follow the type.
 macro_rules! impl_for_cache_store {
-    ($ty:ident) => {
+    ($ty:ident $(, $extra:item)*) => {
         impl<K> ReflectorStore<K> for kcr_cache::$ty<K>
         where
             K: kube::Resource + Send + Sync + 'static,
@@ -78,9 +83,25 @@ macro_rules! impl_for_cache_store {
             fn resync(&self) -> Result<(), BoxError> {
                 kcr_cache::Store::resync(self).map_err(Into::into)
             }
+
+            $($extra)*
         }
     };
 }
 
 impl_for_cache_store!(Cache);
-impl_for_cache_store!(DeltaFifo);
+impl_for_cache_store!(
+    DeltaFifo,
+    fn transformer(&self) -> Option<TransformFunc<K>> {
+        kcr_cache::DeltaFifo::transformer(self)
+    }
+);
+impl_for_cache_store!(
+    RealFifo,
+    fn transformer(&self) -> Option<TransformFunc<K>> {
+        kcr_cache::RealFifo::transformer(self)
+    },
+    fn bookmark(&self, resource_version: &str) -> Result<(), BoxError> {
+        kcr_cache::RealFifo::bookmark(self, resource_version).map_err(Into::into)
+    }
+);
