@@ -245,7 +245,7 @@ fn strip_managed_fields<K: Resource + Clone>(obj: Arc<K>) -> Arc<K> {
     match Arc::try_unwrap(obj) {
         Ok(mut decoded) => {
             decoded.meta_mut().managed_fields = None;
-            Arc::new(decoded.clone())
+            Arc::new(decoded)
         }
         Err(shared) => {
             let mut copy = (*shared).clone();
