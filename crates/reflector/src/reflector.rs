@@ -601,17 +601,49 @@ where
         .await
     }
 
+    /// Applies the store's transform to a page's objects as the page
+    /// arrives, so a list is never held whole untransformed (the store
+    /// applies it again on `replace`: client-go asks transforms to be
+    /// idempotent for that reason). A failing or panicking transform fails
+    /// the list, as it would fail the store's `replace`.
+    fn transform_page(
+        &self,
+        transformer: Option<&TransformFunc<K>>,
+        items: Vec<K>,
+    ) -> Result<impl Iterator<Item = Arc<K>>> {
+        let items = items.into_iter().map(Arc::new);
+        let Some(transform) = transformer else {
+            return Ok(items.collect::<Vec<_>>().into_iter());
+        };
+        items
+            .map(|obj| match catch("transform", || transform(obj)) {
+                Some(result) => result.map_err(|source| Error::Store {
+                    op: "transform",
+                    source,
+                }),
+                None => Err(Error::Store {
+                    op: "transform",
+                    source: "the transform panicked".into(),
+                }),
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Vec::into_iter)
+    }
+
     /// client-go's pager: lists at `resource_version` in pages of
     /// `page_size` (0: one request), following continue tokens. When a
     /// continue token expires (reason `Expired`) it redoes the list whole,
-    /// unpaged, at the same version. Returns the items, the list's version
-    /// and whether more than one page came.
+    /// unpaged, at the same version. Each page's objects are transformed
+    /// (the store's transform) as the page arrives. Returns the items, the
+    /// list's version and whether more than one page came.
     async fn pager_list(
         &self,
         resource_version: &str,
         page_size: u32,
     ) -> Result<(Vec<Arc<K>>, String, bool)> {
         self.metrics.lists.inc();
+        let transformer = self.store.transformer();
+        let transformer = transformer.as_ref();
         let mut first = self.list_options();
         first.resource_version =
             (!resource_version.is_empty()).then(|| resource_version.to_owned());
@@ -627,7 +659,7 @@ where
                     self.note(&error);
                     drop(items);
                     let page = self.lister_watcher.list(&first).await?;
-                    let items = page.items.into_iter().map(Arc::new).collect();
+                    let items = self.transform_page(transformer, page.items)?.collect();
                     return Ok((items, page.resource_version, paginated));
                 }
                 Err(error) => return Err(error),
@@ -639,7 +671,7 @@ where
                 items.reserve(page.items.len() + remaining.min(1 << 20));
             }
             let version = list_version.get_or_insert(page.resource_version);
-            items.extend(page.items.into_iter().map(Arc::new));
+            items.extend(self.transform_page(transformer, page.items)?);
             match page.continue_token {
                 Some(token) => {
                     paginated = true;

@@ -921,6 +921,66 @@ async fn watch_list_should_not_be_tried_over_a_lister_watcher_that_cannot_stream
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_paged_list_should_be_transformed_page_by_page_as_each_page_arrives() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![cm("a", 1)], 10, Some("p2")))
+        .on_list(page(vec![cm("b", 2)], 10, None))
+        .on_watch(watch_open(vec![]));
+    // For each object transformed: how many pages had been asked for then.
+    let seen: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
+    let store = Arc::new(Recording {
+        transform: Some(Arc::new({
+            let (seen, lw) = (seen.clone(), lw.clone());
+            move |obj: Arc<ConfigMap>| {
+                let name = obj.metadata.name.clone().unwrap_or_default();
+                seen.lock().push((name, lw.list_calls().len()));
+                let mut obj = (*obj).clone();
+                obj.metadata.labels = Some([("t".to_owned(), "1".to_owned())].into());
+                Ok(Arc::new(obj))
+            }
+        })),
+        ..Recording::default()
+    });
+    let (_r, running) = start(reflector(&lw, &store));
+    settle().await;
+    assert_eq!(
+        *seen.lock(),
+        [("a".to_owned(), 1), ("b".to_owned(), 2)],
+        "each page is transformed before the next is asked for"
+    );
+    assert_eq!(store.ops(), vec!["replace 2 @10"]);
+    assert!(
+        store
+            .items
+            .lock()
+            .values()
+            .all(|o| o.metadata.labels.is_some())
+    );
+    running.stop().await;
+
+    // A failing transform fails the list, as it would fail the replace.
+    let lw = Arc::new(Scripted::default());
+    lw.on_list(page(vec![cm("a", 1)], 10, None));
+    let store = Arc::new(Recording {
+        transform: Some(Arc::new(|_| Err("bad object".into()))),
+        ..Recording::default()
+    });
+    let r = reflector(&lw, &store);
+    let error = r.list_and_watch(&CancellationToken::new()).await;
+    assert!(
+        matches!(
+            error,
+            Err(Error::Store {
+                op: "transform",
+                ..
+            })
+        ),
+        "{error:?}"
+    );
+    assert!(store.ops().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
 async fn watch_list_should_hold_its_objects_transformed_by_the_store_transform() {
     let lw = Arc::new(Scripted::default());
     let mut labelled = cm("a", 1);
