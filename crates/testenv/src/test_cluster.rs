@@ -138,6 +138,34 @@ impl TestCluster {
         })
     }
 
+    /// As [`start`](Self::start), for a test whose runtime starts with a paused clock
+    /// (`#[tokio::test(start_paused = true)]`, a current-thread runtime). On kcr-testenv the
+    /// clock stays paused: the server runs in the test's runtime and the test drives time. On a
+    /// real cluster the clock is resumed first: a paused clock auto-advances whenever the
+    /// runtime waits on the network, so every timeout would fire at once against a server in
+    /// another process.
+    ///
+    /// # Panics
+    ///
+    /// On a real cluster, when the clock is not paused (see [`tokio::time::resume`]).
+    pub async fn start_paused(test: &str) -> Result<Self> {
+        if Self::real_cluster_requested() {
+            tokio::time::resume();
+        }
+        Self::start(test).await
+    }
+
+    /// How long a test waits for what takes `on_test_env` against kcr-testenv: that, or six
+    /// times as long (at least a minute) on a real cluster, whose server and controllers are
+    /// further away and busier. Waits are bounded either way.
+    pub fn bound(on_test_env: std::time::Duration) -> std::time::Duration {
+        if Self::real_cluster_requested() {
+            (on_test_env * 6).max(std::time::Duration::from_secs(60))
+        } else {
+            on_test_env
+        }
+    }
+
     /// Whether `KCR_TEST_KUBECONFIG` names a real cluster (the tests then run against it).
     pub fn real_cluster_requested() -> bool {
         real_kubeconfig().is_some()
