@@ -40,6 +40,8 @@ pub struct TestCluster {
     client: kube::Client,
     namespace: String,
     env: Option<TestEnv>,
+    /// The kubeconfig of the real cluster (to clean up from [`Drop`]).
+    kubeconfig: Option<PathBuf>,
     cleaned: bool,
 }
 
@@ -133,6 +135,10 @@ impl TestCluster {
         Ok(Self {
             client,
             namespace,
+            kubeconfig: env
+                .is_none()
+                .then(|| kubeconfig.map(PathBuf::from))
+                .flatten(),
             env,
             cleaned: false,
         })
@@ -206,7 +212,8 @@ impl TestCluster {
     }
 
     /// Deletes the test's namespace (on a real cluster: in the background, with everything in
-    /// it) and stops the embedded server.
+    /// it) and stops the embedded server. Dropping the cluster without it deletes the namespace
+    /// too.
     pub async fn shutdown(mut self) {
         self.cleaned = true;
         match self.env.take() {
@@ -223,19 +230,52 @@ impl TestCluster {
     }
 }
 
+/// Deletes `namespace` on the cluster of `kubeconfig` from a thread of its own, with a runtime
+/// and a client of its own: the test's runtime may be ending (a test that returned or panicked),
+/// and its client's connection tasks with it.
+fn delete_namespace_blocking(kubeconfig: PathBuf, namespace: String) {
+    let deleted = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime.block_on(async {
+            let kubeconfig =
+                kube::config::Kubeconfig::read_from(&kubeconfig).map_err(|e| e.to_string())?;
+            let config = kube::Config::from_custom_kubeconfig(
+                kubeconfig,
+                &kube::config::KubeConfigOptions::default(),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+            let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+            tokio::time::timeout(
+                std::time::Duration::from_secs(30),
+                Api::<Namespace>::all(client).delete(&namespace, &DeleteParams::background()),
+            )
+            .await
+            .map_err(|_| "timed out".to_owned())?
+            .map(drop)
+            .map_err(|e| format!("namespace {namespace} not deleted: {e}"))
+        })
+    })
+    .join();
+    match deleted {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => eprintln!("kcr-testenv: {e}"),
+        Err(_) => eprintln!("kcr-testenv: the namespace deletion panicked"),
+    }
+}
+
 impl Drop for TestCluster {
-    /// A test that panicked before [`shutdown`](Self::shutdown) still deletes its namespace on
-    /// a real cluster, if a tokio runtime is there to send the request.
+    /// A test that returned or panicked before [`shutdown`](Self::shutdown) still deletes its
+    /// namespace on a real cluster (blocking the dropping thread for that one request).
     fn drop(&mut self) {
         if self.cleaned || self.env.is_some() {
             return;
         }
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            let api = Api::<Namespace>::all(self.client.clone());
-            let namespace = self.namespace.clone();
-            handle.spawn(async move {
-                let _ = api.delete(&namespace, &DeleteParams::background()).await;
-            });
+        if let Some(kubeconfig) = self.kubeconfig.take() {
+            delete_namespace_blocking(kubeconfig, std::mem::take(&mut self.namespace));
         }
     }
 }
@@ -269,6 +309,26 @@ mod tests {
         let name = cluster.namespace().to_owned();
         cluster.shutdown().await;
         let after = namespaces.get_opt(&name).await.expect("get");
+        assert!(
+            after.is_none_or(|n| n.metadata.deletion_timestamp.is_some()),
+            "the namespace is deleted (or terminating)"
+        );
+        server.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_real_clusters_namespace_should_be_deleted_when_the_test_drops_it() {
+        // Two worker threads: the drop blocks one while the in-process server answers.
+        let server = TestEnv::start().await.expect("server");
+        let cluster = TestCluster::start_with(Some(server.kubeconfig_path()), "dropped")
+            .await
+            .expect("cluster");
+        let name = cluster.namespace().to_owned();
+        drop(cluster);
+        let after = Api::<Namespace>::all(server.client())
+            .get_opt(&name)
+            .await
+            .expect("get");
         assert!(
             after.is_none_or(|n| n.metadata.deletion_timestamp.is_some()),
             "the namespace is deleted (or terminating)"
