@@ -1,5 +1,18 @@
 //! [`TestCluster`]: the cluster an end-to-end test runs against — the real one that
 //! `KCR_TEST_KUBECONFIG` names, or else a fresh [`TestEnv`] — with a namespace of the test's own.
+//!
+//! # Clocks
+//!
+//! Against kcr-testenv a test may run under a paused clock (`#[tokio::test(start_paused =
+//! true)]`): the server runs in the test's runtime, tokio advances the clock only when every
+//! task waits on a timer, and a test of leases or backoffs takes milliseconds. Against a real
+//! server that breaks: the runtime idles while a request is on the network, the paused clock
+//! jumps to the next timer, and every timeout fires at once. So such a test starts its cluster
+//! with [`TestCluster::start_paused`], which resumes the clock on a real cluster (the test then
+//! takes the real durations it asserts) and leaves it paused on kcr-testenv (no added wall-clock
+//! wait there). Waits are bounded by [`TestCluster::bound`], longer on a real cluster. A test
+//! that asserts exact times of in-process parts, or needs fault injection, skips on a real
+//! cluster with [`TestCluster::skip_on_real_cluster`], which prints why.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
