@@ -2,6 +2,10 @@
 //! with no cluster (kcr-testenv in-process), and two `controller-manager`
 //! replicas against one `kcr-apiserver` electing a leader and failing over
 //! when it is killed (issue 7's multi-process test).
+//!
+//! With `KCR_TEST_KUBECONFIG` set, the kubeconfig test runs the `controller-manager` example
+//! against that cluster (its Foo in a namespace of the test's own); the others start their own
+//! servers (in-process or `kcr-apiserver` processes) and run the same either way.
 
 // `foo` names sample-controller's Foo resource here, not a placeholder.
 #![allow(clippy::disallowed_names)]
@@ -280,17 +284,35 @@ async fn replicas_should_elect_one_leader_and_the_other_should_lead_when_it_is_k
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_controller_manager_example_should_run_against_the_cluster_of_a_kubeconfig() {
-    let exes = executables();
-    let dir = temp_dir("kubeconfig");
-    let kubeconfig = dir.join("kubeconfig");
-    let kubeconfig_arg = kubeconfig.to_string_lossy().into_owned();
-    let mut apiserver = Process::spawn(
+/// The cluster of the kubeconfig test: the real one of `KCR_TEST_KUBECONFIG` (a namespace of
+/// the test's own), or a `kcr-apiserver` process started for the test (namespace `default`).
+struct KubeconfigCluster {
+    kubeconfig: String,
+    client: Client,
+    namespace: String,
+    real: Option<kcr_testenv::TestCluster>,
+    apiserver: Option<Process>,
+}
+
+async fn kubeconfig_cluster(dir: &std::path::Path) -> KubeconfigCluster {
+    if let Some(path) = std::env::var_os(kcr_testenv::KUBECONFIG_VAR).filter(|p| !p.is_empty()) {
+        let real = kcr_testenv::TestCluster::start("example-kubeconfig")
+            .await
+            .expect("cluster");
+        return KubeconfigCluster {
+            kubeconfig: path.to_string_lossy().into_owned(),
+            client: real.client(),
+            namespace: real.namespace().to_owned(),
+            real: Some(real),
+            apiserver: None,
+        };
+    }
+    let kubeconfig = dir.join("kubeconfig").to_string_lossy().into_owned();
+    let apiserver = Process::spawn(
         "kcr-apiserver",
-        &exes.apiserver,
-        &["--kubeconfig-out", &kubeconfig_arg],
-        &dir,
+        &executables().apiserver,
+        &["--kubeconfig-out", &kubeconfig],
+        dir,
     );
     let listening = apiserver.wait_for_line("listening on ", STEP).await;
     let url = listening
@@ -298,6 +320,23 @@ async fn the_controller_manager_example_should_run_against_the_cluster_of_a_kube
         .trim()
         .to_owned();
     let client = Client::try_from(kube::Config::new(url.parse().expect("url"))).expect("client");
+    KubeconfigCluster {
+        kubeconfig,
+        client,
+        namespace: "default".to_owned(),
+        real: None,
+        apiserver: Some(apiserver),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controller_manager_example_should_run_against_the_cluster_of_a_kubeconfig() {
+    let exes = executables();
+    let dir = temp_dir("kubeconfig");
+    let cluster = kubeconfig_cluster(&dir).await;
+    let (client, ns) = (cluster.client.clone(), cluster.namespace.clone());
+    // On a real cluster, pods must start: the bound is longer there.
+    let step = kcr_testenv::TestCluster::bound(STEP);
 
     // A "real cluster": no demo Foos, no stand-in Deployment controller.
     let mut p = Process::spawn(
@@ -305,22 +344,30 @@ async fn the_controller_manager_example_should_run_against_the_cluster_of_a_kube
         &exes.controller_manager,
         &[
             "--kubeconfig",
-            &kubeconfig_arg,
+            &cluster.kubeconfig,
             "--install-crd",
             "--no-leader-elect",
         ],
         &dir,
     );
-    p.wait_for_line("connected to the cluster of the kubeconfig", STEP)
+    p.wait_for_line("connected to the cluster of the kubeconfig", step)
         .await;
-    p.wait_for_line("leading: ", STEP).await;
-    cluster::create_foo(&client, "default", "from-kubeconfig", 2)
-        .await
-        .expect("foo");
+    p.wait_for_line("leading: ", step).await;
+    // The CRD was just applied: a real server serves it a moment later.
+    tokio::time::timeout(step, async {
+        while cluster::create_foo(&client, &ns, "from-kubeconfig", 2)
+            .await
+            .is_err()
+        {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+    .expect("foo");
 
     let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
-        Api::namespaced(client.clone(), "default");
-    let owned = tokio::time::timeout(STEP, async {
+        Api::namespaced(client.clone(), &ns);
+    let owned = tokio::time::timeout(step, async {
         loop {
             if let Ok(d) = deployments.get("from-kubeconfig-deployment").await {
                 return d;
@@ -335,14 +382,24 @@ async fn the_controller_manager_example_should_run_against_the_cluster_of_a_kube
         kube::ResourceExt::owner_references(&owned)[0].name,
         "from-kubeconfig"
     );
+    let foos: Api<Foo> = Api::namespaced(client.clone(), &ns);
     assert_eq!(
-        cluster::converged(&client).await.expect("foos"),
-        (0, 1),
+        foos.list(&Default::default())
+            .await
+            .expect("foos")
+            .items
+            .len(),
+        1,
         "no demo Foos on a cluster"
     );
 
-    assert!(p.terminate(STEP).await, "exit status after SIGTERM");
-    assert!(apiserver.terminate(STEP).await, "kcr-apiserver exit status");
+    assert!(p.terminate(step).await, "exit status after SIGTERM");
+    if let Some(mut apiserver) = cluster.apiserver {
+        assert!(apiserver.terminate(STEP).await, "kcr-apiserver exit status");
+    }
+    if let Some(real) = cluster.real {
+        real.shutdown().await;
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -7,6 +7,9 @@
 //! - `cargo xtask bench [-p CRATE]... [FILTER] [-- CRITERION ARGS]`: criterion
 //!   benchmarks, summarised as one table of medians (also written to
 //!   `target/kcr-bench.md`).
+//! - `cargo xtask e2e --kubeconfig PATH [-- TEST ARGS]`: the networked tests of
+//!   kcr-reflector, kcr-informer, kcr-controller-manager and the examples against
+//!   the real cluster of a kubeconfig (`KCR_TEST_KUBECONFIG`).
 //! - `cargo xtask release <major|minor|patch|X.Y.Z> [--no-verify] [--execute]`:
 //!   a dry run that prints the release plan, or with `--execute` the release
 //!   itself; `cargo xtask ci` runs first unless `--no-verify`.
@@ -17,6 +20,7 @@ mod bench;
 mod changelog;
 mod ci;
 mod cmd;
+mod e2e;
 mod order;
 mod release;
 mod version;
@@ -30,6 +34,7 @@ tasks:
   ci        format, lint, test, docs, Kubernetes versions, dependency policy
             (about 25 minutes from a cold build on 2 cores, a few minutes warm)
   bench     criterion benchmarks, summarised as a table of medians
+  e2e       the networked tests against the real cluster of a kubeconfig
   release   print the release plan (dry run) or release with --execute
 
 `cargo xtask <task> --help` describes a task.";
@@ -40,6 +45,7 @@ enum Task {
     Help(&'static str),
     Ci,
     Bench(bench::Args),
+    E2e(e2e::Args),
     Release(Vec<String>),
 }
 
@@ -66,6 +72,8 @@ fn parse(args: &[String]) -> Result<Task, String> {
         },
         "bench" if wants_help => Ok(Task::Help(bench::USAGE)),
         "bench" => bench::Args::parse(rest).map(Task::Bench),
+        "e2e" if wants_help => Ok(Task::Help(e2e::USAGE)),
+        "e2e" => e2e::Args::parse(rest).map(Task::E2e),
         "release" if wants_help => Ok(Task::Help(release::USAGE)),
         "release" => Ok(Task::Release(rest.to_vec())),
         other => Err(format!("unknown task {other:?}\n{USAGE}")),
@@ -88,6 +96,7 @@ fn main() -> ExitCode {
         }
         Task::Ci => ci::ci(),
         Task::Bench(args) => bench::bench(&args),
+        Task::E2e(args) => e2e::e2e(&args),
         Task::Release(args) => release::release_from_args(&args),
     };
     match result {
@@ -118,7 +127,8 @@ mod tests {
             parse(&args("release --help")),
             Ok(Task::Help(release::USAGE))
         );
-        for text in [USAGE, ci::USAGE, bench::USAGE, release::USAGE] {
+        assert_eq!(parse(&args("e2e --help")), Ok(Task::Help(e2e::USAGE)));
+        for text in [USAGE, ci::USAGE, bench::USAGE, e2e::USAGE, release::USAGE] {
             assert!(text.starts_with("usage: cargo xtask"), "{text}");
         }
         assert!(release::USAGE.contains("--no-verify"));

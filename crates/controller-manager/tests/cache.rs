@@ -340,3 +340,132 @@ async fn cluster_scoped_types_should_ignore_the_namespaces() {
     let _ = tokio::time::timeout(DEADLINE, task).await;
     cluster.shutdown().await;
 }
+
+/// A client that remembers the method and URI of every request it sends (the server's request
+/// log, as the manager's client sees it).
+#[derive(Clone)]
+struct Recording {
+    inner: Client,
+    log: std::sync::Arc<parking_lot::Mutex<Vec<String>>>,
+}
+
+impl tower::Service<http::Request<kube::client::Body>> for Recording {
+    type Response = http::Response<kube::client::Body>;
+    type Error = kube::Error;
+    type Future = futures::future::BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<kube::client::Body>) -> Self::Future {
+        self.log
+            .lock()
+            .push(format!("{} {}", request.method(), request.uri()));
+        let inner = self.inner.clone();
+        Box::pin(async move { inner.send(request).await })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_scoped_managers_informer_factory_should_never_list_other_namespaces() {
+    let cluster = TestCluster::start("cache-factory-scoped")
+        .await
+        .expect("cluster");
+    let client = cluster.client();
+    let ns = cluster.namespace().to_owned();
+    let other = format!("{ns}-x");
+    namespace(&client, &other).await;
+    config_map(&client, &ns, "mine", &[]).await;
+    config_map(&client, &other, "theirs", &[]).await;
+
+    let log = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let recording = Client::new(
+        Recording {
+            inner: client.clone(),
+            log: log.clone(),
+        },
+        ns.clone(),
+    );
+    let manager = manager(
+        recording,
+        CacheOptions::default().default_namespaces([ns.as_str()]),
+    );
+    // Informers asked of the factory directly (no controller), before and after start.
+    let factory = manager.informer_factory();
+    let config_maps = factory.informers::<ConfigMap>();
+    assert_eq!(config_maps.len(), 1);
+    assert_eq!(
+        config_maps[0].informer_name(),
+        format!("configmaps/v1 in {ns}")
+    );
+    let namespaces = factory.reader::<Namespace>();
+    let (stop, task) = start(&manager);
+    let secrets = manager.informer_factory().reader::<Secret>();
+    let config_maps = manager.informer_factory().reader::<ConfigMap>();
+    tokio::time::timeout(DEADLINE, async {
+        while !(config_maps.has_synced() && secrets.has_synced() && namespaces.has_synced()) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("synced");
+    config_map(&client, &other, "later", &[]).await;
+    config_map(&client, &ns, "later", &[]).await;
+    tokio::time::timeout(DEADLINE, async {
+        while config_maps.get(Some(&ns), "later").is_none() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the later config map");
+
+    // The cache holds the namespace's objects only (a cluster-scoped type: everything).
+    assert!(
+        keys(&config_maps.list())
+            .iter()
+            .all(|k| k.starts_with(&format!("{ns}/"))),
+        "{:?}",
+        keys(&config_maps.list())
+    );
+    assert!(config_maps.get(Some(&ns), "mine").is_some());
+    assert!(namespaces.get(None, &other).is_some());
+    // And the client never asked for config maps or secrets outside the namespace.
+    let requests = log.lock().clone();
+    let namespaced = |resource: &str| {
+        requests
+            .iter()
+            .filter(|r| r.contains(&format!("/{resource}")))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    for resource in ["configmaps", "secrets"] {
+        let made = namespaced(resource);
+        assert!(!made.is_empty(), "{resource} were listed: {requests:?}");
+        for request in &made {
+            let path = request
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or_default()
+                .split('?')
+                .next()
+                .unwrap_or_default();
+            assert_eq!(
+                path,
+                format!("/api/v1/namespaces/{ns}/{resource}"),
+                "only the manager's namespace: {request}"
+            );
+        }
+    }
+    assert!(
+        requests.iter().any(|r| r.contains("/api/v1/namespaces?")),
+        "namespaces are cluster-scoped: {requests:?}"
+    );
+
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(DEADLINE, task).await;
+    cleanup(cluster, &[&other]).await;
+}

@@ -1,6 +1,11 @@
 //! Controllers over real HTTP against kcr-testenv, under a paused clock:
 //! outcome rules, panics, timeouts, owner mapping, predicates, concurrency,
 //! the retry schedule, metrics, readiness and graceful shutdown.
+//!
+//! With `KCR_TEST_KUBECONFIG` set, the tests of what a controller sees of the server (owner
+//! mapping, predicates, shared informers, unmanaged controllers) run against that cluster in a
+//! namespace of their own, on a real clock; those that assert exact times under the paused
+//! clock, or need fault injection, skip there, saying so.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -13,10 +18,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kcr_controller_manager::controller::{
     Action, Controller, ReconcileContext, Request, TerminalError, predicate, reconciler_fn,
 };
+use kcr_controller_manager::manager::CacheOptions;
 use kcr_controller_manager::{BoxError, Error, Manager, Options};
 use kcr_metrics::controller::ControllerMetrics;
 use kcr_metrics::prometheus::IntCounterVec;
-use kcr_testenv::{Failure, TestEnv};
+use kcr_testenv::{Failure, TestCluster, TestEnv};
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
@@ -33,6 +39,11 @@ fn quiet() -> Options {
     Options::default()
         .with_metrics_bind_address("0")
         .with_health_probe_bind_address("0")
+}
+
+/// The options of a manager whose cache is limited to the test's namespace.
+fn scoped(ns: &str) -> Options {
+    quiet().with_cache(CacheOptions::default().default_namespaces([ns]))
 }
 
 /// Waits (in paused time, 10 ms steps, up to 60 s) until `cond` holds.
@@ -106,6 +117,12 @@ struct Failed;
 
 #[tokio::test(start_paused = true)]
 async fn outcomes_should_follow_controller_runtimes_rules() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "outcomes_should_follow_controller_runtimes_rules",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let calls = Calls::default();
@@ -175,6 +192,12 @@ async fn outcomes_should_follow_controller_runtimes_rules() -> TestResult {
 #[tokio::test(start_paused = true)]
 async fn an_always_failing_reconcile_should_follow_the_rate_limiters_schedule_exactly() -> TestResult
 {
+    if TestCluster::skip_on_real_cluster(
+        "an_always_failing_reconcile_should_follow_the_rate_limiters_schedule_exactly",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     let mut cm = ConfigMap::default();
@@ -205,6 +228,12 @@ async fn an_always_failing_reconcile_should_follow_the_rate_limiters_schedule_ex
 
 #[tokio::test(start_paused = true)]
 async fn a_panicking_reconcile_should_be_caught_counted_and_retried() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "a_panicking_reconcile_should_be_caught_counted_and_retried",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let calls = Calls::default();
@@ -252,6 +281,12 @@ impl Drop for CancelProbe {
 
 #[tokio::test(start_paused = true)]
 async fn a_reconcile_past_its_timeout_should_be_cancelled_and_retried() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "a_reconcile_past_its_timeout_should_be_cancelled_and_retried",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let calls = Calls::default();
@@ -338,15 +373,16 @@ fn deployment(name: &str) -> Deployment {
 
 #[tokio::test(start_paused = true)]
 async fn an_owned_object_should_reconcile_the_owner_that_controls_it() -> TestResult {
-    let env = TestEnv::start().await?;
-    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
-    let config_maps: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = TestCluster::start_paused("an-owned-object-should-reconci").await?;
+    let ns = env.namespace().to_owned();
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), &ns);
+    let config_maps: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     let web = deployments
         .create(&PostParams::default(), &deployment("web"))
         .await?;
     let uid = web.metadata.uid.clone().unwrap_or_default();
 
-    let manager = Manager::new(env.client(), quiet())?;
+    let manager = Manager::new(env.client(), scoped(&ns))?;
     let calls = Calls::default();
     let log = calls.clone();
     Controller::builder(&manager, "owner-mapping")
@@ -376,7 +412,7 @@ async fn an_owned_object_should_reconcile_the_owner_that_controls_it() -> TestRe
             .0
             .lock()
             .iter()
-            .all(|(r, _)| r.namespace.as_deref() == Some("default"))
+            .all(|(r, _)| r.namespace.as_deref() == Some(ns.as_str()))
     );
 
     // Not the controller, or another kind: nothing. The sentinel comes
@@ -399,14 +435,16 @@ async fn an_owned_object_should_reconcile_the_owner_that_controls_it() -> TestRe
 
     let _ = stop.send(());
     task.await??;
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_event_filter_should_drop_the_updates_it_refuses() -> TestResult {
-    let env = TestEnv::start().await?;
-    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
-    let manager = Manager::new(env.client(), quiet())?;
+    let env = TestCluster::start_paused("an-event-filter-should-drop-th").await?;
+    let ns = env.namespace().to_owned();
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), &ns);
+    let manager = Manager::new(env.client(), scoped(&ns))?;
     let calls = Calls::default();
     let log = calls.clone();
     Controller::builder(&manager, "generation-filter")
@@ -442,6 +480,7 @@ async fn an_event_filter_should_drop_the_updates_it_refuses() -> TestResult {
 
     let _ = stop.send(());
     task.await??;
+    env.shutdown().await;
     Ok(())
 }
 
@@ -487,6 +526,12 @@ async fn hammer(controller: &Controller, keys: usize, adds: usize) {
 
 #[tokio::test(start_paused = true)]
 async fn workers_should_never_exceed_max_concurrent_reconciles_nor_share_a_key() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "workers_should_never_exceed_max_concurrent_reconciles_nor_share_a_key",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let checker = Arc::new(Checker::default());
@@ -523,8 +568,9 @@ async fn workers_should_never_exceed_max_concurrent_reconciles_nor_share_a_key()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn workers_on_many_threads_should_never_exceed_the_limit_nor_share_a_key() -> TestResult {
-    let env = TestEnv::start().await?;
-    let manager = Manager::new(env.client(), quiet())?;
+    let env = TestCluster::start("workers-on-many-threads-should").await?;
+    let ns = env.namespace().to_owned();
+    let manager = Manager::new(env.client(), scoped(&ns))?;
     let checker = Arc::new(Checker::default());
     let c = checker.clone();
     let controller = Controller::builder(&manager, "concurrency-threads")
@@ -545,7 +591,7 @@ async fn workers_on_many_threads_should_never_exceed_the_limit_nor_share_a_key()
         for key in 0..10 {
             controller
                 .queue()
-                .add(Request::namespaced("default", format!("k{key}")));
+                .add(Request::namespaced(ns.as_str(), format!("k{key}")));
         }
         if round % 10 == 0 {
             tokio::task::yield_now().await;
@@ -560,12 +606,19 @@ async fn workers_on_many_threads_should_never_exceed_the_limit_nor_share_a_key()
 
     let _ = stop.send(());
     task.await??;
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn metrics_should_hold_the_controller_and_workqueue_families_after_reconciles() -> TestResult
 {
+    if TestCluster::skip_on_real_cluster(
+        "metrics_should_hold_the_controller_and_workqueue_families_after_reconciles",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(
         env.client(),
@@ -620,6 +673,12 @@ async fn metrics_should_hold_the_controller_and_workqueue_families_after_reconci
 
 #[tokio::test(start_paused = true)]
 async fn readiness_should_fail_and_controllers_wait_until_the_caches_have_synced() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "readiness_should_fail_and_controllers_wait_until_the_caches_have_synced",
+        "fault injection (failing lists, a stopped server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     let mut cm = ConfigMap::default();
@@ -660,6 +719,12 @@ async fn readiness_should_fail_and_controllers_wait_until_the_caches_have_synced
 
 #[tokio::test(start_paused = true)]
 async fn graceful_shutdown_should_drain_reconciles_in_flight_and_start_no_more() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "graceful_shutdown_should_drain_reconciles_in_flight_and_start_no_more",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let calls = Calls::default();
@@ -696,6 +761,12 @@ async fn graceful_shutdown_should_drain_reconciles_in_flight_and_start_no_more()
 
 #[tokio::test(start_paused = true)]
 async fn graceful_shutdown_should_give_up_on_reconciles_past_its_timeout() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "graceful_shutdown_should_give_up_on_reconciles_past_its_timeout",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(
         env.client(),
@@ -730,13 +801,14 @@ async fn graceful_shutdown_should_give_up_on_reconciles_past_its_timeout() -> Te
 
 #[tokio::test(start_paused = true)]
 async fn controllers_of_one_manager_should_share_one_informer_per_type() -> TestResult {
-    let env = TestEnv::start().await?;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = TestCluster::start_paused("controllers-of-one-manager-sho").await?;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some("shared".into());
     api.create(&PostParams::default(), &cm).await?;
 
-    let manager = Manager::new(env.client(), quiet())?;
+    let manager = Manager::new(env.client(), scoped(&ns))?;
     let seen: Arc<Mutex<HashMap<&'static str, usize>>> = Arc::default();
     for name in ["first-reader", "second-reader"] {
         let seen = seen.clone();
@@ -764,13 +836,15 @@ async fn controllers_of_one_manager_should_share_one_informer_per_type() -> Test
 
     let _ = stop.send(());
     task.await??;
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_builder_should_refuse_bad_settings() -> TestResult {
-    let env = TestEnv::start().await?;
-    let manager = Manager::new(env.client(), quiet())?;
+    let env = TestCluster::start_paused("a-builder-should-refuse-bad-se").await?;
+    let ns = env.namespace().to_owned();
+    let manager = Manager::new(env.client(), scoped(&ns))?;
     let noop = || reconciler_fn(|_req: Request| async { Ok::<_, BoxError>(Action::done()) });
     let invalid = |r: kcr_controller_manager::Result<Controller>| {
         matches!(r, Err(Error::InvalidController { .. }))
@@ -797,11 +871,18 @@ async fn a_builder_should_refuse_bad_settings() -> TestResult {
         .build(noop())?;
     // A refused name is free again.
     Controller::builder(&manager, "two-fors").build(noop())?;
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_terminal_error_should_keep_the_requests_failure_count() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "a_terminal_error_should_keep_the_requests_failure_count",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let calls = Calls::default();
@@ -831,6 +912,12 @@ async fn a_terminal_error_should_keep_the_requests_failure_count() -> TestResult
 
 #[tokio::test(start_paused = true)]
 async fn a_zero_reconcile_timeout_should_mean_no_deadline() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "a_zero_reconcile_timeout_should_mean_no_deadline",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let calls = Calls::default();
@@ -862,6 +949,12 @@ async fn a_zero_reconcile_timeout_should_mean_no_deadline() -> TestResult {
 
 #[tokio::test(start_paused = true)]
 async fn zero_max_concurrent_reconciles_should_mean_the_default_of_one() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "zero_max_concurrent_reconciles_should_mean_the_default_of_one",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let calls = Calls::default();
@@ -900,6 +993,12 @@ async fn zero_max_concurrent_reconciles_should_mean_the_default_of_one() -> Test
 /// 50 by 100 ms each).
 #[tokio::test(start_paused = true)]
 async fn the_default_rate_limiter_should_be_per_item_exponential_alone() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "the_default_rate_limiter_should_be_per_item_exponential_alone",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let calls = Calls::default();
@@ -938,6 +1037,12 @@ async fn the_default_rate_limiter_should_be_per_item_exponential_alone() -> Test
 /// spawned to clean up runs at that moment.
 #[tokio::test(start_paused = true)]
 async fn a_reconcile_should_see_its_deadline_and_be_told_before_it_is_dropped() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "a_reconcile_should_see_its_deadline_and_be_told_before_it_is_dropped",
+        "exact times under a paused clock (kcr-testenv runs in the test's runtime; the reconciles need no server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let calls = Calls::default();
@@ -1035,6 +1140,12 @@ fn is_cache_sync_timeout(e: &Error, name: &str, resource: &str) -> bool {
 #[tokio::test(start_paused = true)]
 async fn a_manager_should_fail_to_start_when_a_controllers_caches_do_not_sync_in_time() -> TestResult
 {
+    if TestCluster::skip_on_real_cluster(
+        "a_manager_should_fail_to_start_when_a_controllers_caches_do_not_sync_in_time",
+        "fault injection (failing lists, a stopped server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     lists_always_fail(&env, "configmaps");
     let manager = Manager::new(env.client(), quiet())?;
@@ -1063,6 +1174,12 @@ async fn a_manager_should_fail_to_start_when_a_controllers_caches_do_not_sync_in
 
 #[tokio::test(start_paused = true)]
 async fn the_default_cache_sync_timeout_should_be_two_minutes() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "the_default_cache_sync_timeout_should_be_two_minutes",
+        "fault injection (failing lists, a stopped server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     lists_always_fail(&env, "configmaps");
     let manager = Manager::new(env.client(), quiet())?;
@@ -1092,6 +1209,12 @@ async fn the_default_cache_sync_timeout_should_be_two_minutes() -> TestResult {
 #[tokio::test(start_paused = true)]
 async fn a_controller_added_later_should_fail_its_start_when_its_caches_do_not_sync() -> TestResult
 {
+    if TestCluster::skip_on_real_cluster(
+        "a_controller_added_later_should_fail_its_start_when_its_caches_do_not_sync",
+        "fault injection (failing lists, a stopped server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), quiet())?;
     let (_stop, task) = start(&manager);
@@ -1122,8 +1245,9 @@ async fn a_controller_added_later_should_fail_its_start_when_its_caches_do_not_s
 /// informers of its own, stopped by its token.
 #[tokio::test(start_paused = true)]
 async fn a_controller_should_run_without_a_manager() -> TestResult {
-    let env = TestEnv::start().await?;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = TestCluster::start_paused("a-controller-should-run-withou").await?;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some("alone".into());
     api.create(&PostParams::default(), &cm).await?;
@@ -1157,7 +1281,7 @@ async fn a_controller_should_run_without_a_manager() -> TestResult {
     running.await??;
 
     // A managed controller starts only with its manager.
-    let manager = Manager::new(env.client(), quiet())?;
+    let manager = Manager::new(env.client(), scoped(&ns))?;
     let managed = Controller::builder(&manager, "managed-not-alone").build(reconciler_fn(
         |_req: Request| async { Ok::<_, BoxError>(Action::done()) },
     ))?;
@@ -1167,11 +1291,18 @@ async fn a_controller_should_run_without_a_manager() -> TestResult {
             .await,
         Err(Error::InvalidController { .. })
     ));
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_unmanaged_controller_should_fail_its_start_when_its_caches_do_not_sync() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "an_unmanaged_controller_should_fail_its_start_when_its_caches_do_not_sync",
+        "fault injection (failing lists, a stopped server)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     lists_always_fail(&env, "configmaps");
     let controller = Controller::unmanaged(env.client(), "unmanaged-never-synced")

@@ -1,6 +1,11 @@
 //! Leader election over real HTTP against kcr-testenv, under a paused clock
 //! (the server runs in the test's runtime, so time only moves when every
 //! task waits on a timer).
+//!
+//! With `KCR_TEST_KUBECONFIG` set, the tests run against that cluster (the lease in a
+//! namespace of the test's own) on a real clock: they then take the lease durations they
+//! assert (up to a minute and a half). The two that need fault injection (refused or hanging
+//! renewals) skip there, saying so.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -8,7 +13,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kcr_controller_manager::leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock};
-use kcr_testenv::TestEnv;
+use kcr_testenv::{TestCluster, TestEnv};
 use kube::Api;
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
@@ -64,18 +69,18 @@ struct Replica {
     stopped_leading: Arc<AtomicBool>,
 }
 
-/// Starts a replica named `who` on its own client (user agent `who`). Its
+/// Starts a replica named `who` on `client` (its lease in `namespace`). Its
 /// leader work records itself in `work` and, once cancelled, takes
 /// `wind_down` to stop.
 fn replica(
-    env: &TestEnv,
+    client: kube::Client,
+    namespace: &str,
     who: &str,
     release: bool,
     wind_down: Duration,
     work: &Arc<Work>,
 ) -> Result<Replica, Box<dyn std::error::Error>> {
-    let client = env.client_with_user_agent(who)?;
-    let lock = LeaseLock::new(client, "default", LEASE, who);
+    let lock = LeaseLock::new(client, namespace, LEASE, who);
     let stopped_leading = Arc::new(AtomicBool::new(false));
     let stopped = stopped_leading.clone();
     let work = work.clone();
@@ -147,8 +152,8 @@ async fn wait_until(what: &str, limit: Duration, f: impl Fn() -> bool) -> Result
     Ok(Instant::now())
 }
 
-async fn lease(env: &TestEnv) -> Result<Lease, kube::Error> {
-    Api::<Lease>::namespaced(env.client(), "default")
+async fn lease(client: &kube::Client, namespace: &str) -> Result<Lease, kube::Error> {
+    Api::<Lease>::namespaced(client.clone(), namespace)
         .get(LEASE)
         .await
 }
@@ -156,18 +161,19 @@ async fn lease(env: &TestEnv) -> Result<Lease, kube::Error> {
 #[tokio::test(start_paused = true)]
 async fn two_electors_should_never_lead_together_and_a_killed_leader_should_be_replaced_after_expiry()
 -> TestResult {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("two-electors-should-never-lead").await?;
+    let ns = env.namespace().to_owned();
     let work = Arc::new(Work::default());
-    let a = replica(&env, "replica-a", false, Duration::ZERO, &work)?;
+    let a = replica(env.client(), &ns, "replica-a", false, Duration::ZERO, &work)?;
     wait_until("a leads", Duration::from_secs(5), || a.elector.is_leader()).await?;
-    let b = replica(&env, "replica-b", false, Duration::ZERO, &work)?;
+    let b = replica(env.client(), &ns, "replica-b", false, Duration::ZERO, &work)?;
     let (check_stop, check) = checker(&a.elector, &b.elector, &work);
 
     // While a renews, b never takes over.
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert!(a.elector.is_leader() && !b.elector.is_leader());
     assert_eq!(b.elector.get_leader(), "replica-a");
-    let spec = lease(&env).await?.spec.unwrap_or_default();
+    let spec = lease(&env.client(), &ns).await?.spec.unwrap_or_default();
     assert_eq!(spec.holder_identity.as_deref(), Some("replica-a"));
     assert_eq!(spec.lease_duration_seconds, Some(15));
     assert_eq!(spec.lease_transitions, Some(0));
@@ -191,7 +197,7 @@ async fn two_electors_should_never_lead_together_and_a_killed_leader_should_be_r
         waited <= LEASE_DURATION + 2 * RETRY.mul_f64(2.2),
         "b took over {waited:?} after a was killed"
     );
-    let spec = lease(&env).await?.spec.unwrap_or_default();
+    let spec = lease(&env.client(), &ns).await?.spec.unwrap_or_default();
     assert_eq!(spec.holder_identity.as_deref(), Some("replica-b"));
     assert_eq!(spec.lease_transitions, Some(1));
 
@@ -205,18 +211,27 @@ async fn two_electors_should_never_lead_together_and_a_killed_leader_should_be_r
     assert!(!work.overlap.load(Ordering::SeqCst));
     b.stop.cancel();
     b.task.await?;
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn with_release_on_cancel_the_other_should_lead_within_one_jittered_retry_period_once_the_work_stopped()
 -> TestResult {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("with-release-on-cancel-the-oth").await?;
+    let ns = env.namespace().to_owned();
     let work = Arc::new(Work::default());
     // a's work takes 3 s to stop once cancelled; the lease must stay held until then.
-    let a = replica(&env, "replica-a", true, Duration::from_secs(3), &work)?;
+    let a = replica(
+        env.client(),
+        &ns,
+        "replica-a",
+        true,
+        Duration::from_secs(3),
+        &work,
+    )?;
     wait_until("a leads", Duration::from_secs(5), || a.elector.is_leader()).await?;
-    let b = replica(&env, "replica-b", false, Duration::ZERO, &work)?;
+    let b = replica(env.client(), &ns, "replica-b", false, Duration::ZERO, &work)?;
     let (check_stop, check) = checker(&a.elector, &b.elector, &work);
     tokio::time::sleep(Duration::from_secs(20)).await;
 
@@ -224,7 +239,7 @@ async fn with_release_on_cancel_the_other_should_lead_within_one_jittered_retry_
     tokio::time::sleep(Duration::from_secs(1)).await;
     // Still winding down: the lease is still a's.
     assert_eq!(
-        lease(&env)
+        lease(&env.client(), &ns)
             .await?
             .spec
             .unwrap_or_default()
@@ -235,7 +250,7 @@ async fn with_release_on_cancel_the_other_should_lead_within_one_jittered_retry_
     assert!(!b.elector.is_leader());
     a.task.await?;
     let released = Instant::now();
-    let spec = lease(&env).await?.spec.unwrap_or_default();
+    let spec = lease(&env.client(), &ns).await?.spec.unwrap_or_default();
     match spec.holder_identity.as_deref() {
         None | Some("") => assert_eq!(spec.lease_duration_seconds, Some(1)),
         Some(holder) => assert_eq!(holder, "replica-b"),
@@ -261,17 +276,38 @@ async fn with_release_on_cancel_the_other_should_lead_within_one_jittered_retry_
     assert!(!work.overlap.load(Ordering::SeqCst));
     b.stop.cancel();
     b.task.await?;
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_leader_whose_renewals_are_refused_should_stop_its_work_before_its_lease_expires()
 -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "a_leader_whose_renewals_are_refused_should_stop_its_work_before_its_lease_expires",
+        "fault injection (refusing the leader's renewals)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let work = Arc::new(Work::default());
-    let a = replica(&env, "replica-a", false, Duration::ZERO, &work)?;
+    let a = replica(
+        env.client_with_user_agent("replica-a")?,
+        "default",
+        "replica-a",
+        false,
+        Duration::ZERO,
+        &work,
+    )?;
     wait_until("a leads", Duration::from_secs(5), || a.elector.is_leader()).await?;
-    let b = replica(&env, "replica-b", false, Duration::ZERO, &work)?;
+    let b = replica(
+        env.client_with_user_agent("replica-b")?,
+        "default",
+        "replica-b",
+        false,
+        Duration::ZERO,
+        &work,
+    )?;
     let (check_stop, check) = checker(&a.elector, &b.elector, &work);
     tokio::time::sleep(Duration::from_secs(20)).await;
 
@@ -315,10 +351,11 @@ async fn a_leader_whose_renewals_are_refused_should_stop_its_work_before_its_lea
 
 #[tokio::test(start_paused = true)]
 async fn electors_should_report_each_new_leader() -> TestResult {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("electors-should-report-each-ne").await?;
+    let ns = env.namespace().to_owned();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen2 = seen.clone();
-    let lock = LeaseLock::new(env.client(), "default", LEASE, "solo");
+    let lock = LeaseLock::new(env.client(), &ns, LEASE, "solo");
     let elector = LeaderElector::new(
         LeaderElectionConfig::new(lock)
             .with_release_on_cancel(true)
@@ -335,14 +372,28 @@ async fn electors_should_report_each_new_leader() -> TestResult {
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert_eq!(*seen.lock(), vec!["solo".to_owned(), String::new()]);
     assert_eq!(elector.get_leader(), "");
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_leader_whose_renewals_hang_should_stop_at_the_renew_deadline() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "a_leader_whose_renewals_hang_should_stop_at_the_renew_deadline",
+        "fault injection (a server that hangs)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let work = Arc::new(Work::default());
-    let a = replica(&env, "replica-a", false, Duration::ZERO, &work)?;
+    let a = replica(
+        env.client_with_user_agent("replica-a")?,
+        "default",
+        "replica-a",
+        false,
+        Duration::ZERO,
+        &work,
+    )?;
     wait_until("a leads", Duration::from_secs(5), || a.elector.is_leader()).await?;
     tokio::time::sleep(Duration::from_secs(7)).await;
 
@@ -366,14 +417,15 @@ async fn a_leader_whose_renewals_hang_should_stop_at_the_renew_deadline() -> Tes
 #[tokio::test(start_paused = true)]
 async fn a_leader_that_sees_another_holder_should_keep_trying_until_its_renew_deadline()
 -> TestResult {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("a-leader-that-sees-another-hol").await?;
+    let ns = env.namespace().to_owned();
     let work = Arc::new(Work::default());
-    let a = replica(&env, "replica-a", false, Duration::ZERO, &work)?;
+    let a = replica(env.client(), &ns, "replica-a", false, Duration::ZERO, &work)?;
     wait_until("a leads", Duration::from_secs(5), || a.elector.is_leader()).await?;
     tokio::time::sleep(Duration::from_secs(5)).await;
 
     // Someone else writes itself in (a forced takeover).
-    let api = Api::<Lease>::namespaced(env.client(), "default");
+    let api = Api::<Lease>::namespaced(env.client(), &ns);
     let mut taken = api.get(LEASE).await?;
     if let Some(spec) = taken.spec.as_mut() {
         spec.holder_identity = Some("intruder".into());
@@ -392,14 +444,16 @@ async fn a_leader_that_sees_another_holder_should_keep_trying_until_its_renew_de
         "a stopped {after:?} after the takeover"
     );
     assert_eq!(a.elector.get_leader(), "intruder");
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_lease_lock_should_label_the_lease_it_creates_and_keep_the_labels_on_update() -> TestResult
 {
-    let env = TestEnv::start().await?;
-    let lock = LeaseLock::new(env.client(), "default", LEASE, "labelled")
+    let env = TestCluster::start_paused("a-lease-lock-should-label-the").await?;
+    let ns = env.namespace().to_owned();
+    let lock = LeaseLock::new(env.client(), &ns, LEASE, "labelled")
         .with_labels([("app", "kcr-test"), ("tier", "control")]);
     let elector = LeaderElector::new(LeaderElectionConfig::new(lock))?;
     let stop = CancellationToken::new();
@@ -411,14 +465,14 @@ async fn a_lease_lock_should_label_the_lease_it_creates_and_keep_the_labels_on_u
         elector.is_leader()
     })
     .await?;
-    let created = lease(&env).await?;
+    let created = lease(&env.client(), &ns).await?;
     let labels = created.metadata.labels.clone().unwrap_or_default();
     assert_eq!(labels.get("app").map(String::as_str), Some("kcr-test"));
     assert_eq!(labels.get("tier").map(String::as_str), Some("control"));
 
     // Someone changes one label and adds another; the next renewal writes
     // the lock's own label back and keeps the other one.
-    let api = Api::<Lease>::namespaced(env.client(), "default");
+    let api = Api::<Lease>::namespaced(env.client(), &ns);
     let mut edited = created;
     if let Some(l) = edited.metadata.labels.as_mut() {
         l.insert("tier".into(), "edited".into());
@@ -426,20 +480,26 @@ async fn a_lease_lock_should_label_the_lease_it_creates_and_keep_the_labels_on_u
     }
     api.replace(LEASE, &Default::default(), &edited).await?;
     tokio::time::sleep(RETRY * 2).await;
-    let labels = lease(&env).await?.metadata.labels.unwrap_or_default();
+    let labels = lease(&env.client(), &ns)
+        .await?
+        .metadata
+        .labels
+        .unwrap_or_default();
     assert_eq!(labels.get("tier").map(String::as_str), Some("control"));
     assert_eq!(labels.get("owner").map(String::as_str), Some("someone"));
-    let spec = lease(&env).await?.spec.unwrap_or_default();
+    let spec = lease(&env.client(), &ns).await?.spec.unwrap_or_default();
     assert_eq!(spec.holder_identity.as_deref(), Some("labelled"));
     stop.cancel();
     task.await?;
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_lease_duration_should_be_written_in_whole_seconds_truncated() -> TestResult {
-    let env = TestEnv::start().await?;
-    let lock = LeaseLock::new(env.client(), "default", LEASE, "truncated");
+    let env = TestCluster::start_paused("the-lease-duration-should-be-w").await?;
+    let ns = env.namespace().to_owned();
+    let lock = LeaseLock::new(env.client(), &ns, LEASE, "truncated");
     let elector = LeaderElector::new(
         LeaderElectionConfig::new(lock).with_lease_duration(Duration::from_millis(15_900)),
     )?;
@@ -452,9 +512,10 @@ async fn the_lease_duration_should_be_written_in_whole_seconds_truncated() -> Te
         elector.is_leader()
     })
     .await?;
-    let spec = lease(&env).await?.spec.unwrap_or_default();
+    let spec = lease(&env.client(), &ns).await?.spec.unwrap_or_default();
     assert_eq!(spec.lease_duration_seconds, Some(15));
     stop.cancel();
     task.await?;
+    env.shutdown().await;
     Ok(())
 }

@@ -1,6 +1,11 @@
 //! The manager over real HTTP: start order, probes, metrics, failures,
 //! graceful shutdown and leader election against kcr-testenv, under a
 //! paused clock.
+//!
+//! With `KCR_TEST_KUBECONFIG` set, the tests run against that cluster (leases in a namespace
+//! of the test's own) on a real clock, so the leader-election ones take the lease durations
+//! they assert (15 to 35 s); those that assert exact times of in-process parts, or need fault
+//! injection, skip there, saying so.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -8,7 +13,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kcr_controller_manager::{BoxError, Error, Manager, Options, runnable_fn};
-use kcr_testenv::TestEnv;
+use kcr_testenv::{TestCluster, TestEnv};
 use kube::Api;
 use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -52,10 +57,12 @@ fn recording(
 #[tokio::test(start_paused = true)]
 async fn the_manager_should_start_servers_then_other_runnables_then_leader_runnables() -> TestResult
 {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("the-manager-should-start-serve").await?;
+    let ns = env.namespace().to_owned();
     let manager = Manager::new(
         env.client(),
         options()
+            .with_leader_election_namespace(ns.as_str())
             .with_leader_election("order-lock")
             .with_leader_election_identity("me"),
     )?;
@@ -88,11 +95,12 @@ async fn the_manager_should_start_servers_then_other_runnables_then_leader_runna
     let env_client = env.client();
     {
         let events = events.clone();
+        let ns = ns.clone();
         manager.add(runnable_fn(move |ctx| {
-            let (events, client) = (events.clone(), env_client.clone());
+            let (events, client, ns) = (events.clone(), env_client.clone(), ns.clone());
             async move {
                 // Only after the lease is ours.
-                let lease = Api::<Lease>::namespaced(client, "default")
+                let lease = Api::<Lease>::namespaced(client, &ns)
                     .get("order-lock")
                     .await?;
                 let holder = lease
@@ -130,20 +138,18 @@ async fn the_manager_should_start_servers_then_other_runnables_then_leader_runna
         manager.add(runnable_fn(recording("too-late", &events))),
         Err(Error::Stopping)
     ));
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn leader_runnables_should_wait_for_the_lease() -> TestResult {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("leader-runnables-should-wait-f").await?;
+    let ns = env.namespace().to_owned();
     // Someone else holds the lease (and keeps it: nobody renews, so it
     // expires 15 s after this manager first sees it).
-    let lock = kcr_controller_manager::leaderelection::LeaseLock::new(
-        env.client(),
-        "default",
-        "held",
-        "other",
-    );
+    let lock =
+        kcr_controller_manager::leaderelection::LeaseLock::new(env.client(), &ns, "held", "other");
     let other = kcr_controller_manager::leaderelection::LeaderElector::new(
         kcr_controller_manager::leaderelection::LeaderElectionConfig::new(lock),
     )?;
@@ -157,7 +163,12 @@ async fn leader_runnables_should_wait_for_the_lease() -> TestResult {
     other_stop.cancel();
     other_task.await?;
 
-    let manager = Manager::new(env.client(), options().with_leader_election("held"))?;
+    let manager = Manager::new(
+        env.client(),
+        options()
+            .with_leader_election_namespace(ns.as_str())
+            .with_leader_election("held"),
+    )?;
     let events = Arc::new(Mutex::new(Vec::new()));
     manager.add(runnable_fn(recording("leader", &events)))?;
     manager.add(runnable_fn(recording("other", &events)).without_leader_election())?;
@@ -171,16 +182,19 @@ async fn leader_runnables_should_wait_for_the_lease() -> TestResult {
     assert_eq!(*events.lock(), vec!["other", "leader"]);
     let _ = stop.send(());
     task.await??;
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn probes_and_metrics_should_be_served_over_http() -> TestResult {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("probes-and-metrics-should-be-s").await?;
+    let ns = env.namespace().to_owned();
     let registry = kcr_metrics::Registry::new();
     let manager = Manager::new(
         env.client(),
         options()
+            .with_leader_election_namespace(ns.as_str())
             .with_leader_election("metrics-lock")
             .with_metrics_registry(registry.clone()),
     )?;
@@ -255,12 +269,13 @@ async fn probes_and_metrics_should_be_served_over_http() -> TestResult {
     // The servers are gone after start returns.
     assert!(TcpStream::connect(probes).await.is_err());
     assert!(TcpStream::connect(metrics).await.is_err());
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_runnable_should_stop_the_manager_with_its_error() -> TestResult {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("a-failing-runnable-should-stop").await?;
     let manager = Manager::new(env.client(), options())?;
     let cancelled = Arc::new(AtomicUsize::new(0));
     for _ in 0..2 {
@@ -288,12 +303,13 @@ async fn a_failing_runnable_should_stop_the_manager_with_its_error() -> TestResu
         other => panic!("expected the runnable's error, got {other:?}"),
     }
     assert_eq!(cancelled.load(Ordering::SeqCst), 2);
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_panicking_runnable_should_stop_the_manager_not_the_process() -> TestResult {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("a-panicking-runnable-should-st").await?;
     let manager = Manager::new(env.client(), options())?;
     manager.add(runnable_fn(|_ctx| async {
         if Instant::now().elapsed() < Duration::from_secs(1) {
@@ -306,11 +322,18 @@ async fn a_panicking_runnable_should_stop_the_manager_not_the_process() -> TestR
         Err(Error::RunnablePanicked(message)) => assert_eq!(message, "reconciler bug"),
         other => panic!("expected a panic error, got {other:?}"),
     }
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn graceful_shutdown_should_wait_for_runnables_that_drain_in_time() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "graceful_shutdown_should_wait_for_runnables_that_drain_in_time",
+        "exact times under a paused clock (in-process runnables and probe server; the cluster is not involved)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(
         env.client(),
@@ -344,6 +367,12 @@ async fn graceful_shutdown_should_wait_for_runnables_that_drain_in_time() -> Tes
 
 #[tokio::test(start_paused = true)]
 async fn graceful_shutdown_should_give_up_after_the_timeout() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "graceful_shutdown_should_give_up_after_the_timeout",
+        "exact times under a paused clock (in-process runnables and probe server; the cluster is not involved)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), options())?;
     manager.add(runnable_fn(|_ctx| async {
@@ -369,7 +398,7 @@ async fn graceful_shutdown_should_give_up_after_the_timeout() -> TestResult {
 
 #[tokio::test(start_paused = true)]
 async fn starting_twice_should_fail() -> TestResult {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("starting-twice-should-fail").await?;
     let manager = Manager::new(env.client(), options())?;
     let (stop, task) = start(&manager);
     tokio::time::sleep(Duration::from_millis(10)).await;
@@ -379,17 +408,25 @@ async fn starting_twice_should_fail() -> TestResult {
     ));
     let _ = stop.send(());
     task.await??;
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn invalid_leader_election_settings_should_be_refused() -> TestResult {
-    let env = TestEnv::start().await?;
-    let no_id = Manager::new(env.client(), options().with_leader_election(""));
+    let env = TestCluster::start_paused("invalid-leader-election-settin").await?;
+    let ns = env.namespace().to_owned();
+    let no_id = Manager::new(
+        env.client(),
+        options()
+            .with_leader_election_namespace(ns.as_str())
+            .with_leader_election(""),
+    );
     assert!(matches!(no_id, Err(Error::InvalidLeaderElectionConfig(_))));
     let bad = Manager::new(
         env.client(),
         options()
+            .with_leader_election_namespace(ns.as_str())
             .with_leader_election("x")
             .with_renew_deadline(Duration::from_secs(20)),
     );
@@ -407,6 +444,7 @@ async fn invalid_leader_election_settings_should_be_refused() -> TestResult {
         manager.start(async {}).await,
         Err(Error::InvalidBindAddress(_))
     ));
+    env.shutdown().await;
     Ok(())
 }
 
@@ -417,16 +455,18 @@ struct Replica {
 }
 
 fn leader_replica(
-    env: &TestEnv,
+    client: kube::Client,
+    namespace: &str,
     who: &str,
     release: bool,
     working: &Arc<AtomicUsize>,
     overlap: &Arc<AtomicBool>,
 ) -> Result<Replica, Box<dyn std::error::Error>> {
     let manager = Manager::new(
-        env.client_with_user_agent(who)?,
+        client,
         Options::default()
             .with_metrics_bind_address("0")
+            .with_leader_election_namespace(namespace)
             .with_leader_election("managers-lock")
             .with_leader_election_identity(who)
             .with_leader_election_release_on_cancel(release),
@@ -458,14 +498,15 @@ fn is_leading(r: &Replica) -> bool {
 #[tokio::test(start_paused = true)]
 async fn two_managers_should_hand_over_at_once_when_the_leader_releases_on_shutdown() -> TestResult
 {
-    let env = TestEnv::start().await?;
+    let env = TestCluster::start_paused("two-managers-should-hand-over").await?;
+    let ns = env.namespace().to_owned();
     let (working, overlap) = (
         Arc::new(AtomicUsize::new(0)),
         Arc::new(AtomicBool::new(false)),
     );
-    let a = leader_replica(&env, "manager-a", true, &working, &overlap)?;
+    let a = leader_replica(env.client(), &ns, "manager-a", true, &working, &overlap)?;
     tokio::time::timeout(Duration::from_secs(5), a.manager.elected()).await?;
-    let b = leader_replica(&env, "manager-b", true, &working, &overlap)?;
+    let b = leader_replica(env.client(), &ns, "manager-b", true, &working, &overlap)?;
     tokio::time::sleep(Duration::from_secs(30)).await;
     assert!(is_leading(&a) && !is_leading(&b));
     assert_eq!(working.load(Ordering::SeqCst), 1);
@@ -485,20 +526,41 @@ async fn two_managers_should_hand_over_at_once_when_the_leader_releases_on_shutd
     assert!(!overlap.load(Ordering::SeqCst));
     let _ = b.stop.send(());
     b.task.await??;
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_manager_that_loses_its_lease_should_stop_leader_work_before_expiry_and_fail()
 -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "a_manager_that_loses_its_lease_should_stop_leader_work_before_expiry_and_fail",
+        "fault injection (refusing the leader's renewals)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let (working, overlap) = (
         Arc::new(AtomicUsize::new(0)),
         Arc::new(AtomicBool::new(false)),
     );
-    let a = leader_replica(&env, "manager-a", false, &working, &overlap)?;
+    let a = leader_replica(
+        env.client_with_user_agent("manager-a")?,
+        "default",
+        "manager-a",
+        false,
+        &working,
+        &overlap,
+    )?;
     tokio::time::timeout(Duration::from_secs(5), a.manager.elected()).await?;
-    let b = leader_replica(&env, "manager-b", false, &working, &overlap)?;
+    let b = leader_replica(
+        env.client_with_user_agent("manager-b")?,
+        "default",
+        "manager-b",
+        false,
+        &working,
+        &overlap,
+    )?;
     tokio::time::sleep(Duration::from_secs(10)).await;
 
     let refused = Instant::now();
@@ -530,6 +592,12 @@ async fn a_manager_that_loses_its_lease_should_stop_leader_work_before_expiry_an
 
 #[tokio::test(start_paused = true)]
 async fn a_probe_client_that_never_finishes_its_headers_should_be_dropped() -> TestResult {
+    if TestCluster::skip_on_real_cluster(
+        "a_probe_client_that_never_finishes_its_headers_should_be_dropped",
+        "exact times under a paused clock (in-process runnables and probe server; the cluster is not involved)",
+    ) {
+        return Ok(());
+    }
     let env = TestEnv::start().await?;
     let manager = Manager::new(env.client(), options())?;
     let (stop, task) = start(&manager);

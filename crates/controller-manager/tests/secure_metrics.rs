@@ -122,6 +122,12 @@ async fn start_manager(env: &TestEnv, secure: SecureServing) -> BoxResult<Runnin
 
 #[tokio::test]
 async fn secure_metrics_should_answer_401_403_and_200_as_controller_runtime() -> TestResult {
+    if kcr_testenv::TestCluster::skip_on_real_cluster(
+        "secure_metrics_should_answer_401_403_and_200_as_controller_runtime",
+        "kcr-testenv's in-process token and access review rules (users, tokens, their counts)",
+    ) {
+        return Ok(());
+    }
     let env = apiserver().await?;
     let running = start_manager(&env, SecureServing::self_signed()?).await?;
 
@@ -147,6 +153,12 @@ async fn secure_metrics_should_answer_401_403_and_200_as_controller_runtime() ->
 
 #[tokio::test]
 async fn secure_metrics_should_refuse_plain_http() -> TestResult {
+    if kcr_testenv::TestCluster::skip_on_real_cluster(
+        "secure_metrics_should_refuse_plain_http",
+        "kcr-testenv's in-process token and access review rules (users, tokens, their counts)",
+    ) {
+        return Ok(());
+    }
     let env = apiserver().await?;
     let running = start_manager(&env, SecureServing::self_signed()?).await?;
     let mut tcp = TcpStream::connect(running.addr).await?;
@@ -161,6 +173,12 @@ async fn secure_metrics_should_refuse_plain_http() -> TestResult {
 
 #[tokio::test]
 async fn decisions_should_be_cached_within_their_ttl() -> TestResult {
+    if kcr_testenv::TestCluster::skip_on_real_cluster(
+        "decisions_should_be_cached_within_their_ttl",
+        "kcr-testenv's in-process token and access review rules (users, tokens, their counts)",
+    ) {
+        return Ok(());
+    }
     let env = apiserver().await?;
     let running = start_manager(&env, SecureServing::self_signed()?).await?;
     assert_eq!(running.get("/metrics", Some(SCRAPER)).await?.0, 200);
@@ -179,6 +197,12 @@ async fn decisions_should_be_cached_within_their_ttl() -> TestResult {
 
 #[tokio::test]
 async fn without_caching_every_request_should_be_reviewed_again() -> TestResult {
+    if kcr_testenv::TestCluster::skip_on_real_cluster(
+        "without_caching_every_request_should_be_reviewed_again",
+        "kcr-testenv's in-process token and access review rules (users, tokens, their counts)",
+    ) {
+        return Ok(());
+    }
     let env = apiserver().await?;
     let secure = SecureServing::self_signed()?
         .with_token_cache_ttl(std::time::Duration::ZERO)
@@ -203,6 +227,12 @@ async fn without_caching_every_request_should_be_reviewed_again() -> TestResult 
 
 #[tokio::test]
 async fn a_failing_review_should_answer_500() -> TestResult {
+    if kcr_testenv::TestCluster::skip_on_real_cluster(
+        "a_failing_review_should_answer_500",
+        "kcr-testenv's in-process token and access review rules (users, tokens, their counts)",
+    ) {
+        return Ok(());
+    }
     let env = apiserver().await?;
     let running = start_manager(&env, SecureServing::self_signed()?).await?;
     env.faults().fail_next(

@@ -1,4 +1,6 @@
-//! The shared informer factory over real HTTP against kcr-testenv.
+//! The shared informer factory over real HTTP, against kcr-testenv or the real cluster of
+//! `KCR_TEST_KUBECONFIG` (in namespaces of the test's own: its cluster-wide informers see more
+//! there, so the tests count only the objects in them).
 
 mod support;
 
@@ -11,7 +13,7 @@ use kcr_informer::{InformerKey, SharedInformerFactory};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
 use tokio_util::sync::CancellationToken;
 
-use support::{Recorder, create, eventually, start_env};
+use support::{Recorder, create, eventually, start_cluster};
 
 async fn namespace(client: kube::Client, name: &str) {
     let ns = Namespace {
@@ -30,10 +32,23 @@ async fn namespace(client: kube::Client, name: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_factory_should_share_one_informer_per_type_and_namespace_and_start_sync_and_stop_them_all()
  {
-    let env = start_env().await;
-    namespace(env.client(), "other").await;
-    let default_cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
-    let other_cms: Api<ConfigMap> = Api::namespaced(env.client(), "other");
+    let env = start_cluster("factory-share").await;
+    let ns = env.namespace().to_owned();
+    let other = format!("{ns}-other");
+    namespace(env.client(), &other).await;
+    // The objects of the test's two namespaces (a real cluster has others, and a
+    // kube-root-ca.crt config map in each namespace).
+    let ours = |keys: Vec<Arc<str>>| -> std::collections::BTreeSet<String> {
+        keys.iter()
+            .filter(|k| {
+                (k.starts_with(&format!("{ns}/")) || k.starts_with(&format!("{other}/")))
+                    && !k.ends_with("/kube-root-ca.crt")
+            })
+            .map(|k| k.to_string())
+            .collect()
+    };
+    let default_cms: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
+    let other_cms: Api<ConfigMap> = Api::namespaced(env.client(), &other);
     create(&default_cms, "a", "0").await;
     create(&other_cms, "b", "0").await;
     let secret = Secret {
@@ -43,7 +58,7 @@ async fn a_factory_should_share_one_informer_per_type_and_namespace_and_start_sy
         },
         ..Secret::default()
     };
-    Api::<Secret>::namespaced(env.client(), "default")
+    Api::<Secret>::namespaced(env.client(), &ns)
         .create(&PostParams::default(), &secret)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -56,7 +71,7 @@ async fn a_factory_should_share_one_informer_per_type_and_namespace_and_start_sy
         "one informer per type"
     );
     let secrets = factory.informer::<Secret>();
-    let in_other = factory.namespaced_informer::<ConfigMap>("other");
+    let in_other = factory.namespaced_informer::<ConfigMap>(&other);
     assert!(
         !Arc::ptr_eq(&config_maps.get_indexer(), &in_other.get_indexer()),
         "one per namespace"
@@ -76,60 +91,70 @@ async fn a_factory_should_share_one_informer_per_type_and_namespace_and_start_sy
         group: String::new(),
         version: "v1".into(),
         plural: "configmaps".into(),
-        namespace: Some("other".into()),
+        namespace: Some(other.clone()),
         dynamic: false,
     };
     assert_eq!(synced.get(&key), Some(&true));
-    assert_eq!(key.to_string(), "configmaps/v1 in other");
+    assert_eq!(key.to_string(), format!("configmaps/v1 in {other}"));
 
     let everything = Selector::everything();
-    assert_eq!(config_maps.lister().list(&everything).len(), 2);
+    assert_eq!(
+        ours(config_maps.get_indexer().list_keys()),
+        [format!("{ns}/a"), format!("{other}/b")].into()
+    );
     assert_eq!(
         config_maps
             .lister()
-            .namespaced("other")
+            .namespaced(&other)
             .list(&everything)
-            .len(),
+            .iter()
+            .filter(|cm| cm.metadata.name.as_deref() != Some("kube-root-ca.crt"))
+            .count(),
         1,
         "namespace index"
     );
     assert_eq!(
-        in_other.get_indexer().list_keys(),
-        vec![Arc::<str>::from("other/b")]
+        ours(in_other.get_indexer().list_keys()),
+        [format!("{other}/b")].into()
     );
     assert_eq!(
         secrets
             .lister()
-            .namespaced("default")
+            .namespaced(&ns)
             .get("s")
             .map(|s| s.metadata.name.clone()),
         Some(Some("s".into()))
     );
-    let dynamic_keys = {
-        let mut keys = dynamic.get_indexer().list_keys();
-        keys.sort();
-        keys
-    };
     assert_eq!(
-        dynamic_keys,
-        vec![Arc::<str>::from("default/a"), Arc::<str>::from("other/b")]
+        ours(dynamic.get_indexer().list_keys()),
+        [format!("{ns}/a"), format!("{other}/b")].into()
     );
-    let _: Option<Arc<DynamicObject>> = dynamic.get_indexer().get_by_key("default/a");
+    let _: Option<Arc<DynamicObject>> = dynamic.get_indexer().get_by_key(&format!("{ns}/a"));
 
     // A live change reaches the namespaced informer, not a change elsewhere.
     create(&default_cms, "c", "0").await;
     create(&other_cms, "d", "0").await;
-    eventually("d", 10, || recorder.len() == 2).await;
-    eventually("c", 10, || config_maps.get_indexer().len() == 4).await;
+    let ours_in_other = || {
+        recorder
+            .calls()
+            .iter()
+            .filter(|c| !c.key().ends_with("/kube-root-ca.crt"))
+            .count()
+    };
+    eventually("d", 10, || ours_in_other() == 2).await;
+    eventually("c", 10, || {
+        ours(config_maps.get_indexer().list_keys()).len() == 4
+    })
+    .await;
     assert!(
         recorder
             .calls()
             .iter()
-            .all(|c| c.key().starts_with("other/"))
+            .all(|c| c.key().starts_with(&format!("{other}/")))
     );
 
     // An informer asked for after start starts with the next start().
-    let late = factory.namespaced_informer::<Secret>("other");
+    let late = factory.namespaced_informer::<Secret>(&other);
     assert!(!late.is_started());
     factory.start();
     let synced = factory.wait_for_cache_sync(&CancellationToken::new()).await;
@@ -147,16 +172,20 @@ async fn a_factory_should_share_one_informer_per_type_and_namespace_and_start_sy
         assert!(stopped);
     }
     // After shutdown nothing starts.
-    let never = factory.namespaced_informer::<Secret>("default");
+    let never = factory.namespaced_informer::<Secret>(&ns);
     factory.start();
     assert!(!never.is_started());
+    let _ = Api::<Namespace>::all(env.client())
+        .delete(&other, &kube::api::DeleteParams::background())
+        .await;
+    env.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_for_cache_sync_should_report_an_informer_that_cannot_sync_as_not_synced() {
-    let env = start_env().await;
+    let env = start_cluster("factory-never-synced").await;
     let factory = SharedInformerFactory::new(env.client(), Duration::ZERO);
-    let config_maps = factory.informer::<ConfigMap>();
+    let config_maps = factory.namespaced_informer::<ConfigMap>(env.namespace());
     // A resource the server does not serve never lists.
     let missing = ApiResource {
         group: "example.com".into(),
@@ -168,10 +197,19 @@ async fn wait_for_cache_sync_should_report_an_informer_that_cannot_sync_as_not_s
     let never = factory.dynamic_informer(&missing);
     factory.start();
     let cancel = CancellationToken::new();
+    // Cancelled once the config maps have synced (and at the latest after the bound).
     let stop = tokio::spawn({
-        let cancel = cancel.clone();
+        let (cancel, config_maps) = (cancel.clone(), config_maps.clone());
         async move {
-            tokio::time::sleep(Duration::from_secs(2)).await;
+            let _ = tokio::time::timeout(
+                kcr_testenv::TestCluster::bound(Duration::from_secs(2)),
+                async {
+                    while !config_maps.has_synced() {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                },
+            )
+            .await;
             cancel.cancel();
         }
     });
@@ -186,4 +224,5 @@ async fn wait_for_cache_sync_should_report_an_informer_that_cannot_sync_as_not_s
         "cancelled: false"
     );
     factory.shutdown().await;
+    env.shutdown().await;
 }

@@ -1,4 +1,6 @@
-//! The shared informer over real HTTP against kcr-testenv, with `kube::Client`.
+//! The shared informer over real HTTP with `kube::Client`, against kcr-testenv or the real
+//! cluster of `KCR_TEST_KUBECONFIG` (each test in a namespace of its own); a test that needs
+//! kcr-testenv's fault injection skips there, saying so.
 
 mod support;
 
@@ -6,19 +8,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kcr_cache::{Indexers, NAMESPACE_INDEX, Selector, index_func, meta_namespace_index_func};
 use kcr_informer::{
     Error, FilteringResourceEventHandler, Registration, ResourceEventHandlerFuncs,
     SharedIndexInformer, wait_for_cache_sync,
 };
 use kcr_metrics::informer::InformerMetrics;
-use kcr_testenv::{Failure, TestEnv};
+use kcr_testenv::{Failure, TestCluster};
 use kube::api::{Api, PostParams};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use support::{Call, Gate, Gated, Recorder, create, delete, eventually, start_env, update};
+use support::{Call, Gate, Gated, Recorder, create, delete, eventually, start_cluster, update};
 
 struct Running {
     cancel: CancellationToken,
@@ -45,11 +46,11 @@ where
     Running { cancel, task }
 }
 
-fn informer(env: &TestEnv) -> SharedIndexInformer<ConfigMap> {
+fn informer(cluster: &TestCluster) -> SharedIndexInformer<ConfigMap> {
     let mut indexers = Indexers::default();
     indexers.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
     SharedIndexInformer::new(
-        Api::<ConfigMap>::namespaced(env.client(), "default"),
+        Api::<ConfigMap>::namespaced(cluster.client(), cluster.namespace()),
         Duration::ZERO,
         indexers,
     )
@@ -61,14 +62,15 @@ async fn synced(informer: &SharedIndexInformer<ConfigMap>) {
     let synced: [&dyn kcr_informer::HasSynced; 1] = [informer];
     tokio::select! {
         ok = wait_for_cache_sync(&cancel, &synced) => assert!(ok),
-        () = tokio::time::sleep(Duration::from_secs(20)) => panic!("the informer did not sync"),
+        () = tokio::time::sleep(TestCluster::bound(Duration::from_secs(20))) => panic!("the informer did not sync"),
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_handler_should_receive_every_change_in_order_per_object() {
-    let env = start_env().await;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = start_cluster("every_handler_should_receive_every_chang").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     for i in 0..5 {
         create(&api, &format!("cm{i}"), "0").await;
     }
@@ -92,7 +94,7 @@ async fn every_handler_should_receive_every_change_in_order_per_object() {
     // 5 adds, 15 updates, 5 deletes for each handler.
     eventually("every call", 20, || recorders.iter().all(|r| r.len() == 25)).await;
     for i in 0..5 {
-        let key = format!("default/cm{i}");
+        let key = format!("{ns}/cm{i}");
         let calls = recorders[0].calls_for(&key);
         let Call::Add {
             rv: mut last,
@@ -149,8 +151,9 @@ fn calls_last_rv(call: &Call) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stuck_handler_should_delay_neither_the_informer_nor_the_other_handlers() {
-    let env = start_env().await;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = start_cluster("a_stuck_handler_should_delay_neither_the").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     create(&api, "first", "0").await;
     let informer = informer(&env);
     let gate = Gate::new();
@@ -200,8 +203,9 @@ async fn a_stuck_handler_should_delay_neither_the_informer_nor_the_other_handler
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_handler_should_get_the_cache_as_initial_adds_then_live_events() {
-    let env = start_env().await;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = start_cluster("a_late_handler_should_get_the_cache_as_i").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     for i in 0..3 {
         create(&api, &format!("cm{i}"), "0").await;
     }
@@ -224,17 +228,17 @@ async fn a_late_handler_should_get_the_cache_as_initial_adds_then_live_events() 
         })
         .collect();
     replayed.sort();
-    assert_eq!(replayed, ["default/cm0", "default/cm1", "default/cm2"]);
+    assert_eq!(replayed, ["cm0", "cm1", "cm2"].map(|n| format!("{ns}/{n}")));
     create(&api, "new", "0").await;
     update(&api, "cm0", "1").await;
     eventually("live events", 10, || late.len() == 5).await;
     let calls = late.calls();
     assert!(
-        matches!(&calls[3], Call::Add { key, initial: false, .. } if key == "default/new"),
+        matches!(&calls[3], Call::Add { key, initial: false, .. } if *key == format!("{ns}/new")),
         "{calls:?}"
     );
     assert!(
-        matches!(&calls[4], Call::Update { key, resync: false, .. } if key == "default/cm0"),
+        matches!(&calls[4], Call::Update { key, resync: false, .. } if *key == format!("{ns}/cm0")),
         "{calls:?}"
     );
     running.stop().await;
@@ -242,8 +246,9 @@ async fn a_late_handler_should_get_the_cache_as_initial_adds_then_live_events() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_removed_handler_should_receive_nothing_more() {
-    let env = start_env().await;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = start_cluster("a_removed_handler_should_receive_nothing").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     let informer = informer(&env);
     let removed = Recorder::new();
     let kept = Recorder::new();
@@ -288,8 +293,11 @@ async fn a_removed_handler_should_receive_nothing_more() {
 
 #[tokio::test(start_paused = true)]
 async fn resync_should_deliver_updates_with_old_equal_to_new_at_each_handlers_period() {
-    let env = start_env().await;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    // The handlers' resync periods are driven by the clock: paused on kcr-testenv, real (35 s)
+    // on a real cluster.
+    let env = support::start_cluster_paused("informer-resync").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     for i in 0..4 {
         create(&api, &format!("cm{i}"), "0").await;
     }
@@ -297,7 +305,7 @@ async fn resync_should_deliver_updates_with_old_equal_to_new_at_each_handlers_pe
     // one resyncs every 30 s by default; a 10 s handler lowers the check
     // period before start.
     let informer = SharedIndexInformer::new(
-        Api::<ConfigMap>::namespaced(env.client(), "default"),
+        Api::<ConfigMap>::namespaced(env.client(), &ns),
         Duration::from_secs(30),
         Indexers::default(),
     )
@@ -349,8 +357,19 @@ async fn resync_should_deliver_updates_with_old_equal_to_new_at_each_handlers_pe
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relist_should_deliver_missed_deletions_as_tombstones_and_missed_updates_as_updates() {
-    let env = start_env().await;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    if TestCluster::skip_on_real_cluster(
+        "a_relist_should_deliver_missed_deletions_as_tombstones_and_missed_updates_as_updates",
+        "fault injection (429 on a watch, compaction)",
+    ) {
+        return;
+    }
+    let env = start_cluster("a_relist_should_deliver_missed_deletions").await;
+    let ns = env.namespace().to_owned();
+    let faults = env
+        .test_env()
+        .map(kcr_testenv::TestEnv::faults)
+        .expect("kcr-testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     for i in 0..3 {
         create(&api, &format!("cm{i}"), "0").await;
     }
@@ -376,33 +395,37 @@ async fn a_relist_should_deliver_missed_deletions_as_tombstones_and_missed_updat
     // Keep the informer away for 2 s: its next watch gets a 429 that the
     // client retries after `Retry-After`. Change things meanwhile and
     // compact the history, so the retried watch gets 410 and it relists.
-    env.faults()
-        .fail_next(1, Failure::too_many_requests(2).verb("watch"));
-    env.faults().close_all_watches();
+    faults.fail_next(1, Failure::too_many_requests(2).verb("watch"));
+    faults.close_all_watches();
     delete(&api, "cm1").await;
     let updated = update(&api, "cm2", "1").await;
-    env.faults().compact_history();
+    faults.compact_history();
 
     eventually("the relist's changes", 20, || recorder.len() == 6).await;
     let calls = recorder.calls();
     assert!(
         calls.contains(&Call::Delete {
-            key: "default/cm1".into(),
-            rv: Some(calls_rv_for(&calls, "default/cm1")),
+            key: format!("{ns}/cm1"),
+            rv: Some(calls_rv_for(&calls, &format!("{ns}/cm1"))),
             tombstone: true
         }),
         "{calls:?}"
     );
     let new_rv = support::rv_of(&updated);
     assert!(
-        calls.iter().any(|c| matches!(c, Call::Update { key, new_rv: n, resync: false, .. } if key == "default/cm2" && *n == new_rv)),
+        calls.iter().any(|c| matches!(c, Call::Update { key, new_rv: n, resync: false, .. } if *key == format!("{ns}/cm2") && *n == new_rv)),
         "{calls:?}"
     );
     // As client-go's reflector: a watch that ends with 410 Expired (or is
     // throttled with 429) ends the cycle quietly and relists; neither error
     // reaches the watch error handler.
     assert!(errors.lock().is_empty(), "{:?}", errors.lock());
-    assert!(informer.get_indexer().get_by_key("default/cm1").is_none());
+    assert!(
+        informer
+            .get_indexer()
+            .get_by_key(&format!("{ns}/cm1"))
+            .is_none()
+    );
     assert_ne!(informer.last_sync_resource_version(), before);
     running.stop().await;
 }
@@ -418,20 +441,16 @@ fn calls_rv_for(calls: &[Call], key: &str) -> u64 {
         .unwrap_or_else(|| panic!("no add of {key}"))
 }
 
+/// A config map whose managedFields the server sets as it creates it.
 fn with_managed_fields(name: &str) -> ConfigMap {
-    let mut cm = support::config_map(name, "0");
-    cm.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
-        manager: Some("kubectl".into()),
-        operation: Some("Apply".into()),
-        ..ManagedFieldsEntry::default()
-    }]);
-    cm
+    support::config_map(name, "0")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_transform_should_apply_before_the_cache_and_the_handlers_see_the_object() {
-    let env = start_env().await;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = start_cluster("the_transform_should_apply_before_the_ca").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     let created = api
         .create(&PostParams::default(), &with_managed_fields("a"))
         .await
@@ -486,7 +505,7 @@ async fn the_transform_should_apply_before_the_cache_and_the_handlers_see_the_ob
     // The handlers get the very objects the cache holds.
     let a = informer
         .get_indexer()
-        .get_by_key("default/a")
+        .get_by_key(&format!("{ns}/a"))
         .unwrap_or_else(|| panic!("a"));
     assert!(seen.lock().iter().any(|cm| Arc::ptr_eq(cm, &a)));
     assert!(matches!(
@@ -505,7 +524,7 @@ async fn the_transform_should_apply_before_the_cache_and_the_handlers_see_the_ob
     synced(&keeping).await;
     let a = keeping
         .get_indexer()
-        .get_by_key("default/a")
+        .get_by_key(&format!("{ns}/a"))
         .unwrap_or_else(|| panic!("a"));
     assert!(a.metadata.managed_fields.is_some());
     running.stop().await;
@@ -513,8 +532,9 @@ async fn the_transform_should_apply_before_the_cache_and_the_handlers_see_the_ob
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registration_should_sync_only_once_its_handler_has_handled_the_initial_list() {
-    let env = start_env().await;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = start_cluster("a_registration_should_sync_only_once_its").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     for i in 0..3 {
         create(&api, &format!("cm{i}"), "0").await;
     }
@@ -554,8 +574,9 @@ async fn a_registration_should_sync_only_once_its_handler_has_handled_the_initia
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_handler_should_be_caught_counted_and_keep_receiving_events() {
-    let env = start_env().await;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = start_cluster("a_panicking_handler_should_be_caught_cou").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     let metrics =
         InformerMetrics::register(&kcr_metrics::Registry::new()).unwrap_or_else(|e| panic!("{e}"));
     let informer = informer(&env).metrics(&metrics);
@@ -589,7 +610,7 @@ async fn a_panicking_handler_should_be_caught_counted_and_keep_receiving_events(
         .iter()
         .map(|c| c.key().to_owned())
         .collect();
-    assert_eq!(names, ["default/before", "default/after"]);
+    assert_eq!(names, ["before", "after"].map(|n| format!("{ns}/{n}")));
     assert_eq!(registration.panics(), 1);
     assert_eq!(metrics.for_informer("test").handler_panics.get(), 1);
     running.stop().await;
@@ -598,8 +619,9 @@ async fn a_panicking_handler_should_be_caught_counted_and_keep_receiving_events(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_filtering_handler_should_turn_leaving_the_filter_into_a_delete_and_entering_it_into_an_add()
  {
-    let env = start_env().await;
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let env = start_cluster("a_filtering_handler_should_turn_leaving_").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
     create(&api, "a", "off").await;
     let informer = informer(&env);
     let recorder = Recorder::new();
@@ -622,7 +644,7 @@ async fn a_filtering_handler_should_turn_leaving_the_filter_into_a_delete_and_en
     let off = update(&api, "a", "off").await;
     update(&api, "a", "off2").await;
     eventually("three calls", 10, || recorder.len() == 3).await;
-    let key = "default/a".to_owned();
+    let key = format!("{ns}/a");
     assert_eq!(
         recorder.calls(),
         [
@@ -650,7 +672,7 @@ async fn a_filtering_handler_should_turn_leaving_the_filter_into_a_delete_and_en
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_informer_should_run_once_and_refuse_handlers_after_it_stopped() {
-    let env = start_env().await;
+    let env = start_cluster("an_informer_should_run_once_and_refuse_h").await;
     let informer = informer(&env);
     let running = run(&informer);
     synced(&informer).await;

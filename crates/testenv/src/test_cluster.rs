@@ -1,5 +1,18 @@
 //! [`TestCluster`]: the cluster an end-to-end test runs against — the real one that
 //! `KCR_TEST_KUBECONFIG` names, or else a fresh [`TestEnv`] — with a namespace of the test's own.
+//!
+//! # Clocks
+//!
+//! Against kcr-testenv a test may run under a paused clock (`#[tokio::test(start_paused =
+//! true)]`): the server runs in the test's runtime, tokio advances the clock only when every
+//! task waits on a timer, and a test of leases or backoffs takes milliseconds. Against a real
+//! server that breaks: the runtime idles while a request is on the network, the paused clock
+//! jumps to the next timer, and every timeout fires at once. So such a test starts its cluster
+//! with [`TestCluster::start_paused`], which resumes the clock on a real cluster (the test then
+//! takes the real durations it asserts) and leaves it paused on kcr-testenv (no added wall-clock
+//! wait there). Waits are bounded by [`TestCluster::bound`], longer on a real cluster. A test
+//! that asserts exact times of in-process parts, or needs fault injection, skips on a real
+//! cluster with [`TestCluster::skip_on_real_cluster`], which prints why.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +53,8 @@ pub struct TestCluster {
     client: kube::Client,
     namespace: String,
     env: Option<TestEnv>,
+    /// The kubeconfig of the real cluster (to clean up from [`Drop`]).
+    kubeconfig: Option<PathBuf>,
     cleaned: bool,
 }
 
@@ -133,9 +148,41 @@ impl TestCluster {
         Ok(Self {
             client,
             namespace,
+            kubeconfig: env
+                .is_none()
+                .then(|| kubeconfig.map(PathBuf::from))
+                .flatten(),
             env,
             cleaned: false,
         })
+    }
+
+    /// As [`start`](Self::start), for a test whose runtime starts with a paused clock
+    /// (`#[tokio::test(start_paused = true)]`, a current-thread runtime). On kcr-testenv the
+    /// clock stays paused: the server runs in the test's runtime and the test drives time. On a
+    /// real cluster the clock is resumed first: a paused clock auto-advances whenever the
+    /// runtime waits on the network, so every timeout would fire at once against a server in
+    /// another process.
+    ///
+    /// # Panics
+    ///
+    /// On a real cluster, when the clock is not paused (see [`tokio::time::resume`]).
+    pub async fn start_paused(test: &str) -> Result<Self> {
+        if Self::real_cluster_requested() {
+            tokio::time::resume();
+        }
+        Self::start(test).await
+    }
+
+    /// How long a test waits for what takes `on_test_env` against kcr-testenv: that, or six
+    /// times as long (at least a minute) on a real cluster, whose server and controllers are
+    /// further away and busier. Waits are bounded either way.
+    pub fn bound(on_test_env: std::time::Duration) -> std::time::Duration {
+        if Self::real_cluster_requested() {
+            (on_test_env * 6).max(std::time::Duration::from_secs(60))
+        } else {
+            on_test_env
+        }
     }
 
     /// Whether `KCR_TEST_KUBECONFIG` names a real cluster (the tests then run against it).
@@ -178,7 +225,8 @@ impl TestCluster {
     }
 
     /// Deletes the test's namespace (on a real cluster: in the background, with everything in
-    /// it) and stops the embedded server.
+    /// it) and stops the embedded server. Dropping the cluster without it deletes the namespace
+    /// too.
     pub async fn shutdown(mut self) {
         self.cleaned = true;
         match self.env.take() {
@@ -195,19 +243,52 @@ impl TestCluster {
     }
 }
 
+/// Deletes `namespace` on the cluster of `kubeconfig` from a thread of its own, with a runtime
+/// and a client of its own: the test's runtime may be ending (a test that returned or panicked),
+/// and its client's connection tasks with it.
+fn delete_namespace_blocking(kubeconfig: PathBuf, namespace: String) {
+    let deleted = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime.block_on(async {
+            let kubeconfig =
+                kube::config::Kubeconfig::read_from(&kubeconfig).map_err(|e| e.to_string())?;
+            let config = kube::Config::from_custom_kubeconfig(
+                kubeconfig,
+                &kube::config::KubeConfigOptions::default(),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+            let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+            tokio::time::timeout(
+                std::time::Duration::from_secs(30),
+                Api::<Namespace>::all(client).delete(&namespace, &DeleteParams::background()),
+            )
+            .await
+            .map_err(|_| "timed out".to_owned())?
+            .map(drop)
+            .map_err(|e| format!("namespace {namespace} not deleted: {e}"))
+        })
+    })
+    .join();
+    match deleted {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => eprintln!("kcr-testenv: {e}"),
+        Err(_) => eprintln!("kcr-testenv: the namespace deletion panicked"),
+    }
+}
+
 impl Drop for TestCluster {
-    /// A test that panicked before [`shutdown`](Self::shutdown) still deletes its namespace on
-    /// a real cluster, if a tokio runtime is there to send the request.
+    /// A test that returned or panicked before [`shutdown`](Self::shutdown) still deletes its
+    /// namespace on a real cluster (blocking the dropping thread for that one request).
     fn drop(&mut self) {
         if self.cleaned || self.env.is_some() {
             return;
         }
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            let api = Api::<Namespace>::all(self.client.clone());
-            let namespace = self.namespace.clone();
-            handle.spawn(async move {
-                let _ = api.delete(&namespace, &DeleteParams::background()).await;
-            });
+        if let Some(kubeconfig) = self.kubeconfig.take() {
+            delete_namespace_blocking(kubeconfig, std::mem::take(&mut self.namespace));
         }
     }
 }
@@ -241,6 +322,26 @@ mod tests {
         let name = cluster.namespace().to_owned();
         cluster.shutdown().await;
         let after = namespaces.get_opt(&name).await.expect("get");
+        assert!(
+            after.is_none_or(|n| n.metadata.deletion_timestamp.is_some()),
+            "the namespace is deleted (or terminating)"
+        );
+        server.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_real_clusters_namespace_should_be_deleted_when_the_test_drops_it() {
+        // Two worker threads: the drop blocks one while the in-process server answers.
+        let server = TestEnv::start().await.expect("server");
+        let cluster = TestCluster::start_with(Some(server.kubeconfig_path()), "dropped")
+            .await
+            .expect("cluster");
+        let name = cluster.namespace().to_owned();
+        drop(cluster);
+        let after = Api::<Namespace>::all(server.client())
+            .get_opt(&name)
+            .await
+            .expect("get");
         assert!(
             after.is_none_or(|n| n.metadata.deletion_timestamp.is_some()),
             "the namespace is deleted (or terminating)"

@@ -186,7 +186,7 @@ impl Controller {
     pub fn builder(manager: &Manager, name: impl Into<String>) -> Builder {
         Builder::new(
             Some(manager.clone()),
-            manager.informer_factory().clone(),
+            manager.default_factory().clone(),
             name,
         )
     }

@@ -282,14 +282,54 @@ struct State {
     started: bool,
 }
 
-/// The manager's informers, made as [`CacheOptions`] says.
-pub(crate) struct Informers {
+/// The manager's informers, made as its [`CacheOptions`] say (controller-runtime's
+/// `cache.Informers` of the manager's cache): for each type, one informer per namespace the
+/// options name (or one across the cluster, for a cluster-scoped type or a manager without
+/// namespaces), with the type's label and field selectors and transform. Handed out by
+/// [`Manager::informer_factory`](crate::Manager::informer_factory); the builder's watches and
+/// [`Manager::cache_reader`](crate::Manager::cache_reader) share them.
+///
+/// Nothing here lists or watches outside what the options allow: a manager limited to
+/// namespaces never lists across the cluster, so it runs with namespace-scoped RBAC.
+///
+/// ```no_run
+/// # async fn doc(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kcr_controller_manager::manager::CacheOptions;
+/// use kcr_controller_manager::{Manager, Options};
+/// use kcr_informer::ResourceEventHandlerFuncs;
+///
+/// let manager = Manager::new(
+///     client,
+///     Options::default().with_cache(CacheOptions::default().default_namespaces(["team-a", "team-b"])),
+/// )?;
+/// // One informer in team-a, one in team-b: none across the cluster.
+/// for pods in manager.informer_factory().informers::<Pod>() {
+///     pods.add_event_handler(ResourceEventHandlerFuncs::new().add_func(|pod: &std::sync::Arc<Pod>, _| {
+///         println!("pod {:?}", pod.metadata.name);
+///     }))?;
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub struct Informers {
     client: Client,
     sync_period: Duration,
     options: CacheOptions,
     default: SharedInformerFactory,
     // A parking_lot lock, never held across `.await`.
     state: Mutex<State>,
+}
+
+impl Debug for Informers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let factories: Vec<SharedInformerFactory> =
+            self.state.lock().factories.values().cloned().collect();
+        f.debug_struct("Informers")
+            .field("options", &self.options)
+            .field("factories", &factories)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Informers {
@@ -317,9 +357,10 @@ impl Informers {
     }
 
     /// The informers caching `K`: one per namespace when `K` is namespaced and the options
-    /// name namespaces, else one. A transform the options give is set on an informer not
-    /// started yet.
-    pub(crate) fn informers<K>(&self) -> Vec<SharedIndexInformer<K>>
+    /// name namespaces, else one, with the selectors of `K` (its [`ByObject`], else the
+    /// defaults). A transform the options give is set on an informer not started yet. Made on
+    /// first use and shared after; informers made after the manager's caches step start at once.
+    pub fn informers<K>(&self) -> Vec<SharedIndexInformer<K>>
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
         K::Scope: CacheScope,
@@ -367,6 +408,15 @@ impl Informers {
             factory.start();
         }
         informers
+    }
+
+    /// Reads `K` from the informers of [`informers`](Self::informers).
+    pub fn reader<K>(&self) -> CacheReader<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::Scope: CacheScope,
+    {
+        CacheReader::new(self.informers::<K>())
     }
 
     fn transform_of<K>(&self) -> Option<ObjectTransform<K>>

@@ -251,17 +251,19 @@ impl Manager {
         &self.inner.client
     }
 
-    /// The informer factory every controller of this manager shares: one
-    /// List & Watch per resource type, however many controllers read it.
-    /// Informers asked for before [`start`](Manager::start) are started and
-    /// synced in its caches step; later ones start with the controller that
-    /// asks for them (or call `start` on the factory).
-    ///
-    /// Its informers have the cache options' default selectors but watch all namespaces: for
-    /// the namespaces, selectors and transforms of
-    /// [`Options::with_cache`](crate::Options::with_cache), read through
-    /// [`cache_reader`](Manager::cache_reader) (as the builder's watches do).
-    pub fn informer_factory(&self) -> &SharedInformerFactory {
+    /// The informers every controller of this manager shares, made as the cache options of
+    /// [`Options::with_cache`](crate::Options::with_cache) say (namespaces, selectors and
+    /// transforms by default and per type, as controller-runtime's cache): one List & Watch per
+    /// resource type and cached namespace, however many controllers read it. Informers asked
+    /// for before [`start`](Manager::start) are started and synced in its caches step; later
+    /// ones start at once.
+    pub fn informer_factory(&self) -> &Informers {
+        &self.inner.cache
+    }
+
+    /// The factory of the informers with the default selectors (the one the controllers'
+    /// start and shutdown steps drive).
+    pub(crate) fn default_factory(&self) -> &SharedInformerFactory {
         self.inner.cache.default_factory()
     }
 

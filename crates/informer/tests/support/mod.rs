@@ -9,7 +9,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_cache::DeltaObject;
 use kcr_informer::{ResourceEventHandler, is_resync};
-use kcr_testenv::TestEnv;
+use kcr_testenv::{TestCluster, TestEnv};
 use kube::Resource;
 use kube::api::{Api, ObjectMeta, PostParams};
 use parking_lot::{Condvar, Mutex};
@@ -178,9 +178,10 @@ impl<K: Resource + Send + Sync + 'static> ResourceEventHandler<K> for Gated {
     }
 }
 
-/// Polls `cond` every 10 ms (of tokio time) until it holds; fails after `secs`.
+/// Polls `cond` every 10 ms (of tokio time) until it holds; fails after `secs` (on a real
+/// cluster: [`TestCluster::bound`] of it).
 pub async fn eventually(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
+    let deadline = Instant::now() + TestCluster::bound(Duration::from_secs(secs));
     while !cond() {
         assert!(Instant::now() < deadline, "timed out waiting for: {what}");
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -191,6 +192,21 @@ pub async fn start_env() -> TestEnv {
     TestEnv::start()
         .await
         .unwrap_or_else(|e| panic!("testenv: {e}"))
+}
+
+/// The test's cluster: kcr-testenv, or the real one of `KCR_TEST_KUBECONFIG`, with a namespace
+/// of the test's own.
+pub async fn start_cluster(test: &str) -> TestCluster {
+    TestCluster::start(test)
+        .await
+        .unwrap_or_else(|e| panic!("cluster: {e}"))
+}
+
+/// [`start_cluster`] for a test whose clock starts paused (resumed on a real cluster).
+pub async fn start_cluster_paused(test: &str) -> TestCluster {
+    TestCluster::start_paused(test)
+        .await
+        .unwrap_or_else(|e| panic!("cluster: {e}"))
 }
 
 pub fn config_map(name: &str, value: &str) -> ConfigMap {

@@ -164,7 +164,8 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Checked<K> {
     }
 }
 
-/// Polls `cond` every 10 ms (of tokio time) until it holds; fails after `secs`.
+/// Polls `cond` every 10 ms (of tokio time) until it holds; fails after `secs` (on a real
+/// cluster: [`TestCluster::bound`](kcr_testenv::TestCluster::bound) of it).
 pub async fn eventually(what: &str, secs: u64, cond: impl FnMut() -> bool) {
     eventually_or(what, secs, cond, String::new).await;
 }
@@ -176,7 +177,7 @@ pub async fn eventually_or(
     mut cond: impl FnMut() -> bool,
     context: impl Fn() -> String,
 ) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
+    let deadline = Instant::now() + kcr_testenv::TestCluster::bound(Duration::from_secs(secs));
     while !cond() {
         assert!(
             Instant::now() < deadline,
@@ -193,6 +194,30 @@ pub fn client_without_retries(env: &kcr_testenv::TestEnv) -> kube::Client {
     let mut config = env.config().unwrap_or_else(|e| panic!("config: {e}"));
     config.default_retry = false;
     kube::Client::try_from(config).unwrap_or_else(|e| panic!("client: {e}"))
+}
+
+/// Creates the namespace `name` (a test's second one; its own comes with its `TestCluster`).
+pub async fn create_namespace(client: kube::Client, name: &str) {
+    use k8s_openapi::api::core::v1::Namespace;
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(client)
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap_or_else(|e| panic!("namespace {name}: {e}"));
+}
+
+/// Deletes the namespace `name` and everything in it (in the background).
+pub async fn delete_namespace(client: kube::Client, name: &str) {
+    use k8s_openapi::api::core::v1::Namespace;
+    let _ = Api::<Namespace>::all(client)
+        .delete(name, &kube::api::DeleteParams::background())
+        .await;
 }
 
 pub fn config_map(name: &str, value: &str) -> ConfigMap {
@@ -278,8 +303,28 @@ pub async fn install_widget_crd(client: kube::Client) {
         }
     }))
     .unwrap_or_else(|e| panic!("crd: {e}"));
-    Api::<CustomResourceDefinition>::all(client)
+    match Api::<CustomResourceDefinition>::all(client.clone())
         .create(&PostParams::default(), &crd)
         .await
-        .unwrap_or_else(|e| panic!("create crd: {e}"));
+    {
+        // Left by an earlier run on a real cluster: the same definition.
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 409 => {}
+        Err(e) => panic!("create crd: {e}"),
+    }
+    // A real server serves the resource once the definition is established, a moment later.
+    let widgets = Api::<Widget>::all(client);
+    let deadline = Instant::now() + kcr_testenv::TestCluster::bound(Duration::from_secs(10));
+    while widgets.list(&Default::default()).await.is_err() {
+        assert!(Instant::now() < deadline, "widgets are not served");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Deletes the `widgets.example.com` CRD (on a real cluster; kcr-testenv goes with the test).
+pub async fn delete_widget_crd(client: kube::Client) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let _ = Api::<CustomResourceDefinition>::all(client)
+        .delete("widgets.example.com", &kube::api::DeleteParams::default())
+        .await;
 }
