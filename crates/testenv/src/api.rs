@@ -824,6 +824,8 @@ fn create_managed(
         };
         obj = m;
     }
+    let namespace = t.namespace.as_deref().filter(|_| def.namespaced);
+    defaults::prepare_for_create(def, &store, namespace.unwrap_or_default(), &mut obj);
     if dry_run(req) {
         // Nothing is stored, so the object gets no resourceVersion.
         return Ok((201, to_bytes(&Value::Object(obj))));
@@ -955,6 +957,7 @@ fn prepare_update(
         }
         meta.remove("selfLink");
         defaults::on_write(def, &mut result);
+        defaults::prepare_for_update(def, old, &mut result);
         validation::on_update(def, old, &result)?;
     }
     let terminating = old.pointer("/metadata/deletionTimestamp").is_some();
