@@ -1447,6 +1447,28 @@ fn remove_crd(shared: &Shared, store: &mut Store, crd: &Value) {
     store.unregister(&storage);
 }
 
+/// A Pod is deleted gracefully with a grace period of 0 (no kubelet runs it): its last state
+/// carries the deletion timestamp and, as Pods count graceful deletion as a change, a new
+/// generation. `None` for other kinds.
+fn pod_deleted_state(def: &ResourceDef, obj: &Value) -> Option<Value> {
+    if !(def.group.is_empty() && def.kind == "Pod") {
+        return None;
+    }
+    let mut last = obj.clone();
+    let meta = metadata_mut(last.as_object_mut()?);
+    if meta.get("deletionTimestamp").is_none() {
+        meta.insert(
+            "deletionTimestamp".into(),
+            Value::String(meta::now_rfc3339()),
+        );
+        if let Some(g) = meta.get("generation").and_then(Value::as_i64) {
+            meta.insert("generation".into(), json!(g + 1));
+        }
+    }
+    meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+    Some(last)
+}
+
 /// Removes an object now (no finalizer check); returns its last state.
 pub(crate) fn delete_now(
     shared: &Shared,
@@ -1458,6 +1480,9 @@ pub(crate) fn delete_now(
     let mut last = (*old.value).clone();
     if let Some(m) = last.as_object_mut() {
         set_rv(m, store.next_rv());
+    }
+    if let Some(l) = pod_deleted_state(def, &last) {
+        last = l;
     }
     let ns = meta_str(&old.value, "namespace").map(str::to_owned);
     commit(
@@ -1571,7 +1596,10 @@ pub(crate) fn delete_one(
         }
         return mark_deleting(shared, store, def, key, &old);
     }
-    let removed = delete_now(shared, store, def, key).unwrap_or(old);
+    let mut removed = delete_now(shared, store, def, key).unwrap_or(old);
+    if let Some(last) = pod_deleted_state(def, &removed.value) {
+        removed = Stored::new(last);
+    }
     if def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions" {
         remove_crd(shared, store, &removed.value);
     }

@@ -13,7 +13,9 @@ mod names;
 mod object_meta;
 pub(crate) mod options;
 pub(crate) mod preconditions;
+mod service;
 pub(crate) mod unknown_fields;
+mod volumes;
 
 use serde_json::{Map, Value};
 
@@ -38,6 +40,15 @@ fn validate_kind(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError>
     }
 }
 
+/// The group kube-apiserver names in a kind's `Invalid` errors: that of its internal type
+/// (events.k8s.io Events are stored and validated as core Events).
+fn error_group(def: &ResourceDef) -> &str {
+    match (def.group.as_str(), def.kind.as_str()) {
+        ("events.k8s.io", "Event") => "",
+        (group, _) => group,
+    }
+}
+
 fn name_of(obj: &Map<String, Value>) -> &str {
     obj.get("metadata")
         .and_then(|m| m.get("name"))
@@ -49,7 +60,7 @@ fn name_of(obj: &Map<String, Value>) -> &str {
 pub(crate) fn on_create(def: &ResourceDef, obj: &Map<String, Value>) -> ApiResult<()> {
     let mut errs = object_meta::validate(def, obj);
     errs.extend(validate_kind(def, obj));
-    field::check(&def.group, &def.kind, name_of(obj), errs)
+    field::check(error_group(def), &def.kind, name_of(obj), errs)
 }
 
 /// Validates an update of `old` to `new` (the main resource): the kind's rules on the new
@@ -63,6 +74,7 @@ pub(crate) fn on_update(def: &ResourceDef, old: &Value, new: &Map<String, Value>
                 errs.extend(core::secret_update(old, new));
                 errs.extend(core::immutable_data(old, new));
             }
+            ("", "Service") => errs.extend(service::update(old, new)),
             ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
                 errs.extend(apps::workload_update(old, new));
             }
@@ -70,5 +82,5 @@ pub(crate) fn on_update(def: &ResourceDef, old: &Value, new: &Map<String, Value>
         }
     }
     errs.extend(validate_kind(def, new));
-    field::check(&def.group, &def.kind, name_of(new), errs)
+    field::check(error_group(def), &def.kind, name_of(new), errs)
 }
