@@ -8,6 +8,7 @@ use http::{Method, Response};
 use serde_json::{Map, Value, json};
 
 use crate::body::Body;
+use crate::conversion;
 use crate::defaults;
 use crate::managed_fields;
 use crate::meta::{self, meta_str, metadata_mut};
@@ -231,6 +232,9 @@ pub(crate) fn served_json(t: &Target, stored: &Stored) -> Bytes {
         });
         return to_bytes(&v);
     }
+    if let Some(v) = conversion::from_storage(def, &stored.value) {
+        return to_bytes(&v);
+    }
     if def.custom {
         let want = def.api_version();
         if stored.value.get("apiVersion").and_then(Value::as_str) != Some(want.as_str()) {
@@ -341,7 +345,8 @@ pub(crate) fn list_options(
         fields: FieldSelector::parse(
             req.param("fieldSelector").unwrap_or_default(),
             def.extra_fields,
-        )?,
+        )?
+        .renamed(|f| conversion::field_label(def, f)),
         resource_version: req.param("resourceVersion").map(str::to_owned),
         rv_match: req
             .param("resourceVersionMatch")
@@ -630,6 +635,7 @@ pub(crate) fn commit(
     kind: EventType,
     value: Value,
 ) -> Stored {
+    let value = conversion::to_storage(def, value);
     let stored = store.commit(&def.storage, namespace, key, kind, value);
     shared.notify(store.rv());
     stored
@@ -846,7 +852,7 @@ fn create_managed(
         let storage = first.storage.clone();
         store.register(&storage, defs);
     }
-    Ok((201, stored.json))
+    Ok((201, served_json(t, &stored)))
 }
 
 /// The parts of an object that `generation` tracks: everything but metadata and status.
@@ -1104,7 +1110,7 @@ fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)>
     let mut store = shared.store.lock();
     let old = store
         .get(&def.storage, &t.key())
-        .cloned()
+        .map(|s| conversion::stored_as(def, s))
         .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
     let part = if t.sub.as_deref() == Some("status") {
         Part::Status
@@ -1158,7 +1164,7 @@ fn write_scale(
     let mut store = shared.store.lock();
     let old = store
         .get(&def.storage, &t.key())
-        .cloned()
+        .map(|s| conversion::stored_as(def, s))
         .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
     let scale = f(&scale_of(&old.value))?;
     let replicas = scale
@@ -1322,7 +1328,7 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
     let mut store = shared.store.lock();
     let old = store
         .get(&def.storage, &t.key())
-        .cloned()
+        .map(|s| conversion::stored_as(def, s))
         .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
     let patched = apply_patch(&old.value)?;
     let Value::Object(patched) = patched else {
@@ -1393,7 +1399,10 @@ fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
     }
     let mut store = shared.store.lock();
     let fm = managed_fields::field_manager_for(&store, def, t.sub.as_deref());
-    let Some(old) = store.get(&def.storage, &t.key()).cloned() else {
+    let Some(old) = store
+        .get(&def.storage, &t.key())
+        .map(|s| conversion::stored_as(def, s))
+    else {
         if t.sub.is_some() {
             return Err(ApiError::not_found(&def.group, &def.plural, t.name()));
         }

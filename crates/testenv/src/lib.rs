@@ -157,6 +157,7 @@
 mod admin;
 mod api;
 mod body;
+mod conversion;
 mod defaults;
 mod discovery;
 mod error;
