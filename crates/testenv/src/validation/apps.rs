@@ -99,6 +99,18 @@ pub(crate) fn workload(obj: &Map<String, Value>) -> Vec<FieldError> {
         template.and_then(|t| t.get("spec")),
         "spec.template.spec",
     ));
+    // The pods of a workload's template always restart.
+    if let Some(policy) = template
+        .and_then(|t| t.pointer("/spec/restartPolicy"))
+        .and_then(Value::as_str)
+        .filter(|p| *p != "Always")
+    {
+        errs.push(FieldError::not_supported(
+            "spec.template.spec.restartPolicy",
+            &Value::from(policy),
+            &["Always"],
+        ));
+    }
     errs
 }
 

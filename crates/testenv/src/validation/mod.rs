@@ -12,6 +12,7 @@ pub(crate) mod field;
 mod names;
 mod object_meta;
 pub(crate) mod options;
+mod pod_policies;
 pub(crate) mod preconditions;
 mod service;
 pub(crate) mod unknown_fields;
@@ -31,7 +32,11 @@ fn validate_kind(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError>
     match (def.group.as_str(), def.kind.as_str()) {
         ("", "ConfigMap") => core::config_map(obj),
         ("", "Secret") => core::secret(obj),
-        ("", "Service") => core::service(obj),
+        ("", "Service") => {
+            let mut errs = core::service(obj);
+            errs.extend(service::policies(obj));
+            errs
+        }
         ("", "Pod") => core::pod_spec(obj.get("spec"), "spec"),
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => apps::workload(obj),
         ("coordination.k8s.io", "Lease") => coordination::lease(obj),

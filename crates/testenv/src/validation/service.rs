@@ -1,9 +1,46 @@
-//! Service updates, as kube-apiserver's `ValidateServiceUpdate`: the cluster IPs a Service was
-//! given cannot change while it keeps needing them (any type but `ExternalName`).
+//! Services, as kube-apiserver's `ValidateService` and `ValidateServiceUpdate`: port protocols
+//! and session affinity are known values, and the cluster IPs a Service was given cannot change
+//! while it keeps needing them (any type but `ExternalName`).
 
 use serde_json::{Map, Value};
 
 use super::field::FieldError;
+use super::pod_policies::PROTOCOLS;
+
+/// Port protocols and session affinity.
+pub(crate) fn policies(obj: &Map<String, Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = obj.get("spec");
+    for (i, p) in spec
+        .and_then(|s| s.get("ports"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let Some(protocol) = p.get("protocol").and_then(Value::as_str)
+            && !PROTOCOLS.contains(&protocol)
+        {
+            errs.push(FieldError::not_supported(
+                format!("spec.ports[{i}].protocol"),
+                &Value::from(protocol),
+                PROTOCOLS,
+            ));
+        }
+    }
+    if let Some(affinity) = spec
+        .and_then(|s| s.get("sessionAffinity"))
+        .and_then(Value::as_str)
+        .filter(|a| !matches!(*a, "ClientIP" | "None"))
+    {
+        errs.push(FieldError::not_supported(
+            "spec.sessionAffinity",
+            &Value::from(affinity),
+            &["ClientIP", "None"],
+        ));
+    }
+    errs
+}
 
 fn cluster_ips(spec: Option<&Value>) -> Vec<Value> {
     spec.and_then(|s| s.get("clusterIPs"))
