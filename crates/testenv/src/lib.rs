@@ -48,8 +48,10 @@
 //! - **Validation** (as kube-apiserver v1.36, `422 Invalid` with the recorded causes): object
 //!   names, label keys and values, annotation keys and their 256 KiB total; ConfigMap and Secret
 //!   keys, `binaryData` duplicates, `immutable`, Secret types' required keys and immutable
-//!   `type`; Service ports and types, cluster IPs immutable; Pod containers (names, images,
-//!   ports, duplicates) and volumes (one source each);
+//!   `type`; Service ports, protocols, types and session affinity, cluster IPs immutable; Pod
+//!   containers (names, images, ports, duplicates, pull and termination message policies),
+//!   restart and DNS policies and volumes (one source each); workload templates that always
+//!   restart, no rolling update with `Recreate`;
 //!   Deployment selectors (required, matching the template, immutable) and templates; Lease
 //!   durations; events.k8s.io Events; CRD names, groups (a dot required, `*.k8s.io` and
 //!   `*.kubernetes.io` only with `api-approved.kubernetes.io`). Built-in objects are decoded

@@ -82,3 +82,48 @@ async fn a_service_port_with_an_unknown_protocol_should_be_refused() {
         )]
     );
 }
+
+#[tokio::test]
+async fn a_deployment_switched_to_recreate_by_a_merge_patch_should_keep_no_rolling_update() {
+    use kube::api::{Patch, PatchParams};
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let d: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "a", "image": "nginx:1.27"}]}}
+        }
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &d).await.unwrap();
+    // The defaulted rollingUpdate stays in a merge patch that only changes the type...
+    let err = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"strategy": {"type": "Recreate"}}})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        causes(err),
+        [(
+            "spec.strategy.rollingUpdate".to_owned(),
+            "Forbidden: may not be specified when strategy `type` is 'Recreate'".to_owned()
+        )]
+    );
+    // ...and goes when the patch removes it.
+    let patched = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"strategy": {"type": "Recreate", "rollingUpdate": null}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    assert!(patched.spec.strategy.unwrap().rolling_update.is_none());
+}
