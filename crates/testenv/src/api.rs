@@ -8,6 +8,7 @@ use http::{Method, Response};
 use serde_json::{Map, Value, json};
 
 use crate::body::Body;
+use crate::conversion;
 use crate::defaults;
 use crate::managed_fields;
 use crate::meta::{self, meta_str, metadata_mut};
@@ -231,6 +232,9 @@ pub(crate) fn served_json(t: &Target, stored: &Stored) -> Bytes {
         });
         return to_bytes(&v);
     }
+    if let Some(v) = conversion::from_storage(def, &stored.value) {
+        return to_bytes(&v);
+    }
     if def.custom {
         let want = def.api_version();
         if stored.value.get("apiVersion").and_then(Value::as_str) != Some(want.as_str()) {
@@ -341,7 +345,8 @@ pub(crate) fn list_options(
         fields: FieldSelector::parse(
             req.param("fieldSelector").unwrap_or_default(),
             def.extra_fields,
-        )?,
+        )?
+        .renamed(|f| conversion::field_label(def, f)),
         resource_version: req.param("resourceVersion").map(str::to_owned),
         rv_match: req
             .param("resourceVersionMatch")
@@ -630,6 +635,7 @@ pub(crate) fn commit(
     kind: EventType,
     value: Value,
 ) -> Stored {
+    let value = conversion::to_storage(def, value);
     let stored = store.commit(&def.storage, namespace, key, kind, value);
     shared.notify(store.rv());
     stored
@@ -824,6 +830,8 @@ fn create_managed(
         };
         obj = m;
     }
+    let namespace = t.namespace.as_deref().filter(|_| def.namespaced);
+    defaults::prepare_for_create(def, &store, namespace.unwrap_or_default(), &mut obj);
     if dry_run(req) {
         // Nothing is stored, so the object gets no resourceVersion.
         return Ok((201, to_bytes(&Value::Object(obj))));
@@ -844,7 +852,7 @@ fn create_managed(
         let storage = first.storage.clone();
         store.register(&storage, defs);
     }
-    Ok((201, stored.json))
+    Ok((201, served_json(t, &stored)))
 }
 
 /// The parts of an object that `generation` tracks: everything but metadata and status.
@@ -955,6 +963,7 @@ fn prepare_update(
         }
         meta.remove("selfLink");
         defaults::on_write(def, &mut result);
+        defaults::prepare_for_update(def, old, &mut result);
         validation::on_update(def, old, &result)?;
     }
     let terminating = old.pointer("/metadata/deletionTimestamp").is_some();
@@ -1101,7 +1110,7 @@ fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)>
     let mut store = shared.store.lock();
     let old = store
         .get(&def.storage, &t.key())
-        .cloned()
+        .map(|s| conversion::stored_as(def, s))
         .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
     let part = if t.sub.as_deref() == Some("status") {
         Part::Status
@@ -1155,7 +1164,7 @@ fn write_scale(
     let mut store = shared.store.lock();
     let old = store
         .get(&def.storage, &t.key())
-        .cloned()
+        .map(|s| conversion::stored_as(def, s))
         .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
     let scale = f(&scale_of(&old.value))?;
     let replicas = scale
@@ -1319,7 +1328,7 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
     let mut store = shared.store.lock();
     let old = store
         .get(&def.storage, &t.key())
-        .cloned()
+        .map(|s| conversion::stored_as(def, s))
         .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
     let patched = apply_patch(&old.value)?;
     let Value::Object(patched) = patched else {
@@ -1390,7 +1399,10 @@ fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
     }
     let mut store = shared.store.lock();
     let fm = managed_fields::field_manager_for(&store, def, t.sub.as_deref());
-    let Some(old) = store.get(&def.storage, &t.key()).cloned() else {
+    let Some(old) = store
+        .get(&def.storage, &t.key())
+        .map(|s| conversion::stored_as(def, s))
+    else {
         if t.sub.is_some() {
             return Err(ApiError::not_found(&def.group, &def.plural, t.name()));
         }
@@ -1444,6 +1456,28 @@ fn remove_crd(shared: &Shared, store: &mut Store, crd: &Value) {
     store.unregister(&storage);
 }
 
+/// A Pod is deleted gracefully with a grace period of 0 (no kubelet runs it): its last state
+/// carries the deletion timestamp and, as Pods count graceful deletion as a change, a new
+/// generation. `None` for other kinds.
+fn pod_deleted_state(def: &ResourceDef, obj: &Value) -> Option<Value> {
+    if !(def.group.is_empty() && def.kind == "Pod") {
+        return None;
+    }
+    let mut last = obj.clone();
+    let meta = metadata_mut(last.as_object_mut()?);
+    if meta.get("deletionTimestamp").is_none() {
+        meta.insert(
+            "deletionTimestamp".into(),
+            Value::String(meta::now_rfc3339()),
+        );
+        if let Some(g) = meta.get("generation").and_then(Value::as_i64) {
+            meta.insert("generation".into(), json!(g + 1));
+        }
+    }
+    meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+    Some(last)
+}
+
 /// Removes an object now (no finalizer check); returns its last state.
 pub(crate) fn delete_now(
     shared: &Shared,
@@ -1455,6 +1489,9 @@ pub(crate) fn delete_now(
     let mut last = (*old.value).clone();
     if let Some(m) = last.as_object_mut() {
         set_rv(m, store.next_rv());
+    }
+    if let Some(l) = pod_deleted_state(def, &last) {
+        last = l;
     }
     let ns = meta_str(&old.value, "namespace").map(str::to_owned);
     commit(
@@ -1568,7 +1605,10 @@ pub(crate) fn delete_one(
         }
         return mark_deleting(shared, store, def, key, &old);
     }
-    let removed = delete_now(shared, store, def, key).unwrap_or(old);
+    let mut removed = delete_now(shared, store, def, key).unwrap_or(old);
+    if let Some(last) = pod_deleted_state(def, &removed.value) {
+        removed = Stored::new(last);
+    }
     if def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions" {
         remove_crd(shared, store, &removed.value);
     }

@@ -40,14 +40,18 @@
 //!   `kube-node-lease` exist from the start), `configmaps`, `secrets`, `pods`, `services`,
 //!   `events`, `serviceaccounts`; apps/v1 `deployments` (with `status` and `scale`);
 //!   coordination.k8s.io/v1 `leases`; events.k8s.io/v1 `events`; apiextensions.k8s.io/v1
-//!   `customresourcedefinitions` (core/v1 and events.k8s.io/v1 events are stored apart).
+//!   `customresourcedefinitions` (core/v1 and events.k8s.io/v1 events are one resource, each
+//!   version reading the other's with its fields converted).
 //!   Creating a CRD serves its resource (namespaced or
 //!   cluster-scoped, every served version, `status` when declared); deleting it stops serving
 //!   it and deletes its objects.
 //! - **Validation** (as kube-apiserver v1.36, `422 Invalid` with the recorded causes): object
 //!   names, label keys and values, annotation keys and their 256 KiB total; ConfigMap and Secret
 //!   keys, `binaryData` duplicates, `immutable`, Secret types' required keys and immutable
-//!   `type`; Service ports and types; Pod containers (names, images, ports, duplicates);
+//!   `type`; Service ports, protocols, types and session affinity, cluster IPs immutable; Pod
+//!   containers (names, images, ports, duplicates, pull and termination message policies),
+//!   restart and DNS policies and volumes (one source each); workload templates that always
+//!   restart, no rolling update with `Recreate`;
 //!   Deployment selectors (required, matching the template, immutable) and templates; Lease
 //!   durations; events.k8s.io Events; CRD names, groups (a dot required, `*.k8s.io` and
 //!   `*.kubernetes.io` only with `api-approved.kubernetes.io`). Built-in objects are decoded
@@ -56,6 +60,17 @@
 //!   with `400` under `fieldValidation=Strict`. Write options are validated (`dryRun` only
 //!   `All`, `fieldValidation`, `propagationPolicy`). Custom resources are not yet validated
 //!   against their `openAPIV3Schema` (no pruning, no schema defaults).
+//! - **Defaulting** as kube-apiserver v1.36: what its decoder defaults (and the writer owns in
+//!   `managedFields`): workloads (Deployment strategy, revision history, progress deadline,
+//!   replicas; StatefulSet and DaemonSet strategies), pod specs (restart and DNS policy,
+//!   scheduler, grace period, security context, container pull policy by image tag,
+//!   termination message, resources, port protocols, probes, volume modes), Pods (service
+//!   links, requests from limits), Services (type, session affinity, traffic policies, target
+//!   ports), Secrets (`type` `Opaque`, `stringData` merged into `data`); and what the
+//!   strategies, admission plugins and allocators set after the field manager (owned by no
+//!   manager): empty workload statuses, a Pod's service account, token volume, default
+//!   tolerations, priority, `Pending` phase and QoS class, a Service's cluster IPs
+//!   (10.96.0.0/12, IPv4 single stack) and node ports, kept by updates that leave them out.
 //! - **Namespaces**: a new one gets the `kubernetes` finalizer and the
 //!   `kubernetes.io/metadata.name` label. Deleting one makes it `Terminating`; creates in it get
 //!   `403`. kcr-testenv's own namespace finalizer (kube-controller-manager's namespace
@@ -126,7 +141,9 @@
 //! (`tests/conformance/`) and prints how many cases conform; `tests/conformance/known-failing.txt`
 //! lists, with reasons, the cases that do not yet. Not emulated: field management
 //! (`managedFields`) and server-side apply field ownership, strategic merge by patch keys,
-//! custom resource schema validation, defaulting of built-in kinds beyond namespaces, a watch
+//! custom resource schema validation, the ServiceAccount admission plugin's refusal of a Pod
+//! whose ServiceAccount does not exist (kcr-testenv admits it without the token volume: no
+//! controller creates `default` ServiceAccounts), dual-stack Services, a watch
 //! cache that outlives [`Faults::compact_history`], anonymous requests (`401` where
 //! kube-apiserver with RBAC answers `403`), Go's exact decode-error messages, garbage
 //! collection, and every controller of kube-controller-manager except the namespace finalizer.
@@ -157,6 +174,7 @@
 mod admin;
 mod api;
 mod body;
+mod conversion;
 mod defaults;
 mod discovery;
 mod error;

@@ -36,7 +36,7 @@ pub(crate) fn rfc3339(secs: u64) -> String {
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn random_u64() -> u64 {
+pub(crate) fn random_u64() -> u64 {
     let mut h = RandomState::new().build_hasher();
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
     h.finish()

@@ -92,6 +92,15 @@ fn builtin(
     }
 }
 
+/// `def` stored with another version of the same resource (events.k8s.io Events are core
+/// Events).
+fn shared_storage(storage: &str, def: ResourceDef) -> ResourceDef {
+    ResourceDef {
+        storage: storage.into(),
+        ..def
+    }
+}
+
 /// The built-in resources.
 pub(crate) fn builtins() -> Vec<ResourceDef> {
     vec![
@@ -213,23 +222,26 @@ pub(crate) fn builtins() -> Vec<ResourceDef> {
             false,
             &[],
         ),
-        builtin(
-            "events.k8s.io",
-            "v1",
-            "events",
-            "Event",
-            true,
-            &["ev"],
-            false,
-            false,
-            &[
-                "reason",
-                "type",
-                "reportingController",
-                "regarding.kind",
-                "regarding.name",
-                "regarding.namespace",
-            ],
+        shared_storage(
+            "/events",
+            builtin(
+                "events.k8s.io",
+                "v1",
+                "events",
+                "Event",
+                true,
+                &["ev"],
+                false,
+                false,
+                &[
+                    "reason",
+                    "type",
+                    "reportingController",
+                    "regarding.kind",
+                    "regarding.name",
+                    "regarding.namespace",
+                ],
+            ),
         ),
         builtin(
             "apiextensions.k8s.io",

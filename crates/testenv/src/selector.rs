@@ -278,6 +278,17 @@ impl FieldSelector {
         self.terms.is_empty()
     }
 
+    /// The selector with the fields `rename` names differently in storage renamed.
+    #[must_use]
+    pub(crate) fn renamed(mut self, rename: impl Fn(&str) -> Option<String>) -> Self {
+        for (field, _, _) in &mut self.terms {
+            if let Some(stored) = rename(field) {
+                *field = stored;
+            }
+        }
+        self
+    }
+
     pub(crate) fn matches(&self, obj: &Value) -> bool {
         self.terms
             .iter()

@@ -1,5 +1,6 @@
-//! Namespace defaults: the `kubernetes` finalizer and the immutable
-//! `kubernetes.io/metadata.name` label (set to the name on every write).
+//! Namespace defaults: the immutable `kubernetes.io/metadata.name` label (set to the name when
+//! the object is decoded, so the writer owns it), and the `kubernetes` finalizer, which the
+//! namespace strategy sets after the field manager (nobody owns it) and keeps on updates.
 
 use serde_json::{Map, Value, json};
 
@@ -8,15 +9,37 @@ use crate::meta::metadata_mut;
 /// The label every namespace carries, equal to its name.
 pub(crate) const NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
-pub(super) fn on_create(obj: &mut Map<String, Value>) {
+pub(super) fn prepare_for_create(obj: &mut Map<String, Value>) {
     let spec = obj.entry("spec").or_insert_with(|| json!({}));
-    if let Some(spec) = spec.as_object_mut()
-        && spec
-            .get("finalizers")
-            .and_then(Value::as_array)
-            .is_none_or(Vec::is_empty)
+    if !spec.is_object() {
+        *spec = json!({});
+    }
+    let Some(spec) = spec.as_object_mut() else {
+        return;
+    };
+    let finalizers = spec.entry("finalizers").or_insert_with(|| json!([]));
+    if !finalizers.is_array() {
+        *finalizers = json!([]);
+    }
+    if let Some(list) = finalizers.as_array_mut()
+        && !list.iter().any(|f| f == "kubernetes")
     {
-        spec.insert("finalizers".into(), json!(["kubernetes"]));
+        list.push(json!("kubernetes"));
+    }
+}
+
+/// An update of the main resource cannot change `spec.finalizers` (only `/finalize` does).
+pub(super) fn prepare_for_update(old: &Value, new: &mut Map<String, Value>) {
+    let old_finalizers = old.pointer("/spec/finalizers").cloned();
+    let spec = new.entry("spec").or_insert_with(|| json!({}));
+    if !spec.is_object() {
+        *spec = json!({});
+    }
+    if let Some(spec) = spec.as_object_mut() {
+        match old_finalizers {
+            Some(f) => spec.insert("finalizers".into(), f),
+            None => spec.remove("finalizers"),
+        };
     }
 }
 

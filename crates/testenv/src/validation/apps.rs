@@ -99,6 +99,28 @@ pub(crate) fn workload(obj: &Map<String, Value>) -> Vec<FieldError> {
         template.and_then(|t| t.get("spec")),
         "spec.template.spec",
     ));
+    // A Deployment that recreates its pods has no rolling update.
+    if let Some(strategy) = spec.and_then(|s| s.get("strategy"))
+        && strategy.get("type").and_then(Value::as_str) == Some("Recreate")
+        && strategy.get("rollingUpdate").is_some_and(|r| !r.is_null())
+    {
+        errs.push(FieldError::forbidden(
+            "spec.strategy.rollingUpdate",
+            "may not be specified when strategy `type` is 'Recreate'",
+        ));
+    }
+    // The pods of a workload's template always restart.
+    if let Some(policy) = template
+        .and_then(|t| t.pointer("/spec/restartPolicy"))
+        .and_then(Value::as_str)
+        .filter(|p| *p != "Always")
+    {
+        errs.push(FieldError::not_supported(
+            "spec.template.spec.restartPolicy",
+            &Value::from(policy),
+            &["Always"],
+        ));
+    }
     errs
 }
 

@@ -181,7 +181,8 @@ pub(crate) fn service(obj: &Map<String, Value>) -> Vec<FieldError> {
 /// The containers of a pod spec at `path` (`spec` of a Pod, `spec.template.spec` of a
 /// workload).
 pub(crate) fn pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
-    let mut errs = Vec::new();
+    let mut errs = super::volumes::validate(spec, path);
+    errs.extend(super::pod_policies::validate(spec, path));
     let containers = spec
         .and_then(|s| s.get("containers"))
         .and_then(Value::as_array);

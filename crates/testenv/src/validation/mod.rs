@@ -12,8 +12,11 @@ pub(crate) mod field;
 mod names;
 mod object_meta;
 pub(crate) mod options;
+mod pod_policies;
 pub(crate) mod preconditions;
+mod service;
 pub(crate) mod unknown_fields;
+mod volumes;
 
 use serde_json::{Map, Value};
 
@@ -29,12 +32,25 @@ fn validate_kind(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError>
     match (def.group.as_str(), def.kind.as_str()) {
         ("", "ConfigMap") => core::config_map(obj),
         ("", "Secret") => core::secret(obj),
-        ("", "Service") => core::service(obj),
+        ("", "Service") => {
+            let mut errs = core::service(obj);
+            errs.extend(service::policies(obj));
+            errs
+        }
         ("", "Pod") => core::pod_spec(obj.get("spec"), "spec"),
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => apps::workload(obj),
         ("coordination.k8s.io", "Lease") => coordination::lease(obj),
         ("events.k8s.io", "Event") => coordination::event_v1(obj),
         _ => Vec::new(),
+    }
+}
+
+/// The group kube-apiserver names in a kind's `Invalid` errors: that of its internal type
+/// (events.k8s.io Events are stored and validated as core Events).
+fn error_group(def: &ResourceDef) -> &str {
+    match (def.group.as_str(), def.kind.as_str()) {
+        ("events.k8s.io", "Event") => "",
+        (group, _) => group,
     }
 }
 
@@ -49,7 +65,7 @@ fn name_of(obj: &Map<String, Value>) -> &str {
 pub(crate) fn on_create(def: &ResourceDef, obj: &Map<String, Value>) -> ApiResult<()> {
     let mut errs = object_meta::validate(def, obj);
     errs.extend(validate_kind(def, obj));
-    field::check(&def.group, &def.kind, name_of(obj), errs)
+    field::check(error_group(def), &def.kind, name_of(obj), errs)
 }
 
 /// Validates an update of `old` to `new` (the main resource): the kind's rules on the new
@@ -63,6 +79,7 @@ pub(crate) fn on_update(def: &ResourceDef, old: &Value, new: &Map<String, Value>
                 errs.extend(core::secret_update(old, new));
                 errs.extend(core::immutable_data(old, new));
             }
+            ("", "Service") => errs.extend(service::update(old, new)),
             ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
                 errs.extend(apps::workload_update(old, new));
             }
@@ -70,5 +87,5 @@ pub(crate) fn on_update(def: &ResourceDef, old: &Value, new: &Map<String, Value>
         }
     }
     errs.extend(validate_kind(def, new));
-    field::check(&def.group, &def.kind, name_of(new), errs)
+    field::check(error_group(def), &def.kind, name_of(new), errs)
 }

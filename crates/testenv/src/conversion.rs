@@ -1,0 +1,173 @@
+//! Conversion between the versions of a built-in resource that share one storage, as
+//! kube-apiserver converts through its internal types: core/v1 Events and events.k8s.io/v1
+//! Events are one resource (stored as core/v1), so an Event written through either API reads
+//! through the other with its fields renamed (`regarding` ⇄ `involvedObject`, `note` ⇄
+//! `message`, `reportingController` ⇄ `reportingComponent`, `deprecated*` ⇄ `source`,
+//! `firstTimestamp`, `lastTimestamp`, `count`).
+//!
+//! Both forms carry what Go always encodes: the empty event source and the `null` timestamps.
+
+use serde_json::{Map, Value, json};
+
+use crate::registry::ResourceDef;
+use crate::store::Stored;
+
+/// Field names of events.k8s.io/v1 and their core/v1 counterparts; the others are the same.
+const EVENT_FIELDS: &[(&str, &str)] = &[
+    ("regarding", "involvedObject"),
+    ("note", "message"),
+    ("reportingController", "reportingComponent"),
+    ("deprecatedSource", "source"),
+    ("deprecatedFirstTimestamp", "firstTimestamp"),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("deprecatedCount", "count"),
+];
+
+fn is_events_v1(def: &ResourceDef) -> bool {
+    !def.custom && def.group == "events.k8s.io" && def.kind == "Event"
+}
+
+fn is_core_event(def: &ResourceDef) -> bool {
+    !def.custom && def.group.is_empty() && def.kind == "Event"
+}
+
+/// Renames the members of `obj` from one side of [`EVENT_FIELDS`] to the other.
+fn rename(obj: &mut Map<String, Value>, to_core: bool) {
+    for (events, core) in EVENT_FIELDS {
+        let (from, to) = if to_core {
+            (events, core)
+        } else {
+            (core, events)
+        };
+        match obj.remove(*from) {
+            Some(v) => {
+                obj.insert((*to).to_owned(), v);
+            }
+            None => {
+                obj.remove(*to);
+            }
+        }
+    }
+}
+
+/// The members Go encodes even when they are empty, in the form `names` gives them
+/// (`[source, firstTimestamp, lastTimestamp, involvedObject]`).
+fn always_encoded(obj: &mut Map<String, Value>, names: [&str; 4]) {
+    let [source, first, last, object] = names;
+    for (key, empty) in [
+        (source, json!({})),
+        (first, Value::Null),
+        (last, Value::Null),
+        ("eventTime", Value::Null),
+        (object, json!({})),
+    ] {
+        obj.entry(key).or_insert(empty);
+    }
+}
+
+/// A field label of `def`'s version as its storage names the field (`regarding.name` of an
+/// events.k8s.io Event is `involvedObject.name`); `None` when it is the same.
+pub(crate) fn field_label(def: &ResourceDef, field: &str) -> Option<String> {
+    if !is_events_v1(def) {
+        return None;
+    }
+    EVENT_FIELDS.iter().find_map(|(events, core)| {
+        let rest = field.strip_prefix(events)?;
+        (rest.is_empty() || rest.starts_with('.')).then(|| format!("{core}{rest}"))
+    })
+}
+
+/// An object written through `def` as its storage holds it.
+pub(crate) fn to_storage(def: &ResourceDef, value: Value) -> Value {
+    if !(is_events_v1(def) || is_core_event(def)) {
+        return value;
+    }
+    let Value::Object(mut obj) = value else {
+        return value;
+    };
+    if obj.get("apiVersion").and_then(Value::as_str) == Some("events.k8s.io/v1") {
+        rename(&mut obj, true);
+        obj.insert("apiVersion".into(), json!("v1"));
+    }
+    always_encoded(
+        &mut obj,
+        [
+            "source",
+            "firstTimestamp",
+            "lastTimestamp",
+            "involvedObject",
+        ],
+    );
+    Value::Object(obj)
+}
+
+/// A stored object as `def`'s version serves it; `None` when it is served as stored.
+pub(crate) fn from_storage(def: &ResourceDef, stored: &Value) -> Option<Value> {
+    if !is_events_v1(def) || stored.get("apiVersion").and_then(Value::as_str) != Some("v1") {
+        return None;
+    }
+    let mut obj = stored.as_object()?.clone();
+    rename(&mut obj, false);
+    obj.insert("apiVersion".into(), json!("events.k8s.io/v1"));
+    always_encoded(
+        &mut obj,
+        [
+            "deprecatedSource",
+            "deprecatedFirstTimestamp",
+            "deprecatedLastTimestamp",
+            "regarding",
+        ],
+    );
+    Some(Value::Object(obj))
+}
+
+/// A stored object as `def`'s version reads it, for the handlers that change it.
+pub(crate) fn stored_as(def: &ResourceDef, stored: &Stored) -> Stored {
+    match from_storage(def, &stored.value) {
+        Some(v) => Stored::new(v),
+        None => stored.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::builtins;
+
+    fn def(group: &str) -> ResourceDef {
+        builtins()
+            .into_iter()
+            .find(|d| d.group == group && d.kind == "Event")
+            .unwrap()
+    }
+
+    #[test]
+    fn an_events_v1_event_should_round_trip_through_core_storage() {
+        let written = json!({
+            "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": "e1"},
+            "eventTime": "2026-01-01T00:00:00.000000Z",
+            "reportingController": "example.com/ctrl", "reportingInstance": "ctrl-1",
+            "action": "Sync", "reason": "Synced", "type": "Normal", "note": "all good",
+            "regarding": {"kind": "ConfigMap", "name": "cm1"},
+            "series": {"count": 2, "lastObservedTime": "2026-01-01T00:00:01.000000Z"}
+        });
+        let stored = to_storage(&def("events.k8s.io"), written.clone());
+        assert_eq!(stored["apiVersion"], "v1");
+        assert_eq!(stored["message"], "all good");
+        assert_eq!(stored["reportingComponent"], "example.com/ctrl");
+        assert_eq!(stored["involvedObject"]["name"], "cm1");
+        assert_eq!(stored["source"], json!({}));
+        assert_eq!(stored["firstTimestamp"], Value::Null);
+        assert!(stored.get("note").is_none());
+        assert!(from_storage(&def(""), &stored).is_none());
+
+        let served = from_storage(&def("events.k8s.io"), &stored).unwrap();
+        let mut expected = written;
+        let m = expected.as_object_mut().unwrap();
+        m.insert("deprecatedSource".into(), json!({}));
+        m.insert("deprecatedFirstTimestamp".into(), Value::Null);
+        m.insert("deprecatedLastTimestamp".into(), Value::Null);
+        assert_eq!(served, expected);
+    }
+}

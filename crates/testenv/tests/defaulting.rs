@@ -1,0 +1,341 @@
+//! Defaulting and the strategies of built-in kinds through `kube::Client`: what kube-apiserver
+//! sets on a decoded object (owned by the writer in `managedFields`), what its strategies,
+//! admission plugins and allocators set after the field manager (owned by nobody), and the
+//! validation of what they produce.
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, Service, ServiceAccount};
+use kcr_testenv::TestEnv;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+/// The `fieldsV1` of the first managedFields entry of `obj`.
+fn fields_v1<K: serde::Serialize>(obj: &K) -> Value {
+    let v = serde_json::to_value(obj).unwrap();
+    v.pointer("/metadata/managedFields/0/fieldsV1")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn deployment(containers: Value, volumes: Value) -> Deployment {
+    serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": containers, "volumes": volumes}
+            }
+        }
+    }))
+    .unwrap()
+}
+
+fn api_error(err: kube::Error) -> kube::core::Status {
+    match err {
+        kube::Error::Api(s) => *s,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_deployment_should_be_created_with_its_defaults_owned_by_its_creator() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let d = deployment(json!([{"name": "app", "image": "nginx:1.27"}]), json!([]));
+    let created = api.create(&PostParams::default(), &d).await.unwrap();
+
+    let spec = &created.spec;
+    assert_eq!(spec.replicas, Some(1));
+    assert_eq!(spec.revision_history_limit, Some(10));
+    assert_eq!(spec.progress_deadline_seconds, Some(600));
+    let strategy = serde_json::to_value(&spec.strategy).unwrap();
+    assert_eq!(
+        strategy,
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
+    );
+    let pod = spec.template.spec.as_ref().unwrap();
+    assert_eq!(pod.restart_policy.as_deref(), Some("Always"));
+    assert_eq!(pod.dns_policy.as_deref(), Some("ClusterFirst"));
+    assert_eq!(pod.scheduler_name.as_deref(), Some("default-scheduler"));
+    assert_eq!(pod.termination_grace_period_seconds, Some(30));
+    assert!(pod.security_context.is_some());
+    assert_eq!(
+        pod.enable_service_links, None,
+        "only Pods get service links"
+    );
+    let c = &pod.containers[0];
+    assert_eq!(c.image_pull_policy.as_deref(), Some("IfNotPresent"));
+    assert_eq!(
+        c.termination_message_path.as_deref(),
+        Some("/dev/termination-log")
+    );
+    assert_eq!(c.termination_message_policy.as_deref(), Some("File"));
+    assert_eq!(created.status, Some(Default::default()));
+
+    // kube-apiserver defaults at decode, before the field manager: the creator owns them.
+    let fields = fields_v1(&created);
+    assert!(
+        fields
+            .pointer("/f:spec/f:strategy/f:rollingUpdate/f:maxSurge")
+            .is_some()
+    );
+    assert!(fields.pointer("/f:spec/f:revisionHistoryLimit").is_some());
+    assert!(
+        fields
+            .pointer(
+                "/f:spec/f:template/f:spec/f:containers/k:{\"name\":\"app\"}/f:imagePullPolicy"
+            )
+            .is_some()
+    );
+    assert!(fields.get("f:status").is_none());
+}
+
+#[tokio::test]
+async fn a_strategic_merge_of_one_container_should_keep_the_others_and_default_the_new_one() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let d = deployment(
+        json!([{"name": "a", "image": "nginx:1.27"}, {"name": "b", "image": "busybox:1.36"}]),
+        json!([]),
+    );
+    api.create(&PostParams::default(), &d).await.unwrap();
+    let patched = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "b", "image": "busybox"},
+                {"name": "c", "image": "redis:7", "ports": [{"containerPort": 6379}]}
+            ]}}}})),
+        )
+        .await
+        .unwrap();
+    let pod = patched.spec.template.spec.unwrap();
+    let names: Vec<&str> = pod.containers.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    // `b` keeps the pull policy it was given when it was created; `c` gets its defaults.
+    assert_eq!(pod.containers[1].image.as_deref(), Some("busybox"));
+    assert_eq!(
+        pod.containers[1].image_pull_policy.as_deref(),
+        Some("IfNotPresent")
+    );
+    let c = &pod.containers[2];
+    assert_eq!(c.image_pull_policy.as_deref(), Some("IfNotPresent"));
+    assert_eq!(
+        c.ports.as_ref().unwrap()[0].protocol.as_deref(),
+        Some("TCP")
+    );
+    assert_eq!(patched.metadata.generation, Some(2));
+}
+
+#[tokio::test]
+async fn a_volume_with_two_sources_should_be_refused() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let d = deployment(
+        json!([{"name": "a", "image": "nginx:1.27"}]),
+        json!([{"name": "data", "emptyDir": {}}]),
+    );
+    let created = api.create(&PostParams::default(), &d).await.unwrap();
+    let volumes = created.spec.template.spec.unwrap().volumes.unwrap();
+    assert!(volumes[0].empty_dir.is_some());
+    let err = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"spec": {"template": {"spec": {"volumes": [
+                {"name": "data", "configMap": {"name": "cfg"}}
+            ]}}}})),
+        )
+        .await
+        .unwrap_err();
+    let status = api_error(err);
+    assert_eq!(status.code, 422);
+    let causes = status.details.unwrap().causes;
+    assert_eq!(causes[0].field, "spec.template.spec.volumes[0].configMap");
+    assert_eq!(
+        causes[0].message,
+        "Forbidden: may not specify more than 1 volume type"
+    );
+}
+
+#[tokio::test]
+async fn a_secret_should_merge_string_data_into_data_and_default_its_type() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Secret> = Api::namespaced(env.client(), "default");
+    let s: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "creds"},
+        "data": {"user": "b2xk", "token": "dA=="},
+        "stringData": {"user": "admin"}
+    }))
+    .unwrap();
+    let created = api.create(&PostParams::default(), &s).await.unwrap();
+    let data = created.data.as_ref().unwrap();
+    assert_eq!(data["user"].0, b"admin");
+    assert_eq!(data["token"].0, b"t");
+    assert!(created.string_data.is_none());
+    assert_eq!(created.type_.as_deref(), Some("Opaque"));
+    let fields = fields_v1(&created);
+    assert!(fields.pointer("/f:data/f:user").is_some());
+    assert!(fields.pointer("/f:type").is_some());
+    assert!(fields.get("f:stringData").is_none());
+
+    let err = api
+        .patch(
+            "creds",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"type": "kubernetes.io/basic-auth"})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(api_error(err).code, 422);
+}
+
+#[tokio::test]
+async fn a_service_should_get_a_cluster_ip_that_cannot_change() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Service> = Api::namespaced(env.client(), "default");
+    let svc: Service = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}
+    }))
+    .unwrap();
+    let created = api.create(&PostParams::default(), &svc).await.unwrap();
+    let spec = created.spec.as_ref().unwrap();
+    let ip = spec.cluster_ip.clone().unwrap();
+    assert!(ip.parse::<std::net::Ipv4Addr>().is_ok(), "{ip}");
+    assert_eq!(spec.cluster_ips.as_deref(), Some(&[ip.clone()][..]));
+    assert_eq!(spec.type_.as_deref(), Some("ClusterIP"));
+    assert_eq!(spec.session_affinity.as_deref(), Some("None"));
+    assert_eq!(spec.ip_families.as_deref(), Some(&["IPv4".to_owned()][..]));
+    assert_eq!(spec.ip_family_policy.as_deref(), Some("SingleStack"));
+    let port = &spec.ports.as_ref().unwrap()[0];
+    assert_eq!(port.protocol.as_deref(), Some("TCP"));
+    assert_eq!(
+        port.target_port,
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(80))
+    );
+    // The allocator runs after the field manager: nobody owns the cluster IPs.
+    let fields = fields_v1(&created);
+    assert!(fields.pointer("/f:spec/f:type").is_some());
+    assert!(fields.pointer("/f:spec/f:clusterIP").is_none());
+
+    // A PUT that leaves the allocated values out keeps them.
+    let mut replaced = created.clone();
+    if let Some(spec) = replaced.spec.as_mut() {
+        spec.cluster_ip = None;
+        spec.cluster_ips = None;
+        spec.ip_families = None;
+        spec.ip_family_policy = None;
+    }
+    let replaced = api
+        .replace("web", &PostParams::default(), &replaced)
+        .await
+        .unwrap();
+    assert_eq!(replaced.spec.unwrap().cluster_ip, Some(ip));
+
+    let err = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"clusterIP": "10.96.7.7"}})),
+        )
+        .await
+        .unwrap_err();
+    let status = api_error(err);
+    assert_eq!(status.code, 422);
+    assert_eq!(
+        status.details.unwrap().causes[0].message,
+        "Invalid value: [\"10.96.7.7\"]: may not change once set"
+    );
+}
+
+#[tokio::test]
+async fn a_namespace_finalizer_should_be_set_by_the_strategy_and_kept_by_updates() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Namespace> = Api::all(env.client());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "team-a"}})).unwrap();
+    let created = api.create(&PostParams::default(), &ns).await.unwrap();
+    let finalizers = |ns: &Namespace| ns.spec.as_ref().and_then(|s| s.finalizers.clone());
+    assert_eq!(finalizers(&created), Some(vec!["kubernetes".to_owned()]));
+    let fields = fields_v1(&created);
+    assert!(fields.get("f:spec").is_none(), "{fields}");
+    assert!(
+        fields
+            .pointer("/f:metadata/f:labels/f:kubernetes.io~1metadata.name")
+            .is_some()
+    );
+
+    let mut without = created.clone();
+    without.spec = None;
+    let replaced = api
+        .replace("team-a", &PostParams::default(), &without)
+        .await
+        .unwrap();
+    assert_eq!(finalizers(&replaced), Some(vec!["kubernetes".to_owned()]));
+}
+
+#[tokio::test]
+async fn a_pod_should_be_admitted_with_its_service_account_token_and_tolerations() {
+    let env = TestEnv::start().await.unwrap();
+    let accounts: Api<ServiceAccount> = Api::namespaced(env.client(), "default");
+    let sa: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
+    accounts.create(&PostParams::default(), &sa).await.unwrap();
+    let api: Api<Pod> = Api::namespaced(env.client(), "default");
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "p1"},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.27",
+            "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}},
+            "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}}}]}
+    }))
+    .unwrap();
+    let created = api.create(&PostParams::default(), &pod).await.unwrap();
+    let spec = created.spec.as_ref().unwrap();
+    assert_eq!(spec.service_account_name.as_deref(), Some("default"));
+    assert_eq!(spec.enable_service_links, Some(true));
+    assert_eq!(spec.priority, Some(0));
+    let volume = &spec.volumes.as_ref().unwrap()[0];
+    assert!(
+        volume.name.starts_with("kube-api-access-"),
+        "{}",
+        volume.name
+    );
+    let c = &spec.containers[0];
+    let mount = &c.volume_mounts.as_ref().unwrap()[0];
+    assert_eq!(mount.name, volume.name);
+    assert_eq!(
+        mount.mount_path,
+        "/var/run/secrets/kubernetes.io/serviceaccount"
+    );
+    let requests = c.resources.as_ref().unwrap().requests.as_ref().unwrap();
+    assert_eq!(requests["cpu"].0, "500m");
+    let probe = c.readiness_probe.as_ref().unwrap();
+    assert_eq!(probe.period_seconds, Some(10));
+    assert_eq!(
+        probe.http_get.as_ref().unwrap().scheme.as_deref(),
+        Some("HTTP")
+    );
+    let tolerations = spec.tolerations.as_ref().unwrap();
+    assert_eq!(tolerations.len(), 2);
+    assert_eq!(tolerations[0].toleration_seconds, Some(300));
+    let status = created.status.as_ref().unwrap();
+    assert_eq!(status.phase.as_deref(), Some("Pending"));
+    assert_eq!(status.qos_class.as_deref(), Some("Guaranteed"));
+    // Admission and the strategy run after the field manager: nobody owns what they set.
+    let fields = fields_v1(&created);
+    assert!(fields.pointer("/f:spec/f:enableServiceLinks").is_some());
+    assert!(fields.pointer("/f:spec/f:serviceAccountName").is_none());
+    assert!(fields.pointer("/f:spec/f:tolerations").is_none());
+
+    let deleted = api
+        .delete("p1", &DeleteParams::default())
+        .await
+        .unwrap()
+        .left()
+        .unwrap();
+    assert!(deleted.metadata.deletion_timestamp.is_some());
+    assert_eq!(deleted.metadata.deletion_grace_period_seconds, Some(0));
+    assert!(api.get_opt("p1").await.unwrap().is_none());
+}
