@@ -553,3 +553,91 @@ async fn unknown_tokens_should_get_401_when_rbac_is_enforced() {
     // A ServiceAccount that does not exist gets no token.
     assert!(env.service_account_client("default", "ghost").is_err());
 }
+
+#[tokio::test]
+async fn a_token_for_another_audience_should_not_authenticate_to_the_server() {
+    let env = rbac_env().await;
+    service_account(&env, "default", "vault-client").await;
+    let sas: Api<ServiceAccount> = Api::namespaced(env.client(), "default");
+    let request = TokenRequest {
+        spec: Some(TokenRequestSpec {
+            audiences: Some(vec!["vault".into()]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let issued: TokenRequest = sas
+        .create_subresource::<TokenRequest, TokenRequest>(
+            "token",
+            "vault-client",
+            &PostParams::default(),
+            &request,
+        )
+        .await
+        .unwrap();
+    assert_eq!(issued.spec.unwrap().expiration_seconds, Some(3600));
+    let token = issued.status.unwrap().token.unwrap();
+    let reviews: Api<TokenReview> = Api::all(env.client());
+    let review = |audiences: Option<Vec<String>>| TokenReview {
+        spec: TokenReviewSpec {
+            token: token.clone(),
+            audiences,
+        },
+        ..Default::default()
+    };
+    let status = reviews
+        .create(&PostParams::default(), &review(Some(vec!["vault".into()])))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(status.authenticated, Some(true));
+    assert_eq!(status.audiences, Some(vec!["vault".to_owned()]));
+    // Not for kube-apiserver's own audience.
+    let status = reviews
+        .create(&PostParams::default(), &review(None))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(status.authenticated, Some(false));
+    let err = Api::<ConfigMap>::namespaced(env.client_with_token(&token).unwrap(), "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap_err();
+    assert_eq!(api_error(err).code, 401);
+}
+
+#[tokio::test]
+async fn a_self_subject_review_should_report_the_requesting_user() {
+    let env = TestEnv::start().await.unwrap();
+    service_account(&env, "default", "whoami").await;
+    let client = env.service_account_client("default", "whoami").unwrap();
+    let answer: serde_json::Value = client
+        .request(
+            http::Request::post("/apis/authentication.k8s.io/v1/selfsubjectreviews")
+                .header("content-type", "application/json")
+                .body(
+                    serde_json::to_vec(&json!({
+                        "apiVersion": "authentication.k8s.io/v1",
+                        "kind": "SelfSubjectReview"
+                    }))
+                    .unwrap(),
+                )
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.pointer("/status/userInfo/username"),
+        Some(&json!("system:serviceaccount:default:whoami"))
+    );
+    assert_eq!(
+        answer.pointer("/status/userInfo/groups"),
+        Some(&json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ]))
+    );
+}
