@@ -455,3 +455,85 @@ async fn approval_should_set_the_conditions_of_a_certificate_signing_request() {
     );
     assert_eq!(err.code, 422);
 }
+
+#[tokio::test]
+async fn an_unready_pod_should_be_evicted_without_spending_a_healthy_budget() {
+    let env = TestEnv::start().await.unwrap();
+    let client = no_retry_client(&env);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let pdbs: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), "default");
+    pdbs.create(
+        &PostParams::default(),
+        &from_json(json!({"metadata": {"name": "guard"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}})),
+    )
+    .await
+    .unwrap();
+    let mut pdb = pdbs.get_status("guard").await.unwrap();
+    pdb.status = Some(from_json(json!({
+        "observedGeneration": 1, "disruptionsAllowed": 0,
+        "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 2
+    })));
+    pdbs.replace_status("guard", &PostParams::default(), &pdb)
+        .await
+        .unwrap();
+    pods.create(
+        &PostParams::default(),
+        &pod("unready", json!({"app": "web"})),
+    )
+    .await
+    .unwrap();
+    let mut p = pods.get_status("unready").await.unwrap();
+    p.status = Some(from_json(json!({
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "False"}]
+    })));
+    pods.replace_status("unready", &PostParams::default(), &p)
+        .await
+        .unwrap();
+    // A dry run deletes nothing.
+    let dry = EvictParams {
+        post_options: PostParams {
+            dry_run: true,
+            ..PostParams::default()
+        },
+        ..EvictParams::default()
+    };
+    pods.evict("unready", &dry).await.unwrap();
+    assert!(pods.get_opt("unready").await.unwrap().is_some());
+    pods.evict("unready", &EvictParams::default())
+        .await
+        .unwrap();
+    assert!(pods.get_opt("unready").await.unwrap().is_none());
+    let status = pdbs.get("guard").await.unwrap().status.unwrap();
+    assert_eq!(status.disruptions_allowed, Some(0));
+    assert!(status.disrupted_pods.is_none());
+}
+
+#[tokio::test]
+async fn a_log_request_should_name_the_container_of_a_pod_with_several() {
+    let env = TestEnv::start().await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(
+        &PostParams::default(),
+        &from_json(json!({"metadata": {"name": "two"}, "spec": {"containers": [
+            {"name": "app", "image": "nginx"}, {"name": "proxy", "image": "envoy"}
+        ]}})),
+    )
+    .await
+    .unwrap();
+    let err = api_error(pods.logs("two", &LogParams::default()).await.unwrap_err());
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (
+            400,
+            "a container name must be specified for pod two, choose one of: [app proxy]"
+        )
+    );
+    env.set_pod_log("default", "two", "proxy", "proxied\n");
+    let proxy = LogParams {
+        container: Some("proxy".into()),
+        ..LogParams::default()
+    };
+    assert_eq!(pods.logs("two", &proxy).await.unwrap(), "proxied\n");
+}
