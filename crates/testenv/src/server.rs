@@ -353,6 +353,9 @@ async fn serve(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<B
         if !decision.allowed() {
             return error_response(&crate::rbac::forbidden(&attributes, decision.reason()));
         }
+        if let Err(e) = crate::rbac::escalation::check(&shared, &req) {
+            return error_response(&e);
+        }
     }
     if shared.options.admin_endpoint && req.path.starts_with(admin::PREFIX) {
         return admin::handle(&shared, &req).await;

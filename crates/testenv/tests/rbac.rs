@@ -641,3 +641,99 @@ async fn a_self_subject_review_should_report_the_requesting_user() {
         ]))
     );
 }
+
+#[tokio::test]
+async fn an_operator_should_grant_only_what_it_holds_unless_it_may_escalate_or_bind() {
+    let env = rbac_env().await;
+    service_account(&env, "default", "installer").await;
+    create(
+        Api::<Role>::namespaced(env.client(), "default"),
+        json!({
+            "metadata": {"name": "installer"},
+            "rules": [
+                {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"], "verbs": ["create"]},
+                {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}
+            ]
+        }),
+    )
+    .await;
+    create(
+        Api::<RoleBinding>::namespaced(env.client(), "default"),
+        json!({
+            "metadata": {"name": "installer"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "installer"},
+            "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": "default"}]
+        }),
+    )
+    .await;
+    let installer = env.service_account_client("default", "installer").unwrap();
+    let roles: Api<Role> = Api::namespaced(installer.clone(), "default");
+    // What it holds it may grant.
+    roles
+        .create(
+            &PostParams::default(),
+            &from_json(json!({"metadata": {"name": "reader"},
+                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]})),
+        )
+        .await
+        .unwrap();
+    // More is refused, naming what is missing.
+    let denied = api_error(
+        roles
+            .create(
+                &PostParams::default(),
+                &from_json(json!({"metadata": {"name": "writer"},
+                    "rules": [{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "delete"]}]})),
+            )
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(denied.code, 403);
+    assert_eq!(
+        denied.message,
+        "roles.rbac.authorization.k8s.io \"writer\" is forbidden: user \"system:serviceaccount:default:installer\" (groups=[\"system:serviceaccounts\" \"system:serviceaccounts:default\" \"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"configmaps\"], Verbs:[\"delete\"]}\n{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\" \"delete\"]}"
+    );
+    // A binding to a role it does not hold is refused, unless it may `bind` that role.
+    create(
+        Api::<ClusterRole>::all(env.client()),
+        json!({"metadata": {"name": "secret-admin"},
+               "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["*"]}]}),
+    )
+    .await;
+    let bindings: Api<RoleBinding> = Api::namespaced(installer.clone(), "default");
+    let binding: RoleBinding = from_json(json!({
+        "metadata": {"name": "app-secrets"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "secret-admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": "app"}]
+    }));
+    let denied = api_error(
+        bindings
+            .create(&PostParams::default(), &binding)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(denied.code, 403);
+    assert!(denied.message.starts_with(
+        "rolebindings.rbac.authorization.k8s.io \"app-secrets\" is forbidden: user \"system:serviceaccount:default:installer\""
+    ), "{}", denied.message);
+    create(
+        Api::<Role>::namespaced(env.client(), "default"),
+        json!({"metadata": {"name": "binder"},
+               "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+                          "verbs": ["bind"], "resourceNames": ["secret-admin"]}]}),
+    )
+    .await;
+    create(
+        Api::<RoleBinding>::namespaced(env.client(), "default"),
+        json!({
+            "metadata": {"name": "binder"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "binder"},
+            "subjects": [{"kind": "ServiceAccount", "name": "installer"}]
+        }),
+    )
+    .await;
+    bindings
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+}

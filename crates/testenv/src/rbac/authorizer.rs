@@ -220,6 +220,54 @@ fn role_ref_rules(
     }
 }
 
+/// Every rule that applies to `user` in `namespace` (cluster-wide ones included) and the errors
+/// met resolving them, as kube-apiserver's `RulesFor`.
+pub(crate) fn rules_for(
+    store: &Store,
+    user: &UserInfo,
+    namespace: &str,
+) -> (Vec<PolicyRule>, Vec<String>) {
+    let mut rules = Vec::new();
+    let mut errors: Vec<String> = Vec::new();
+    let mut visit = |binding: &Value, ns: &str| {
+        if !subjects(binding).iter().any(|s| applies_to(user, s, ns)) {
+            return;
+        }
+        match role_ref_rules(store, binding, ns) {
+            Ok(r) => rules.extend(r),
+            Err(e) if !errors.contains(&e) => errors.push(e),
+            Err(_) => {}
+        }
+    };
+    for key in store.keys(CLUSTER_ROLE_BINDINGS, None) {
+        if let Some(b) = store.get(CLUSTER_ROLE_BINDINGS, &key) {
+            visit(&b.value, "");
+        }
+    }
+    if !namespace.is_empty() {
+        for key in store.keys(ROLE_BINDINGS, Some(namespace)) {
+            if let Some(b) = store.get(ROLE_BINDINGS, &key) {
+                visit(&b.value, namespace);
+            }
+        }
+    }
+    (rules, errors)
+}
+
+/// The rules a binding's `roleRef` grants, for the escalation check of a binding.
+pub(crate) fn rules_of_role_ref(
+    store: &Store,
+    binding: &Value,
+    namespace: &str,
+) -> Result<Vec<PolicyRule>, String> {
+    role_ref_rules(store, binding, namespace)
+}
+
+/// The rules of a ClusterRole or Role object being written (aggregated rules included).
+pub(crate) fn rules_of_new_role(store: &Store, role: &Value) -> Vec<PolicyRule> {
+    aggregated_rules(store, role, &mut HashSet::new())
+}
+
 /// The RBAC authorizer on its own.
 pub(crate) fn rbac(store: &Store, a: &Attributes) -> Decision {
     let mut errors: Vec<String> = Vec::new();

@@ -9,9 +9,11 @@
 //! - [`authorizer`]: the union kube-apiserver runs (the `system:masters` group, then RBAC from
 //!   the stored Roles, ClusterRoles and their bindings; kcr-testenv's
 //!   [`AccessRule`](crate::AccessRule)s join in), and the `403 Forbidden` answer.
+//! - [`escalation`]: no Role or binding may grant more than its writer holds.
 
 pub(crate) mod authentication;
 pub(crate) mod authorizer;
+pub(crate) mod escalation;
 pub(crate) mod request_info;
 pub(crate) mod rule;
 
