@@ -113,8 +113,12 @@
 //!   `nonResourceURLs`, subjects by user, group or ServiceAccount. A denied request gets
 //!   kube-apiserver's `403 Forbidden` (`... is forbidden: User "..." cannot VERB resource "..."
 //!   in API group "..." in the namespace "..."`, with a binding to a missing role named), so an
-//!   operator's RBAC manifests can be tested by running it under its ServiceAccount. No
-//!   bootstrap roles are created by this option.
+//!   operator's RBAC manifests can be tested by running it under its ServiceAccount. Roles and
+//!   bindings written by anyone but `system:masters` may grant only what the writer holds
+//!   (else the `escalate` / `bind` verbs are needed), as kube-apiserver's escalation check
+//!   (`POST`, `PUT` and server-side apply; other patches are not checked). Impersonation
+//!   (`Impersonate-User`, `Impersonate-Group`, `Impersonate-Uid`, `kubectl --as`) needs the
+//!   `impersonate` verb. No bootstrap roles are created by this option.
 //! - **Reviews**: `authentication.k8s.io/v1` `tokenreviews` and `selfsubjectreviews`,
 //!   `authorization.k8s.io/v1` `subjectaccessreviews`, `selfsubjectaccessreviews` and
 //!   `localsubjectaccessreviews` (create only): a `TokenReview` accepts the user tokens of

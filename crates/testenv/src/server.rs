@@ -321,7 +321,9 @@ async fn serve(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<B
     let user = if open {
         crate::rbac::authentication::admin()
     } else {
-        match crate::rbac::authenticate(&shared, &parts.headers) {
+        match crate::rbac::authenticate(&shared, &parts.headers)
+            .and_then(|user| crate::rbac::impersonation::impersonate(&shared, user, &parts.headers))
+        {
             Ok(user) => user,
             Err(e) => return error_response(&e),
         }

@@ -10,10 +10,12 @@
 //!   the stored Roles, ClusterRoles and their bindings; kcr-testenv's
 //!   [`AccessRule`](crate::AccessRule)s join in), and the `403 Forbidden` answer.
 //! - [`escalation`]: no Role or binding may grant more than its writer holds.
+//! - [`impersonation`]: `Impersonate-User` / `Impersonate-Group` (`kubectl --as`).
 
 pub(crate) mod authentication;
 pub(crate) mod authorizer;
 pub(crate) mod escalation;
+pub(crate) mod impersonation;
 pub(crate) mod request_info;
 pub(crate) mod rule;
 
