@@ -810,3 +810,75 @@ async fn impersonation_should_run_requests_as_the_impersonated_user_when_allowed
         "users \"bob\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"
     );
 }
+
+#[tokio::test]
+async fn a_token_bound_to_a_pod_should_stop_working_when_the_pod_goes() {
+    let env = TestEnv::start().await.unwrap();
+    service_account(&env, "default", "runner").await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let pod = pods
+        .create(
+            &PostParams::default(),
+            &from_json(
+                json!({"metadata": {"name": "job"}, "spec": {"serviceAccountName": "runner",
+                "containers": [{"name": "c", "image": "busybox"}]}}),
+            ),
+        )
+        .await
+        .unwrap();
+    let sas: Api<ServiceAccount> = Api::namespaced(env.client(), "default");
+    let request: TokenRequest = from_json(json!({"spec": {"boundObjectRef": {
+        "apiVersion": "v1", "kind": "Pod", "name": "job", "uid": pod.metadata.uid
+    }}}));
+    let issued = sas
+        .create_subresource::<TokenRequest, TokenRequest>(
+            "token",
+            "runner",
+            &PostParams::default(),
+            &request,
+        )
+        .await
+        .unwrap();
+    let token = issued.status.unwrap().token.unwrap();
+    let reviews: Api<TokenReview> = Api::all(env.client());
+    let review = TokenReview {
+        spec: TokenReviewSpec {
+            token: token.clone(),
+            audiences: None,
+        },
+        ..Default::default()
+    };
+    let status = reviews
+        .create(&PostParams::default(), &review)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(status.authenticated, Some(true));
+    // Only a Pod running as the ServiceAccount can be bound.
+    let wrong: TokenRequest = from_json(json!({"spec": {"boundObjectRef": {
+        "apiVersion": "v1", "kind": "Pod", "name": "job"
+    }}}));
+    service_account(&env, "default", "other").await;
+    let err = sas
+        .create_subresource::<TokenRequest, TokenRequest>(
+            "token",
+            "other",
+            &PostParams::default(),
+            &wrong,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        api_error(err).message,
+        "cannot bind token for serviceaccount \"other\" to pod running with serviceaccount \"runner\""
+    );
+    pods.delete("job", &DeleteParams::default()).await.unwrap();
+    let status = reviews
+        .create(&PostParams::default(), &review)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(status.authenticated, Some(false));
+}

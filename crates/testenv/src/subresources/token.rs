@@ -1,6 +1,7 @@
 //! `serviceaccounts/<name>/token` (TokenRequest, `authentication.k8s.io/v1`): issues a bound
 //! ServiceAccount token that kcr-testenv's authentication and `TokenReview` accept for that
-//! ServiceAccount while it exists (same uid) and the token has not expired.
+//! ServiceAccount while it exists (same uid), the object it is bound to (`boundObjectRef`, a
+//! Pod or Secret) exists, and the token has not expired.
 //!
 //! The token is a JWT-shaped string with kube-apiserver's claims (`iss`, `sub`, `aud`, `exp`,
 //! `iat`, `nbf`, `jti`, `kubernetes.io`), so code that decodes its payload reads the same
@@ -40,6 +41,8 @@ pub(crate) struct IssuedToken {
     /// Seconds since the Unix epoch.
     expires: u64,
     jti: String,
+    /// The object the token is bound to (storage, key, uid): the token is valid while it exists.
+    bound: Option<(&'static str, String, String)>,
 }
 
 /// The tokens issued so far, by token.
@@ -96,6 +99,13 @@ fn valid(
         &object_key(Some(&issued.namespace), &issued.name),
     )?;
     if meta_str(&sa.value, "uid") != Some(issued.uid.as_str()) {
+        return None;
+    }
+    if let Some((storage, key, uid)) = &issued.bound
+        && store
+            .get(storage, key)
+            .is_none_or(|o| meta_str(&o.value, "uid") != Some(uid.as_str()))
+    {
         return None;
     }
     Some((
@@ -200,6 +210,7 @@ pub(crate) fn issue(
         .get(SERVICE_ACCOUNTS, &object_key(Some(namespace), name))
         .ok_or_else(|| ApiError::not_found("", "serviceaccounts", name))?;
     let uid = meta_str(&sa.value, "uid").unwrap_or_default().to_owned();
+    let mut bound_to = None;
     let mut claims_k8s = json!({
         "namespace": namespace,
         "serviceaccount": {"name": name, "uid": uid},
@@ -266,6 +277,11 @@ pub(crate) fn issue(
             ));
         }
         claims_k8s[claim] = json!({"name": bound_name, "uid": actual});
+        bound_to = Some((
+            storage,
+            object_key(Some(namespace), bound_name),
+            actual.to_owned(),
+        ));
     }
     drop(store);
     let now = now_secs();
@@ -298,6 +314,7 @@ pub(crate) fn issue(
             audiences: audiences.clone(),
             expires,
             jti,
+            bound: bound_to,
         },
     );
     let mut out = request.clone();
