@@ -104,7 +104,8 @@ fn route(store: &Store, path: &str) -> ApiResult<Option<Target>> {
     if let Some(s) = sub {
         let known = (s == "status" && def.status)
             || (s == "scale" && def.scale)
-            || (s == "finalize" && namespace::is_namespaces(def) && name.is_some());
+            || (s == "finalize" && namespace::is_namespaces(def) && name.is_some())
+            || (crate::subresources::serves(def, s) && name.is_some());
         if !known {
             return Err(ApiError::path_not_found());
         }
@@ -142,6 +143,9 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
         Err(e) => return error_response(&e),
     };
     target.metadata_only = req.header("accept").contains("as=PartialObjectMetadata");
+    if let Some(resp) = crate::subresources::handle(shared, &req, &target) {
+        return resp;
+    }
     let verb = match verb(&req, &target) {
         Ok(v) => v,
         Err(e) => return error_response(&e),
@@ -1123,16 +1127,15 @@ fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)>
 }
 
 fn scale_of(obj: &Value) -> Value {
-    let selector = obj
-        .pointer("/spec/selector/matchLabels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default();
+    let selector = match obj.get("kind").and_then(Value::as_str) {
+        // A ReplicationController's selector is a plain label map.
+        Some("ReplicationController") => crate::subresources::map_selector_string(
+            obj.pointer("/spec/selector").unwrap_or(&Value::Null),
+        ),
+        _ => crate::subresources::selector_string(
+            obj.pointer("/spec/selector").unwrap_or(&Value::Null),
+        ),
+    };
     let m = obj.get("metadata").cloned().unwrap_or(json!({}));
     json!({
         "kind": "Scale",
@@ -1418,6 +1421,7 @@ fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
             headers: req.headers.clone(),
             body: to_bytes(&obj),
             warnings: parking_lot::Mutex::new(Vec::new()),
+            user: req.user.clone(),
         };
         return create_managed(shared, &create_req, t, true);
     };

@@ -31,6 +31,15 @@ pub enum Error {
     /// The TLS certificate or configuration could not be made.
     #[error("cannot set up TLS: {0}")]
     Tls(String),
+    /// A token could not be issued for a ServiceAccount (see
+    /// [`TestEnv::service_account_client`](crate::TestEnv::service_account_client)).
+    #[error("cannot issue a token for the ServiceAccount {service_account}: {message}")]
+    TokenRequest {
+        /// `namespace/name`.
+        service_account: String,
+        /// Why (kube-apiserver's message, e.g. the ServiceAccount is not found).
+        message: String,
+    },
     /// The real cluster named by `KCR_TEST_KUBECONFIG` could not be used (see
     /// [`TestCluster`](crate::TestCluster)).
     #[error("cannot use the cluster of KCR_TEST_KUBECONFIG: {0}")]

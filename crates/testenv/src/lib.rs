@@ -115,12 +115,39 @@
 //!   freshly generated CA and serving certificate for `127.0.0.1`/`localhost`, trusted by
 //!   [`TestEnv::client`] and written into the kubeconfig (`certificate-authority-data`).
 //!   kubectl (client-go) sends a token only over TLS, so give it a token only with TLS on.
-//! - **Reviews**: `authentication.k8s.io/v1` `tokenreviews` and `authorization.k8s.io/v1`
-//!   `subjectaccessreviews` (create only, cluster-scoped), answered from a policy set with
-//!   [`TestEnvBuilder::user_token`] / [`TestEnvBuilder::allow`] and changed while serving through
-//!   [`TestEnv::reviews`]: a known token authenticates as its [`UserInfo`], any other gets
-//!   `status.authenticated: false`; a review is allowed when an [`AccessRule`] matches its user
-//!   or group, verb and resource or non-resource URL, else `status.allowed: false`.
+//!   The admin token (or no token, when none is configured) is a member of `system:masters`;
+//!   tokens of [`TestEnvBuilder::user_token`] and [`TestEnv::client_for_user`] are their users,
+//!   and tokens issued through `serviceaccounts/<name>/token` (TokenRequest; see
+//!   [`TestEnv::service_account_client`]) are `system:serviceaccount:<namespace>:<name>` in
+//!   `system:serviceaccounts`, `system:serviceaccounts:<namespace>` and `system:authenticated`,
+//!   while the ServiceAccount exists.
+//! - **RBAC** (off by default, [`TestEnvBuilder::rbac`]): every request is authorized as
+//!   kube-apiserver's RBAC authorizer does, from the stored `rbac.authorization.k8s.io/v1`
+//!   Roles, ClusterRoles (aggregated ones too), RoleBindings and ClusterRoleBindings: verbs and
+//!   `*`, API groups, resources with subresources (`pods/log`, `*/scale`), `resourceNames`,
+//!   `nonResourceURLs`, subjects by user, group or ServiceAccount. A denied request gets
+//!   kube-apiserver's `403 Forbidden` (`... is forbidden: User "..." cannot VERB resource "..."
+//!   in API group "..." in the namespace "..."`, with a binding to a missing role named), so an
+//!   operator's RBAC manifests can be tested by running it under its ServiceAccount. Roles and
+//!   bindings written by anyone but `system:masters` may grant only what the writer holds
+//!   (else the `escalate` / `bind` verbs are needed), as kube-apiserver's escalation check
+//!   (`POST`, `PUT` and server-side apply; other patches are not checked). Impersonation
+//!   (`Impersonate-User`, `Impersonate-Group`, `Impersonate-Uid`, `kubectl --as`) needs the
+//!   `impersonate` verb. No bootstrap roles are created by this option.
+//! - **Reviews**: `authentication.k8s.io/v1` `tokenreviews` and `selfsubjectreviews`,
+//!   `authorization.k8s.io/v1` `subjectaccessreviews`, `selfsubjectaccessreviews` and
+//!   `localsubjectaccessreviews` (create only): a `TokenReview` accepts the user tokens of
+//!   [`TestEnvBuilder::user_token`] / [`TestEnv::reviews`] and the issued ServiceAccount tokens
+//!   (for their audiences); an access review is answered by the same authorizer as requests
+//!   under RBAC: `system:masters`, the [`AccessRule`]s of [`TestEnvBuilder::allow`], then the
+//!   stored RBAC rules (`reason: RBAC: allowed by RoleBinding "..." of Role "..." to ...`).
+//! - **Subresources**: `status`; `scale` (`autoscaling/v1`) of Deployments, ReplicaSets,
+//!   StatefulSets and ReplicationControllers; `serviceaccounts/token`; `pods/eviction` (the
+//!   Pod is deleted unless its PodDisruptionBudget allows no disruption: `429` as on
+//!   kube-apiserver; no disruption controller runs, so a test sets the budget's `status`);
+//!   `pods/log` (what [`TestEnv::set_pod_log`] set, empty by default); `pods/binding`;
+//!   `pods/ephemeralcontainers`; `pods/resize`; `certificatesigningrequests/approval`;
+//!   `namespaces/finalize`.
 //! - **Encodings**: JSON; `PartialObjectMetadata` when asked for (metadata informers);
 //!   protobuf request bodies for `ConfigMap`, `Secret`, `Namespace`, `ServiceAccount` and `Lease`
 //!   (typed `kubectl create` commands), other protobuf bodies get `415`. Answers are JSON.
@@ -184,12 +211,14 @@ mod meta;
 mod namespace;
 mod patch;
 mod protobuf;
+mod rbac;
 mod registry;
 mod review;
 mod selector;
 mod server;
 mod status;
 mod store;
+mod subresources;
 mod test_cluster;
 mod test_env;
 mod tls;

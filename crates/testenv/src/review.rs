@@ -1,9 +1,11 @@
 //! The authentication and authorization review APIs: `authentication.k8s.io/v1`
-//! `tokenreviews` and `authorization.k8s.io/v1` `subjectaccessreviews`, answered from a
-//! configurable [`Reviews`] policy (known tokens and allow rules).
+//! `tokenreviews` and `selfsubjectreviews`, `authorization.k8s.io/v1` `subjectaccessreviews`,
+//! `selfsubjectaccessreviews` and (namespaced) `localsubjectaccessreviews`, answered from a
+//! configurable [`Reviews`] policy (known tokens and allow rules), the ServiceAccount tokens
+//! the server issued, and the RBAC objects it stores (see [`crate::rbac`]).
 //!
-//! Both are create-only and cluster-scoped, as on kube-apiserver: a `POST` answers `201` with
-//! the review and its `status` filled in; nothing is stored.
+//! All are create-only, as on kube-apiserver: a `POST` answers `201` with the review and its
+//! `status` filled in; nothing is stored.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,13 +21,22 @@ use crate::status::ApiError;
 const TOKEN_REVIEWS: &str = "/apis/authentication.k8s.io/v1/tokenreviews";
 /// The collection path of `SubjectAccessReview`s.
 const SUBJECT_ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+/// The collection path of `SelfSubjectAccessReview`s.
+const SELF_SUBJECT_ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+/// The collection path of `SelfSubjectReview`s.
+const SELF_SUBJECT_REVIEWS: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
 
 /// Whether a served resource is one of the review resources (create is their only verb).
 pub(crate) fn is_review(group: &str, plural: &str) -> bool {
     matches!(
         (group, plural),
-        ("authentication.k8s.io", "tokenreviews")
-            | ("authorization.k8s.io", "subjectaccessreviews")
+        (
+            "authentication.k8s.io",
+            "tokenreviews" | "selfsubjectreviews"
+        ) | (
+            "authorization.k8s.io",
+            "subjectaccessreviews" | "selfsubjectaccessreviews" | "localsubjectaccessreviews"
+        )
     )
 }
 
@@ -242,8 +253,10 @@ pub(crate) struct Policy {
 /// policy with [`TestEnvBuilder::user_token`](crate::TestEnvBuilder::user_token) and
 /// [`TestEnvBuilder::allow`](crate::TestEnvBuilder::allow).
 ///
-/// These tokens are only what `TokenReview` knows; they do not let a client past the server's
-/// own [`token`](crate::TestEnvBuilder::token) check.
+/// A client that sends one of these tokens is that user (see
+/// [`TestEnv::client_for_user`](crate::TestEnv::client_for_user)); with
+/// [`TestEnvBuilder::rbac`](crate::TestEnvBuilder::rbac) its requests are authorized as
+/// `SubjectAccessReview`s are answered.
 #[derive(Clone)]
 pub struct Reviews {
     pub(crate) shared: Arc<Shared>,
@@ -277,6 +290,31 @@ impl Reviews {
     }
 }
 
+/// Whether one of `rules` allows the request `a`.
+pub(crate) fn access_rules_allow(rules: &[AccessRule], a: &crate::rbac::Attributes) -> bool {
+    if rules.is_empty() {
+        return false;
+    }
+    let request = AccessRequest {
+        user: a.user.name.clone(),
+        groups: a.user.groups.clone(),
+        verb: a.verb.clone(),
+        target: if a.resource_request {
+            RequestTarget::Resource {
+                namespace: a.namespace.clone(),
+                group: a.api_group.clone(),
+                resource: a.resource.clone(),
+                subresource: a.subresource.clone(),
+            }
+        } else {
+            RequestTarget::NonResource {
+                path: a.path.clone(),
+            }
+        },
+    };
+    rules.iter().any(|r| r.matches(&request))
+}
+
 /// What a `SubjectAccessReview` asks about.
 #[derive(Debug)]
 enum RequestTarget {
@@ -305,23 +343,67 @@ fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
         .unwrap_or_default()
 }
 
+/// Which review a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Review {
+    Token,
+    SelfSubject,
+    SubjectAccess,
+    SelfSubjectAccess,
+    LocalSubjectAccess,
+}
+
+impl Review {
+    fn group_kind(self) -> (&'static str, &'static str) {
+        match self {
+            Review::Token => ("authentication.k8s.io", "TokenReview"),
+            Review::SelfSubject => ("authentication.k8s.io", "SelfSubjectReview"),
+            Review::SubjectAccess => ("authorization.k8s.io", "SubjectAccessReview"),
+            Review::SelfSubjectAccess => ("authorization.k8s.io", "SelfSubjectAccessReview"),
+            Review::LocalSubjectAccess => ("authorization.k8s.io", "LocalSubjectAccessReview"),
+        }
+    }
+}
+
+/// The review a path names (and the namespace of a `LocalSubjectAccessReview`); `Err` for a
+/// path under a review collection that names nothing.
+fn review_of(path: &str) -> Option<Result<(Review, Option<&str>), ()>> {
+    for (prefix, review) in [
+        (TOKEN_REVIEWS, Review::Token),
+        (SELF_SUBJECT_REVIEWS, Review::SelfSubject),
+        (SUBJECT_ACCESS_REVIEWS, Review::SubjectAccess),
+        (SELF_SUBJECT_ACCESS_REVIEWS, Review::SelfSubjectAccess),
+    ] {
+        if path == prefix {
+            return Some(Ok((review, None)));
+        }
+        // Reviews have no names, so `.../tokenreviews/<name>` is nothing (as on kube-apiserver).
+        if path
+            .strip_prefix(prefix)
+            .is_some_and(|r| r.starts_with('/'))
+        {
+            return Some(Err(()));
+        }
+    }
+    let rest = path.strip_prefix("/apis/authorization.k8s.io/v1/namespaces/")?;
+    let (namespace, rest) = rest.split_once('/')?;
+    match rest {
+        "localsubjectaccessreviews" if !namespace.is_empty() => {
+            Some(Ok((Review::LocalSubjectAccess, Some(namespace))))
+        }
+        r if r.starts_with("localsubjectaccessreviews/") => Some(Err(())),
+        _ => None,
+    }
+}
+
 /// Serves the review paths; `None` for any other path.
 pub(crate) fn handle(shared: &Shared, req: &Request) -> Option<Response<Body>> {
     let path = req.path.trim_end_matches('/');
-    let (group, kind) = if path == TOKEN_REVIEWS {
-        ("authentication.k8s.io", "TokenReview")
-    } else if path == SUBJECT_ACCESS_REVIEWS {
-        ("authorization.k8s.io", "SubjectAccessReview")
-    } else if path.starts_with(TOKEN_REVIEWS) || path.starts_with(SUBJECT_ACCESS_REVIEWS) {
-        // Reviews have no names, so `.../tokenreviews/<name>` is nothing (as on kube-apiserver).
-        return path
-            .strip_prefix(TOKEN_REVIEWS)
-            .or_else(|| path.strip_prefix(SUBJECT_ACCESS_REVIEWS))
-            .filter(|rest| rest.starts_with('/'))
-            .map(|_| error_response(&ApiError::path_not_found()));
-    } else {
-        return None;
+    let (review, namespace) = match review_of(path)? {
+        Ok(found) => found,
+        Err(()) => return Some(error_response(&ApiError::path_not_found())),
     };
+    let (group, kind) = review.group_kind();
     if req.method != Method::POST {
         return Some(error_response(&ApiError::method_not_allowed()));
     }
@@ -345,18 +427,37 @@ pub(crate) fn handle(shared: &Shared, req: &Request) -> Option<Response<Body>> {
                     "the body is not a {api_version} {kind} (got {found_version:?} {found_kind:?})"
                 )));
             }
-            let status = if kind == "TokenReview" {
-                token_review(shared, &body)?
-            } else {
-                subject_access_review(shared, &body)?
-            };
             let mut out = body;
+            let status = match review {
+                Review::Token => token_review(shared, &out)?,
+                Review::SelfSubject => json!({"userInfo": user_info_json(&req.user)}),
+                Review::SubjectAccess => subject_access_review(shared, &out, None)?,
+                Review::SelfSubjectAccess => {
+                    // The spec is the requester's, whatever the body says.
+                    let spec = out
+                        .get("spec")
+                        .cloned()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({}));
+                    let mut full = json!({"spec": spec});
+                    full["spec"]["user"] = json!(req.user.name);
+                    full["spec"]["groups"] = json!(req.user.groups);
+                    if !req.user.uid.is_empty() {
+                        full["spec"]["uid"] = json!(req.user.uid);
+                    }
+                    subject_access_review(shared, &full, None)?
+                }
+                Review::LocalSubjectAccess => subject_access_review(shared, &out, namespace)?,
+            };
             out["apiVersion"] = json!(api_version);
             out["kind"] = json!(kind);
             if !out.get("metadata").is_some_and(Value::is_object) {
                 out["metadata"] = json!({});
             }
             out["metadata"]["creationTimestamp"] = Value::Null;
+            if let (Review::LocalSubjectAccess, Some(ns)) = (review, namespace) {
+                out["metadata"]["namespace"] = json!(ns);
+            }
             out["status"] = status;
             Ok(out)
         });
@@ -364,6 +465,15 @@ pub(crate) fn handle(shared: &Shared, req: &Request) -> Option<Response<Body>> {
         Ok(out) => json_response(201, serde_json::to_vec(&out).unwrap_or_default()),
         Err(e) => error_response(&e),
     })
+}
+
+/// A `UserInfo` as the review APIs write it.
+fn user_info_json(u: &UserInfo) -> Value {
+    let mut user = json!({"username": u.name, "groups": u.groups});
+    if !u.uid.is_empty() {
+        user["uid"] = json!(u.uid);
+    }
+    user
 }
 
 fn token_review(shared: &Shared, body: &Value) -> Result<Value, ApiError> {
@@ -378,19 +488,32 @@ fn token_review(shared: &Shared, body: &Value) -> Result<Value, ApiError> {
         .cloned()
         .unwrap_or_else(|| json!([]));
     let user = shared.reviews.lock().tokens.get(token).cloned();
-    Ok(match user {
-        Some(u) => {
-            let mut user = json!({"username": u.name, "groups": u.groups});
-            if !u.uid.is_empty() {
-                user["uid"] = json!(u.uid);
-            }
-            json!({"authenticated": true, "user": user, "audiences": audiences})
-        }
-        None => json!({"authenticated": false, "user": {}, "error": "invalid bearer token"}),
-    })
+    if let Some(u) = user {
+        return Ok(
+            json!({"authenticated": true, "user": user_info_json(&u), "audiences": audiences}),
+        );
+    }
+    let wanted: Vec<String> = audiences
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(
+        crate::subresources::token::review(shared, token, &wanted).unwrap_or_else(
+            || json!({"authenticated": false, "user": {}, "error": "invalid bearer token"}),
+        ),
+    )
 }
 
-fn subject_access_review(shared: &Shared, body: &Value) -> Result<Value, ApiError> {
+/// The `status` of a (local, when `local_namespace` is set) `SubjectAccessReview`.
+fn subject_access_review(
+    shared: &Shared,
+    body: &Value,
+    local_namespace: Option<&str>,
+) -> Result<Value, ApiError> {
     let spec = body.get("spec").cloned().unwrap_or_else(|| json!({}));
     let user = str_at(&spec, "/user").to_owned();
     let groups: Vec<String> = spec
@@ -412,11 +535,20 @@ fn subject_access_review(shared: &Shared, body: &Value) -> Result<Value, ApiErro
             "at least one of user or group must be specified".to_owned(),
         ));
     }
+    if let (Some(ns), Some(r)) = (local_namespace, resource) {
+        let given = str_at(r, "/namespace");
+        if !given.is_empty() && given != ns {
+            return Err(ApiError::bad_request(format!(
+                "spec.resourceAttributes.namespace must match namespace: {ns}"
+            )));
+        }
+    }
     let (verb, target) = match (resource, non_resource) {
         (Some(r), None) => (
             str_at(r, "/verb"),
             RequestTarget::Resource {
-                namespace: str_at(r, "/namespace").to_owned(),
+                namespace: local_namespace
+                    .map_or_else(|| str_at(r, "/namespace").to_owned(), str::to_owned),
                 group: str_at(r, "/group").to_owned(),
                 resource: str_at(r, "/resource").to_owned(),
                 subresource: str_at(r, "/subresource").to_owned(),
@@ -451,23 +583,38 @@ fn subject_access_review(shared: &Shared, body: &Value) -> Result<Value, ApiErro
             &causes,
         ));
     }
-    let request = AccessRequest {
-        user,
-        groups,
-        verb: verb.to_owned(),
-        target,
+    let name = match (&target, resource) {
+        (RequestTarget::Resource { .. }, Some(r)) => str_at(r, "/name").to_owned(),
+        _ => String::new(),
     };
-    let allowed = shared
-        .reviews
-        .lock()
-        .rules
-        .iter()
-        .any(|rule| rule.matches(&request));
-    Ok(if allowed {
-        json!({"allowed": true, "reason": "allowed by a kcr-testenv access rule"})
-    } else {
-        json!({"allowed": false, "reason": "no kcr-testenv access rule allows this request"})
-    })
+    let user = UserInfo::new(user)
+        .uid(str_at(&spec, "/uid"))
+        .groups(groups);
+    let attributes = match target {
+        RequestTarget::Resource {
+            namespace,
+            group,
+            resource,
+            subresource,
+        } => crate::rbac::Attributes::resource(
+            user,
+            verb,
+            &namespace,
+            &group,
+            &resource,
+            &subresource,
+            &name,
+        ),
+        RequestTarget::NonResource { path } => {
+            crate::rbac::Attributes::non_resource(user, verb, &path)
+        }
+    };
+    let decision = crate::rbac::authorize(shared, &attributes);
+    let mut status = json!({"allowed": decision.allowed()});
+    if !decision.reason().is_empty() {
+        status["reason"] = json!(decision.reason());
+    }
+    Ok(status)
 }
 
 #[cfg(test)]

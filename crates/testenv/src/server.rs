@@ -18,7 +18,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::body::Body;
 use crate::error::{Error, Result};
 use crate::faults::FaultState;
-use crate::review::Policy;
+use crate::review::{Policy, UserInfo};
 use crate::status::ApiError;
 use crate::store::Store;
 use crate::tls::Tls;
@@ -39,6 +39,8 @@ pub(crate) struct Options {
     pub(crate) reviews: Policy,
     /// Run kcr-testenv's namespace finalizer (the namespace controller's job).
     pub(crate) finalize_namespaces: bool,
+    /// Authorize requests with RBAC (see [`crate::rbac`]).
+    pub(crate) rbac: bool,
 }
 
 /// Everything the request handlers share.
@@ -60,6 +62,10 @@ pub(crate) struct Shared {
     pub(crate) tls: Option<Tls>,
     /// The tokens and rules that `TokenReview` and `SubjectAccessReview` answer from.
     pub(crate) reviews: Mutex<Policy>,
+    /// ServiceAccount tokens issued through `serviceaccounts/<name>/token`.
+    pub(crate) issued_tokens: Mutex<crate::subresources::token::IssuedTokens>,
+    /// What `pods/<name>/log` returns.
+    pub(crate) pod_logs: Mutex<crate::subresources::log::PodLogs>,
 }
 
 impl Shared {
@@ -77,6 +83,8 @@ impl Shared {
             faults: Mutex::new(FaultState::default()),
             addr,
             serving: Mutex::new(None),
+            issued_tokens: Mutex::default(),
+            pod_logs: Mutex::default(),
         });
         api::create_default_namespaces(&shared);
         // The watch cache starts from the state at start-up (kube-apiserver initialises it with a
@@ -214,6 +222,8 @@ pub(crate) struct Request {
     pub(crate) body: Bytes,
     /// `Warning` headers for the response (e.g. unknown fields that were dropped).
     pub(crate) warnings: Mutex<Vec<String>>,
+    /// Who sent the request.
+    pub(crate) user: UserInfo,
 }
 
 impl Request {
@@ -281,16 +291,6 @@ pub(crate) fn parse_query(q: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The token of an `Authorization: Bearer <token>` header; the scheme is case-insensitive
-/// (RFC 7235), as kube-apiserver accepts it.
-fn bearer_token(value: &str) -> Option<&str> {
-    let (scheme, token) = value.trim_start().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim())
-        .filter(|t| !t.is_empty())
-}
-
 /// How long a client may take to send a request's head, and to complete a TLS handshake, before
 /// the connection is closed (kube-apiserver's `ReadHeaderTimeout`, which also bounds the TLS
 /// handshake in Go's HTTP server).
@@ -318,16 +318,16 @@ async fn serve(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<B
     let (parts, body) = req.into_parts();
     let path = percent_decode(parts.uri.path(), false);
     let open = matches!(path.as_str(), "/healthz" | "/livez" | "/readyz");
-    if let (Some(token), false) = (&shared.options.token, open) {
-        let presented = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(bearer_token);
-        if presented != Some(token.as_str()) {
-            return error_response(&ApiError::unauthorized());
+    let user = if open {
+        crate::rbac::authentication::admin()
+    } else {
+        match crate::rbac::authenticate(&shared, &parts.headers)
+            .and_then(|user| crate::rbac::impersonation::impersonate(&shared, user, &parts.headers))
+        {
+            Ok(user) => user,
+            Err(e) => return error_response(&e),
         }
-    }
+    };
     let limit = shared.options.body_limit;
     let body = match Limited::new(body, limit).collect().await {
         Ok(b) => b.to_bytes(),
@@ -347,7 +347,18 @@ async fn serve(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<B
         headers: parts.headers,
         body,
         warnings: Mutex::new(Vec::new()),
+        user,
     };
+    if shared.options.rbac && !open {
+        let attributes = crate::rbac::request_info::attributes(&req, req.user.clone());
+        let decision = crate::rbac::authorize(&shared, &attributes);
+        if !decision.allowed() {
+            return error_response(&crate::rbac::forbidden(&attributes, decision.reason()));
+        }
+        if let Err(e) = crate::rbac::escalation::check(&shared, &req) {
+            return error_response(&e);
+        }
+    }
     if shared.options.admin_endpoint && req.path.starts_with(admin::PREFIX) {
         return admin::handle(&shared, &req).await;
     }
@@ -367,15 +378,6 @@ async fn serve(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<B
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_bearer_scheme_should_be_case_insensitive() {
-        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
-        assert_eq!(bearer_token("bearer abc"), Some("abc"));
-        assert_eq!(bearer_token("BEARER  abc "), Some("abc"));
-        assert_eq!(bearer_token("Basic abc"), None);
-        assert_eq!(bearer_token("Bearer"), None);
-    }
 
     #[test]
     fn queries_should_be_percent_decoded() {

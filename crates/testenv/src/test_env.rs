@@ -37,6 +37,7 @@ impl Default for TestEnvBuilder {
                 tls: false,
                 reviews: Default::default(),
                 finalize_namespaces: true,
+                rbac: false,
             },
             port: 0,
             host: Ipv4Addr::LOCALHOST,
@@ -119,6 +120,41 @@ impl TestEnvBuilder {
     /// `PUT /api/v1/namespaces/<name>/finalize`, as on a bare kube-apiserver.
     pub fn finalize_namespaces(mut self, enabled: bool) -> Self {
         self.options.finalize_namespaces = enabled;
+        self
+    }
+
+    /// Enforces RBAC (default off): every request is authorized as kube-apiserver's RBAC
+    /// authorizer does, from the stored Roles, ClusterRoles, RoleBindings and
+    /// ClusterRoleBindings (and the [`allow`](Self::allow) rules); a denied request gets
+    /// kube-apiserver's `403 Forbidden`. The admin (the [`token`](Self::token), or no token when
+    /// none is configured) is in `system:masters` and may still do anything; clients for a
+    /// ServiceAccount ([`TestEnv::service_account_client`]) or a user
+    /// ([`TestEnv::client_for_user`]) are held to their bindings. Requests with an unknown token
+    /// get `401`.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+    /// use kube::api::{Api, ListParams, PostParams};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let env = kcr_testenv::TestEnv::builder().rbac(true).start().await?;
+    /// let mut sa = ServiceAccount::default();
+    /// sa.metadata.name = Some("operator".into());
+    /// Api::<ServiceAccount>::namespaced(env.client(), "default")
+    ///     .create(&PostParams::default(), &sa)
+    ///     .await?;
+    /// let operator = env.service_account_client("default", "operator")?;
+    /// let err = Api::<ConfigMap>::namespaced(operator, "default")
+    ///     .list(&ListParams::default())
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(matches!(err, kube::Error::Api(s) if s.code == 403));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rbac(mut self, enabled: bool) -> Self {
+        self.options.rbac = enabled;
         self
     }
 
@@ -253,6 +289,64 @@ impl TestEnv {
             ca_der(&self.shared),
             vec![(http::header::USER_AGENT, value)],
         )
+    }
+
+    /// A `kube::Client` that authenticates with `token` (a user token, a ServiceAccount token,
+    /// or any other; unknown tokens get `401` when the server checks tokens).
+    pub fn client_with_token(&self, token: &str) -> Result<kube::Client> {
+        build_client(
+            &self.base_url,
+            Some(token),
+            ca_der(&self.shared),
+            Vec::new(),
+        )
+    }
+
+    /// A `kube::Client` for the user `user`: a fresh token that authenticates as `user` (and
+    /// that `TokenReview` accepts) is registered and sent. With [`TestEnvBuilder::rbac`] its
+    /// requests are authorized by the bindings of the user and its groups.
+    pub fn client_for_user(&self, user: UserInfo) -> Result<kube::Client> {
+        let token = format!("kcr-user-{}", crate::meta::new_uid());
+        self.shared
+            .reviews
+            .lock()
+            .tokens
+            .insert(token.clone(), user);
+        self.client_with_token(&token)
+    }
+
+    /// A `kube::Client` that runs as the ServiceAccount `namespace/name`, which must exist: it
+    /// sends a token issued through the ServiceAccount's `token` subresource (TokenRequest, one
+    /// hour), so its user is `system:serviceaccount:<namespace>:<name>` in the groups
+    /// `system:serviceaccounts`, `system:serviceaccounts:<namespace>` and
+    /// `system:authenticated`. With [`TestEnvBuilder::rbac`] its requests are authorized by the
+    /// bindings of the ServiceAccount and those groups.
+    pub fn service_account_client(&self, namespace: &str, name: &str) -> Result<kube::Client> {
+        let request = serde_json::json!({
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {},
+        });
+        let issued = crate::subresources::token::issue(&self.shared, namespace, name, &request)
+            .map_err(|e| Error::TokenRequest {
+                service_account: format!("{namespace}/{name}"),
+                message: e.message,
+            })?;
+        let token = issued
+            .pointer("/status/token")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        self.client_with_token(&token)
+    }
+
+    /// Sets what `GET .../pods/<pod>/log` returns for `container` of the Pod `namespace/pod`
+    /// (empty until set). The Pod need not exist yet.
+    pub fn set_pod_log(&self, namespace: &str, pod: &str, container: &str, log: impl Into<String>) {
+        self.shared.pod_logs.lock().insert(
+            (namespace.to_owned(), pod.to_owned(), container.to_owned()),
+            log.into(),
+        );
     }
 
     /// The `kube::Config` the clients use (to build one with other settings).

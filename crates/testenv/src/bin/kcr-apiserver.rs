@@ -3,7 +3,11 @@
 //! ```text
 //! kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T]
 //!               [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls]
+//!               [--rbac]
 //! ```
+//!
+//! `--rbac` authorizes every request with RBAC from the stored roles and bindings (the admin
+//! token stays all-powerful).
 //!
 //! `--tls` serves HTTPS with a freshly generated CA and serving certificate; the kubeconfig
 //! carries the CA (`certificate-authority-data`), so kubectl works with `--token` too.
@@ -20,7 +24,7 @@ use std::time::Duration;
 
 use kcr_testenv::TestEnv;
 
-const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls]";
+const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls] [--rbac]";
 
 fn parse<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
     let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
@@ -62,6 +66,7 @@ fn command_from_args() -> Result<Command, String> {
                 tls = true;
                 b.tls(true)
             }
+            "--rbac" => b.rbac(true),
             "-h" | "--help" => return Ok(Command::Help),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         };
