@@ -145,6 +145,14 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
         Ok(v) => v,
         Err(e) => return error_response(&e),
     };
+    if let Err(e) = crate::api_resources::check_verb(&target.def, target.sub.as_deref(), verb) {
+        return error_response(&e);
+    }
+    if crate::api_resources::is_create_only(&target.def) {
+        // Answered without storage (see `review`); those kcr-testenv does not answer yet are
+        // not served.
+        return error_response(&ApiError::path_not_found());
+    }
     if matches!(verb, "create" | "update") {
         let ct = req.header("content-type");
         let media = ct.split(';').next().unwrap_or_default().trim().to_owned();

@@ -156,6 +156,7 @@
 
 mod admin;
 mod api;
+mod api_resources;
 mod body;
 mod defaults;
 mod discovery;

@@ -20,15 +20,6 @@ const TOKEN_REVIEWS: &str = "/apis/authentication.k8s.io/v1/tokenreviews";
 /// The collection path of `SubjectAccessReview`s.
 const SUBJECT_ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
-/// Whether a served resource is one of the review resources (create is their only verb).
-pub(crate) fn is_review(group: &str, plural: &str) -> bool {
-    matches!(
-        (group, plural),
-        ("authentication.k8s.io", "tokenreviews")
-            | ("authorization.k8s.io", "subjectaccessreviews")
-    )
-}
-
 /// The user a token stands for, as a `TokenReview` reports it.
 ///
 /// ```
