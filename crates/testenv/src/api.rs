@@ -246,14 +246,14 @@ pub(crate) fn served_json(t: &Target, stored: &Stored) -> Bytes {
             if let Some(m) = v.as_object_mut() {
                 m.insert("apiVersion".into(), Value::String(want));
             }
-            return Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
+            return to_bytes(&v);
         }
     }
     stored.json.clone()
 }
 
 fn to_bytes(v: &Value) -> Bytes {
-    Bytes::from(serde_json::to_vec(v).unwrap_or_default())
+    Bytes::from(crate::serializer::to_vec(v))
 }
 
 fn get(shared: &Shared, t: &Target) -> ApiResult<(u16, Bytes)> {
@@ -538,7 +538,7 @@ fn list_type(t: &Target) -> (String, String) {
 
 /// `{"kind":..,"apiVersion":..,"metadata":..,"items":[...]}` from pre-serialized items.
 fn list_body(head: &Value, items: impl Iterator<Item = Bytes>) -> Bytes {
-    let head = serde_json::to_vec(head).unwrap_or_default();
+    let head = crate::serializer::to_vec(head);
     let mut out = BytesMut::with_capacity(head.len() + 64);
     // `head` is a JSON object: drop its closing brace and append the items.
     out.put_slice(&head[..head.len().saturating_sub(1)]);
@@ -1021,6 +1021,12 @@ fn store_update(
         return Ok((200, served_json(t, old)));
     };
     if dry {
+        // Nothing is stored: the answer keeps the stored object's resourceVersion.
+        let mut new = new;
+        if let (Some(m), Some(rv)) = (new.as_object_mut(), meta_str(&old.value, "resourceVersion"))
+        {
+            metadata_mut(m).insert("resourceVersion".into(), Value::String(rv.to_owned()));
+        }
         return Ok((200, to_bytes(&new)));
     }
     let is_crd =

@@ -170,6 +170,7 @@ mod protobuf;
 mod registry;
 mod review;
 mod selector;
+mod serializer;
 mod server;
 mod status;
 mod store;

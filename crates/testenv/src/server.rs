@@ -194,7 +194,7 @@ pub(crate) fn json_response(code: u16, body: impl Into<Bytes>) -> Response<Body>
 
 /// A `metav1.Status` error response.
 pub(crate) fn error_response(e: &ApiError) -> Response<Body> {
-    let body = serde_json::to_vec(&e.to_status()).unwrap_or_default();
+    let body = crate::serializer::to_vec(&e.to_status());
     let mut resp = json_response(e.code, body);
     if let Some(secs) = e.retry_after
         && let Ok(v) = HeaderValue::from_str(&secs.to_string())
