@@ -158,6 +158,7 @@ mod admin;
 mod api;
 mod api_resources;
 mod body;
+mod bootstrap;
 mod defaults;
 mod discovery;
 mod error;

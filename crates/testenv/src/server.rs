@@ -79,6 +79,7 @@ impl Shared {
             serving: Mutex::new(None),
         });
         api::create_default_namespaces(&shared);
+        crate::bootstrap::create_startup_objects(&shared);
         // The watch cache starts from the state at start-up (kube-apiserver initialises it with a
         // list), so a watch from an older version, e.g. `resourceVersion=1`, is too old.
         shared.store.lock().compact();
