@@ -159,6 +159,7 @@ mod api;
 mod api_resources;
 mod body;
 mod bootstrap;
+mod controllers;
 mod defaults;
 mod discovery;
 mod error;

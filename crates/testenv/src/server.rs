@@ -39,6 +39,8 @@ pub(crate) struct Options {
     pub(crate) reviews: Policy,
     /// Run kcr-testenv's namespace finalizer (the namespace controller's job).
     pub(crate) finalize_namespaces: bool,
+    /// Run kube-controller-manager's ServiceAccounts controller and root CA publisher.
+    pub(crate) namespace_controllers: bool,
 }
 
 /// Everything the request handlers share.

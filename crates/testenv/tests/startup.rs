@@ -130,3 +130,84 @@ async fn the_default_priority_classes_should_exist() {
         Some("PreemptLowerPriority")
     );
 }
+
+/// Waits (by watching, never by sleeping) until `name` exists in `api`.
+async fn wait_for<K>(api: &Api<K>, name: &str) -> K
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + 'static,
+{
+    use futures::{StreamExt, TryStreamExt};
+    use kube::api::{WatchEvent, WatchParams};
+    let found = async {
+        loop {
+            let mut events = api
+                .watch(&WatchParams::default().timeout(5), "0")
+                .await
+                .unwrap()
+                .boxed();
+            while let Some(event) = events.try_next().await.unwrap() {
+                if let WatchEvent::Added(obj) | WatchEvent::Modified(obj) = event
+                    && obj.meta().name.as_deref() == Some(name)
+                {
+                    return obj;
+                }
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), found)
+        .await
+        .unwrap_or_else(|_| panic!("{name} never appeared"))
+}
+
+#[tokio::test]
+async fn realistic_namespaces_should_get_a_default_service_account_and_the_root_ca() {
+    use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+    use kube::api::{DeleteParams, PostParams};
+    let env = TestEnv::builder()
+        .tls(true)
+        .realistic()
+        .start()
+        .await
+        .unwrap();
+    let namespaces: Api<Namespace> = Api::all(env.client());
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some("team-a".into());
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    for namespace in ["default", "kube-system", "team-a"] {
+        let sas: Api<ServiceAccount> = Api::namespaced(env.client(), namespace);
+        wait_for(&sas, "default").await;
+        let cms: Api<ConfigMap> = Api::namespaced(env.client(), namespace);
+        let root_ca = wait_for(&cms, "kube-root-ca.crt").await;
+        assert_eq!(
+            root_ca.metadata.managed_fields.clone().unwrap()[0]
+                .manager
+                .as_deref(),
+            Some("kube-controller-manager")
+        );
+        assert_eq!(
+            root_ca.data.unwrap()["ca.crt"],
+            env.ca_certificate_pem().unwrap()
+        );
+    }
+    // As on a cluster, a deleted default ServiceAccount comes back.
+    let sas: Api<ServiceAccount> = Api::namespaced(env.client(), "team-a");
+    let first = sas.get("default").await.unwrap();
+    sas.delete("default", &DeleteParams::default())
+        .await
+        .unwrap();
+    let again = wait_for(&sas, "default").await;
+    assert_ne!(again.metadata.uid, first.metadata.uid);
+}
+
+#[tokio::test]
+async fn without_kube_controller_manager_namespaces_should_stay_empty() {
+    use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+    let env = TestEnv::start().await.unwrap();
+    let sas: Api<ServiceAccount> = Api::namespaced(env.client(), "default");
+    assert!(sas.get_opt("default").await.unwrap().is_none());
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    assert!(cms.get_opt("kube-root-ca.crt").await.unwrap().is_none());
+}

@@ -29,6 +29,21 @@ const MANAGER: &str = "kube-apiserver";
 fn create(
     shared: &Shared,
     store: &mut Store,
+    resource: (&str, &str, &str),
+    namespace: Option<&str>,
+    obj: Value,
+) {
+    create_as(shared, store, MANAGER, resource, namespace, obj);
+}
+
+/// Stores a new object written by `manager` (a component of the control plane): `kind`,
+/// `apiVersion`, `uid`, `creationTimestamp`, `generation` where the kind keeps one,
+/// `managedFields` and `resourceVersion` are filled in. Skipped when the resource is not
+/// served or the object exists.
+pub(crate) fn create_as(
+    shared: &Shared,
+    store: &mut Store,
+    manager: &str,
     (group, version, plural): (&str, &str, &str),
     namespace: Option<&str>,
     mut obj: Value,
@@ -62,7 +77,7 @@ fn create(
     if store.get(&def.storage, &key).is_some() {
         return;
     }
-    managed_fields::field_manager_for(store, &def, None).update(None, &mut obj, MANAGER);
+    managed_fields::field_manager_for(store, &def, None).update(None, &mut obj, manager);
     if let Some(m) = obj.as_object_mut() {
         metadata_mut(m).insert("resourceVersion".into(), json!(store.next_rv().to_string()));
     }
