@@ -78,6 +78,8 @@ async fn the_rbac_bootstrap_policy_should_exist() {
         "system:node",
         "system:node-proxier",
         "system:auth-delegator",
+        "system:controller:deployment-controller",
+        "system:controller:namespace-controller",
     ] {
         let role = roles.get(name).await.unwrap();
         let labels = role.metadata.labels.unwrap();
@@ -113,7 +115,37 @@ async fn the_rbac_bootstrap_policy_should_exist() {
         (subject.kind.as_str(), subject.name.as_str()),
         ("Group", "system:masters")
     );
+    let deployments = bindings
+        .get("system:controller:deployment-controller")
+        .await
+        .unwrap();
+    let subject = &deployments.subjects.unwrap()[0];
+    assert_eq!(
+        (
+            subject.kind.as_str(),
+            subject.namespace.as_deref(),
+            subject.name.as_str()
+        ),
+        (
+            "ServiceAccount",
+            Some("kube-system"),
+            "deployment-controller"
+        )
+    );
     bindings.get("system:kube-scheduler").await.unwrap();
+    let system_roles: Api<k8s_openapi::api::rbac::v1::Role> =
+        Api::namespaced(env.client(), "kube-system");
+    system_roles
+        .get("extension-apiserver-authentication-reader")
+        .await
+        .unwrap();
+    let system_bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
+        Api::namespaced(env.client(), "kube-system");
+    let leader = system_bindings
+        .get("system::leader-locking-kube-scheduler")
+        .await
+        .unwrap();
+    assert_eq!(leader.role_ref.kind, "Role");
     bindings.get("system:public-info-viewer").await.unwrap();
 }
 

@@ -178,17 +178,29 @@ fn priority_classes(shared: &Shared, store: &mut Store) {
 
 /// The RBAC bootstrap policy.
 fn rbac(shared: &Shared, store: &mut Store) {
-    let (roles, bindings) = policy::cluster_roles_and_bindings();
+    let policy = policy::bootstrap_policy();
     let group = "rbac.authorization.k8s.io";
-    for role in roles {
+    for role in policy.cluster_roles {
         create(shared, store, (group, "v1", "clusterroles"), None, role);
     }
-    for binding in bindings {
+    for binding in policy.cluster_role_bindings {
         create(
             shared,
             store,
             (group, "v1", "clusterrolebindings"),
             None,
+            binding,
+        );
+    }
+    for (ns, role) in policy.roles {
+        create(shared, store, (group, "v1", "roles"), Some(&ns), role);
+    }
+    for (ns, binding) in policy.role_bindings {
+        create(
+            shared,
+            store,
+            (group, "v1", "rolebindings"),
+            Some(&ns),
             binding,
         );
     }

@@ -61,18 +61,28 @@ fn subject(s: &str) -> Option<Value> {
     })
 }
 
-/// One bootstrap ClusterRole while it is read: the object and the label its aggregation
-/// selects (if any).
+/// One bootstrap role while it is read: the object, its namespace (`None`: a ClusterRole) and
+/// the label its aggregation selects (if any).
 struct Role {
     object: Value,
+    namespace: Option<String>,
     aggregates: Option<String>,
 }
 
-/// The bootstrap ClusterRoles and ClusterRoleBindings (without `kind`/`apiVersion`), in the
-/// policy's order.
-pub(crate) fn cluster_roles_and_bindings() -> (Vec<Value>, Vec<Value>) {
+/// The bootstrap policy's objects (without `kind`/`apiVersion`), each with its namespace
+/// (`None`: cluster-scoped), in the policy's order.
+#[derive(Debug, Default)]
+pub(crate) struct Policy {
+    pub(crate) cluster_roles: Vec<Value>,
+    pub(crate) cluster_role_bindings: Vec<Value>,
+    pub(crate) roles: Vec<(String, Value)>,
+    pub(crate) role_bindings: Vec<(String, Value)>,
+}
+
+/// The RBAC bootstrap policy.
+pub(crate) fn bootstrap_policy() -> Policy {
     let mut roles: Vec<Role> = Vec::new();
-    let mut bindings = Vec::new();
+    let mut policy = Policy::default();
     for line in POLICY.lines() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
@@ -82,8 +92,11 @@ pub(crate) fn cluster_roles_and_bindings() -> (Vec<Value>, Vec<Value>) {
             let name = words.next().unwrap_or_default();
             let mut labels = Map::new();
             let mut aggregates = None;
+            let mut namespace = None;
             for w in words {
-                if let Some(l) = w.strip_prefix("label=") {
+                if let Some(ns) = w.strip_prefix("namespace=") {
+                    namespace = Some(ns.to_owned());
+                } else if let Some(l) = w.strip_prefix("label=") {
                     labels.insert(format!("{AGGREGATE_PREFIX}{l}"), json!("true"));
                 } else if let Some(l) = w.strip_prefix("aggregates=") {
                     aggregates = Some(format!("{AGGREGATE_PREFIX}{l}"));
@@ -94,20 +107,39 @@ pub(crate) fn cluster_roles_and_bindings() -> (Vec<Value>, Vec<Value>) {
                 object["aggregationRule"] =
                     json!({"clusterRoleSelectors": [{"matchLabels": {label.as_str(): "true"}}]});
             }
-            roles.push(Role { object, aggregates });
+            roles.push(Role {
+                object,
+                namespace,
+                aggregates,
+            });
         } else if let Some(rest) = line.strip_prefix("binding ") {
             let mut words = rest.split_whitespace();
             let name = words.next().unwrap_or_default();
             let role = words.next().unwrap_or_default();
-            let subjects: Vec<Value> = words.filter_map(subject).collect();
+            let mut namespace = None;
+            let mut subjects = Vec::new();
+            for w in words {
+                match w.strip_prefix("namespace=") {
+                    Some(ns) => namespace = Some(ns.to_owned()),
+                    None => subjects.extend(subject(w)),
+                }
+            }
+            let role_kind = if namespace.is_some() {
+                "Role"
+            } else {
+                "ClusterRole"
+            };
             let mut b = json!({
                 "metadata": bootstrap_metadata(name, Map::new()),
-                "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role},
+                "roleRef": {"apiGroup": RBAC_GROUP, "kind": role_kind, "name": role},
             });
             if !subjects.is_empty() {
                 b["subjects"] = Value::Array(subjects);
             }
-            bindings.push(b);
+            match namespace {
+                Some(ns) => policy.role_bindings.push((ns, b)),
+                None => policy.cluster_role_bindings.push(b),
+            }
         } else if let (Some(last), Some(r)) = (roles.last_mut(), rule(line))
             && let Some(rules) = last.object["rules"].as_array_mut()
         {
@@ -115,7 +147,13 @@ pub(crate) fn cluster_roles_and_bindings() -> (Vec<Value>, Vec<Value>) {
         }
     }
     aggregate(&mut roles);
-    (roles.into_iter().map(|r| r.object).collect(), bindings)
+    for role in roles {
+        match role.namespace {
+            Some(ns) => policy.roles.push((ns, role.object)),
+            None => policy.cluster_roles.push(role.object),
+        }
+    }
+    policy
 }
 
 /// Fills each aggregated role with the rules of the roles its selector matches (by name, each
@@ -168,7 +206,12 @@ mod tests {
 
     #[test]
     fn the_policy_should_hold_the_well_known_roles_and_bindings() {
-        let (roles, bindings) = cluster_roles_and_bindings();
+        let Policy {
+            cluster_roles: roles,
+            cluster_role_bindings: bindings,
+            roles: namespaced,
+            role_bindings,
+        } = bootstrap_policy();
         let admin = role(&roles, "cluster-admin");
         assert_eq!(
             admin["rules"],
@@ -200,11 +243,26 @@ mod tests {
             dns["subjects"],
             json!([{"kind": "ServiceAccount", "name": "kube-dns", "namespace": "kube-system"}])
         );
+        let (ns, reader) = namespaced
+            .iter()
+            .find(|(_, r)| r["metadata"]["name"] == "extension-apiserver-authentication-reader")
+            .unwrap();
+        assert_eq!(ns, "kube-system");
+        assert_eq!(
+            reader["rules"][0]["resourceNames"],
+            json!(["extension-apiserver-authentication"])
+        );
+        assert!(!roles.iter().any(|r| r == reader));
+        let (_, binding) = role_bindings
+            .iter()
+            .find(|(_, b)| b["metadata"]["name"] == "system::leader-locking-kube-scheduler")
+            .unwrap();
+        assert_eq!(binding["roleRef"]["kind"], "Role");
     }
 
     #[test]
     fn aggregated_roles_should_hold_the_rules_of_the_roles_they_select() {
-        let (roles, _) = cluster_roles_and_bindings();
+        let roles = bootstrap_policy().cluster_roles;
         let rules = |name: &str| role(&roles, name)["rules"].as_array().unwrap().clone();
         assert_eq!(rules("view"), rules("system:aggregate-to-view"));
         let edit = rules("edit");
