@@ -3,11 +3,14 @@
 //! ```text
 //! kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T]
 //!               [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls]
+//!               [--realistic]
 //! ```
 //!
 //! `--tls` serves HTTPS with a freshly generated CA and serving certificate; the kubeconfig
 //! carries the CA (`certificate-authority-data`), so kubectl works with `--token` too.
 //! `--token` without `--tls` prints a warning: kubectl sends no bearer token over plain HTTP.
+//! `--realistic` runs the optional controllers of kube-controller-manager too (a `default`
+//! ServiceAccount and the `kube-root-ca.crt` ConfigMap in every namespace).
 //! `--help` prints the usage and exits 0.
 //!
 //! Prints `listening on http://127.0.0.1:N` (or `https://`) and the kubeconfig path on stdout,
@@ -20,7 +23,7 @@ use std::time::Duration;
 
 use kcr_testenv::TestEnv;
 
-const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls]";
+const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls] [--realistic]";
 
 fn parse<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
     let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
@@ -62,6 +65,7 @@ fn command_from_args() -> Result<Command, String> {
                 tls = true;
                 b.tls(true)
             }
+            "--realistic" => b.realistic(),
             "-h" | "--help" => return Ok(Command::Help),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         };
