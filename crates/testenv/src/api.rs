@@ -1220,7 +1220,13 @@ fn write_scale(
     let prepared = prepare_update(def, &old.value, new, Part::Main, false, store.next_rv())?;
     // Recorded as a write of the scale subresource (`spec.replicas`, subresource `scale`).
     let prepared = manage_update(&store, t, req, &old.value, prepared);
-    let (code, _) = store_update(shared, &mut store, &target, &old, prepared, dry_run(req))?;
+    if dry_run(req) {
+        // The Scale the write would give, at the stored resourceVersion (nothing is stored).
+        let (code, would_be) = store_update(shared, &mut store, &target, &old, prepared, true)?;
+        let would_be: Value = serde_json::from_slice(&would_be).unwrap_or_default();
+        return Ok((code, to_bytes(&scale_of(&would_be))));
+    }
+    let (code, _) = store_update(shared, &mut store, &target, &old, prepared, false)?;
     let current = store
         .get(&def.storage, &t.key())
         .map_or(json!({}), |s| scale_of(&s.value));

@@ -4,6 +4,7 @@
 
 mod common;
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kcr_testenv::TestEnv;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -141,6 +142,36 @@ async fn dry_run_writes_should_return_no_new_resource_version_and_store_nothing(
 
     assert_eq!(env.resource_version(), server_rv_ns);
     assert_eq!(server_rv_ns, server_rv + 1, "only the namespace was stored");
+
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]}
+            }
+        }
+    }))
+    .unwrap();
+    let deployment = deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let scale = json!({"spec": {"replicas": 3}});
+    let scaled = deployments
+        .patch_scale("web", &patch_params, &Patch::Merge(&scale))
+        .await
+        .unwrap();
+    assert_eq!(scaled.spec.unwrap().replicas, Some(3));
+    assert_eq!(
+        scaled.metadata.resource_version, deployment.metadata.resource_version,
+        "scale"
+    );
+    let stored = deployments.get("web").await.unwrap();
+    assert_eq!(stored.spec.replicas, Some(1));
     let stored = api.get("dry").await.unwrap();
     assert_eq!(stored.data, created.data);
     assert_eq!(stored.metadata.resource_version, rv);
