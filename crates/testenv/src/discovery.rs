@@ -9,6 +9,7 @@ use http::{HeaderValue, Method, Response, header};
 use serde_json::{Value, json};
 
 use crate::api::split_api_path;
+use crate::api_resources;
 use crate::body::Body;
 use crate::registry::ResourceDef;
 use crate::server::{Request, Shared, error_response, json_response};
@@ -22,56 +23,41 @@ pub(crate) const MINOR: &str = "36";
 /// kube-apiserver v1.36.2).
 pub(crate) const PATCH: &str = "2";
 
-const VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
-
-/// The verbs a resource serves: only `create` for the review resources.
-fn verbs(def: &ResourceDef) -> &'static [&'static str] {
-    if crate::review::is_review(&def.group, &def.plural) {
-        &["create"]
-    } else {
-        &VERBS
-    }
-}
-
+/// A resource and its subresources as `APIResourceList` entries.
 fn resource_entries(def: &ResourceDef) -> Vec<Value> {
-    let mut out = vec![json!({
+    let mut main = json!({
         "name": def.plural,
         "singularName": def.singular,
         "namespaced": def.namespaced,
         "kind": def.kind,
-        "verbs": verbs(def),
-        "shortNames": def.short_names,
-        "categories": def.categories,
-        "storageVersionHash": format!("{:x}", fxhash(&format!("{}/{}", def.storage, def.version))),
-    })];
-    if def.status {
-        out.push(json!({
-            "name": format!("{}/status", def.plural),
-            "singularName": "",
-            "namespaced": def.namespaced,
-            "kind": def.kind,
-            "verbs": ["get", "patch", "update"],
-        }));
+        "verbs": api_resources::verbs(def, ""),
+    });
+    if !def.short_names.is_empty() {
+        main["shortNames"] = json!(def.short_names);
     }
-    if def.scale {
-        out.push(json!({
-            "name": format!("{}/scale", def.plural),
+    if !def.categories.is_empty() {
+        main["categories"] = json!(def.categories);
+    }
+    if !api_resources::is_create_only(def) {
+        main["storageVersionHash"] = json!(format!(
+            "{:x}",
+            fxhash(&format!("{}/{}", def.storage, def.version))
+        ));
+    }
+    let mut out = vec![main];
+    for sub in api_resources::subresources(def) {
+        let mut entry = json!({
+            "name": format!("{}/{}", def.plural, sub.name),
             "singularName": "",
             "namespaced": def.namespaced,
-            "group": "autoscaling",
-            "version": "v1",
-            "kind": "Scale",
-            "verbs": ["get", "patch", "update"],
-        }));
+            "kind": sub.kind,
+            "verbs": sub.verbs,
+        });
+        if let Some((group, version)) = sub.group_version {
+            entry["group"] = json!(group);
+            entry["version"] = json!(version);
+        }
+        out.push(entry);
     }
     out
 }
@@ -111,19 +97,24 @@ fn aggregated_group(name: &str, versions: &[String], defs: &[Arc<ResourceDef>]) 
                 .iter()
                 .filter(|d| d.group == name && &d.version == v)
                 .map(|d| {
-                    let mut subs = Vec::new();
-                    if d.status {
-                        subs.push(json!({"subresource": "status", "responseKind": {"group": d.group, "version": d.version, "kind": d.kind}, "verbs": ["get", "patch", "update"]}));
-                    }
-                    if d.scale {
-                        subs.push(json!({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "verbs": ["get", "patch", "update"]}));
-                    }
+                    let subs: Vec<Value> = api_resources::subresources(d)
+                        .into_iter()
+                        .map(|sub| {
+                            let (group, version) =
+                                sub.group_version.unwrap_or((&d.group, &d.version));
+                            json!({
+                                "subresource": sub.name,
+                                "responseKind": {"group": group, "version": version, "kind": sub.kind},
+                                "verbs": sub.verbs,
+                            })
+                        })
+                        .collect();
                     json!({
                         "resource": d.plural,
                         "responseKind": {"group": d.group, "version": d.version, "kind": d.kind},
                         "scope": if d.namespaced { "Namespaced" } else { "Cluster" },
                         "singularResource": d.singular,
-                        "verbs": verbs(d),
+                        "verbs": api_resources::verbs(d, ""),
                         "shortNames": d.short_names,
                         "categories": d.categories,
                         "subresources": subs,

@@ -36,12 +36,16 @@
 //! - **Discovery**: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<group>`,
 //!   `/apis/<group>/<version>`, aggregated discovery (`apidiscovery.k8s.io/v2`) when asked for,
 //!   minimal `/openapi/v2` and `/openapi/v3`, `/healthz`, `/livez`, `/readyz`.
-//! - **Built-in resources**: core/v1 `namespaces` (`default`, `kube-system`, `kube-public`,
-//!   `kube-node-lease` exist from the start), `configmaps`, `secrets`, `pods`, `services`,
-//!   `events`, `serviceaccounts`; apps/v1 `deployments` (with `status` and `scale`);
-//!   coordination.k8s.io/v1 `leases`; events.k8s.io/v1 `events`; apiextensions.k8s.io/v1
-//!   `customresourcedefinitions` (core/v1 and events.k8s.io/v1 events are one resource, each
-//!   version reading the other's with its fields converted).
+//! - **Built-in resources**: every resource kube-apiserver v1.36.2 serves, as its discovery
+//!   lists it (`tests/conformance/api-resources-v1.36.2.txt`: 20 API groups, each resource with
+//!   its kind, scope, verbs and subresources; a verb a resource does not serve gets `405`),
+//!   stored with the conventions below, `status` subresources included; short names and
+//!   categories as kube-apiserver's discovery shows them. The create-only resources are answered
+//!   without storage (`TokenReview`, `SubjectAccessReview`, see *Reviews*; the others, and
+//!   subresources other than `status`, `scale` and `namespaces/finalize`, are listed in
+//!   discovery but answer `404` until kcr-testenv emulates them; see *Subresources*). core/v1 and
+//!   events.k8s.io/v1 events are one resource, each version reading the other's with its fields
+//!   converted. `apiextensions.k8s.io/v1` `customresourcedefinitions`:
 //!   Creating a CRD serves its resource (namespaced or
 //!   cluster-scoped, every served version, `status` when declared); deleting it stops serving
 //!   it and deletes its objects.
@@ -71,6 +75,15 @@
 //!   manager): empty workload statuses, a Pod's service account, token volume, default
 //!   tolerations, priority, `Pending` phase and QoS class, a Service's cluster IPs
 //!   (10.96.0.0/12, IPv4 single stack) and node ports, kept by updates that leave them out.
+//! - **Start-up objects**, as a new kube-apiserver creates them: the namespaces `default`,
+//!   `kube-system`, `kube-public` and `kube-node-lease`; the `default/kubernetes` Service (port
+//!   443 to this server's port) with its Endpoints and EndpointSlice; the RBAC bootstrap policy
+//!   (`cluster-admin`, `admin`, `edit` and `view` with their aggregated rules, the `system:*`
+//!   ClusterRoles of the control plane's components and their ClusterRoleBindings); the
+//!   PriorityClasses `system-node-critical` and `system-cluster-critical`. With
+//!   [`TestEnvBuilder::namespace_controllers`] (or [`TestEnvBuilder::realistic`]) every
+//!   namespace also gets the `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap that
+//!   kube-controller-manager would create.
 //! - **Namespaces**: a new one gets the `kubernetes` finalizer and the
 //!   `kubernetes.io/metadata.name` label. Deleting one makes it `Terminating`; creates in it get
 //!   `403`. kcr-testenv's own namespace finalizer (kube-controller-manager's namespace
@@ -148,7 +161,14 @@
 //!   `pods/log` (what [`TestEnv::set_pod_log`] set, empty by default); `pods/binding`;
 //!   `pods/ephemeralcontainers`; `pods/resize`; `certificatesigningrequests/approval`;
 //!   `namespaces/finalize`.
-//! - **Encodings**: JSON; `PartialObjectMetadata` when asked for (metadata informers);
+//! - **Reviews**: `authentication.k8s.io/v1` `tokenreviews` and `authorization.k8s.io/v1`
+//!   `subjectaccessreviews` (create only, cluster-scoped), answered from a policy set with
+//!   [`TestEnvBuilder::user_token`] / [`TestEnvBuilder::allow`] and changed while serving through
+//!   [`TestEnv::reviews`]: a known token authenticates as its [`UserInfo`], any other gets
+//!   `status.authenticated: false`; a review is allowed when an [`AccessRule`] matches its user
+//!   or group, verb and resource or non-resource URL, else `status.allowed: false`.
+//! - **Encodings**: JSON, each object written in kube-apiserver's field order (`kind`,
+//!   `apiVersion`, `metadata` in `ObjectMeta`'s order, then the rest); `PartialObjectMetadata` when asked for (metadata informers);
 //!   protobuf request bodies for `ConfigMap`, `Secret`, `Namespace`, `ServiceAccount` and `Lease`
 //!   (typed `kubectl create` commands), other protobuf bodies get `415`. Answers are JSON.
 //! - **Faults**: see [`Faults`] (in-process) and the admin endpoint (`/kcr/faults/...`, enabled
@@ -166,14 +186,32 @@
 //!
 //! `tests/conformance.rs` replays a corpus recorded from a real kube-apiserver v1.36.2
 //! (`tests/conformance/`) and prints how many cases conform; `tests/conformance/known-failing.txt`
-//! lists, with reasons, the cases that do not yet. Not emulated: field management
-//! (`managedFields`) and server-side apply field ownership, strategic merge by patch keys,
-//! custom resource schema validation, the ServiceAccount admission plugin's refusal of a Pod
-//! whose ServiceAccount does not exist (kcr-testenv admits it without the token volume: no
-//! controller creates `default` ServiceAccounts), dual-stack Services, a watch
-//! cache that outlives [`Faults::compact_history`], anonymous requests (`401` where
-//! kube-apiserver with RBAC answers `403`), Go's exact decode-error messages, garbage
-//! collection, and every controller of kube-controller-manager except the namespace finalizer.
+//! lists, with reasons, the cases that do not yet.
+//!
+//! # What kcr-testenv does not emulate
+//!
+//! kcr-testenv is an API server only, like envtest's. Nothing runs behind the API:
+//!
+//! - **No kubelets**: Pods stay `Pending` without `nodeName`, no container starts, no status is
+//!   reported; Nodes are plain objects that nobody heartbeats; `pods/log`, `pods/exec`,
+//!   `pods/attach`, `pods/portforward` and the `proxy` subresources have no backend.
+//! - **No scheduling**: nothing binds Pods to Nodes or preempts by priority.
+//! - **No kube-controller-manager** beyond the namespace finalizer (on by default) and, when
+//!   asked for, the ServiceAccounts controller and the root CA publisher: no Deployment,
+//!   ReplicaSet, StatefulSet, DaemonSet, Job or CronJob controllers (workloads keep the status
+//!   their clients write), no garbage collection (owner references and the `foregroundDeletion`
+//!   / `orphan` finalizers stay), no endpoints or EndpointSlice controllers (beyond the
+//!   `kubernetes` Service's), no node lifecycle, no certificate signing or approval, no
+//!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
+//!   roles are aggregated once).
+//! - **No aggregated API servers**: APIServices are stored but nothing is proxied to them;
+//!   admission webhooks and admission policies are stored but never called or evaluated.
+//! - Also not yet: custom resource schema validation and defaulting beyond what the conformance
+//!   list above covers, the ServiceAccount admission plugin's refusal of a Pod whose
+//!   ServiceAccount does not exist (kcr-testenv admits it without the token volume),
+//!   dual-stack Services, a watch cache that outlives
+//!   [`Faults::compact_history`], anonymous requests (`401` where kube-apiserver with RBAC
+//!   answers `403`), Go's exact decode-error messages, and protobuf responses.
 //!
 //! # Admin endpoint
 //!
@@ -194,14 +232,17 @@
 //! # The binary
 //!
 //! `kcr-apiserver --port N --kubeconfig-out PATH [--token T] [--tls] [--history-size N]
-//! [--bookmark-interval-ms N]` serves until interrupted and prints where it listens. Build it on
+//! [--bookmark-interval-ms N] [--realistic]` serves until interrupted and prints where it listens. Build it on
 //! its own with `cargo build -p kcr-testenv --features latest --bin kcr-apiserver` (the `latest`
 //! feature selects k8s-openapi's newest Kubernetes version, which a library must not do).
 
 mod admin;
 mod api;
+mod api_resources;
 mod body;
 mod conversion;
+mod bootstrap;
+mod controllers;
 mod defaults;
 mod discovery;
 mod error;
@@ -215,6 +256,7 @@ mod rbac;
 mod registry;
 mod review;
 mod selector;
+mod serializer;
 mod server;
 mod status;
 mod store;

@@ -124,14 +124,15 @@ pub(crate) fn delete(
         let removed = api::delete_now(shared, store, def, key).unwrap_or_else(|| old.clone());
         return Ok((200, removed));
     }
+    // A dry run stores nothing, so it keeps the stored resourceVersion.
+    if dry {
+        return Ok((200, Stored::new(new)));
+    }
     if let Some(m) = new.as_object_mut() {
         metadata_mut(m).insert(
             "resourceVersion".into(),
             Value::String(store.next_rv().to_string()),
         );
-    }
-    if dry {
-        return Ok((200, Stored::new(new)));
     }
     let stored = api::commit(shared, store, def, None, key, EventType::Modified, new);
     Ok((200, stored))
@@ -167,13 +168,16 @@ pub(crate) fn finalize(
         } else {
             spec.remove("finalizers");
         }
+    }
+    // A dry run stores nothing, so it keeps the stored resourceVersion.
+    if dry {
+        return Ok((200, Stored::new(new)));
+    }
+    if let Some(m) = new.as_object_mut() {
         metadata_mut(m).insert(
             "resourceVersion".into(),
             Value::String(store.next_rv().to_string()),
         );
-    }
-    if dry {
-        return Ok((200, Stored::new(new)));
     }
     if terminating(&new) && spec_finalizers(&new).is_empty() && !meta_finalizers(&new) {
         let stored = api::commit(shared, store, def, None, name, EventType::Deleted, new);

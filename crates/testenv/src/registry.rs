@@ -46,6 +46,15 @@ impl ResourceDef {
                     | "CustomResourceDefinition"
                     | "ReplicationController"
                     | "PodDisruptionBudget"
+                    | "NetworkPolicy"
+                    | "Ingress"
+                    | "IngressClass"
+                    | "MutatingWebhookConfiguration"
+                    | "ValidatingWebhookConfiguration"
+                    | "MutatingAdmissionPolicy"
+                    | "MutatingAdmissionPolicyBinding"
+                    | "ValidatingAdmissionPolicy"
+                    | "ValidatingAdmissionPolicyBinding"
             )
     }
 
@@ -85,7 +94,7 @@ fn builtin(
         list_kind: format!("{kind}List"),
         namespaced,
         short_names: short_names.iter().map(|s| (*s).to_owned()).collect(),
-        categories: Vec::new(),
+        categories: crate::api_resources::categories(group, plural),
         status,
         scale,
         custom: false,
@@ -104,8 +113,10 @@ fn shared_storage(storage: &str, def: ResourceDef) -> ResourceDef {
 }
 
 /// The built-in resources.
+/// The built-in resources: those written out below, then every other resource of the reference
+/// list (see [`crate::api_resources`]).
 pub(crate) fn builtins() -> Vec<ResourceDef> {
-    vec![
+    let mut defs = vec![
         builtin(
             "",
             "v1",
@@ -378,7 +389,10 @@ pub(crate) fn builtins() -> Vec<ResourceDef> {
             false,
             &[],
         ),
-    ]
+    ];
+    let rest = crate::api_resources::builtin_defs(&defs);
+    defs.extend(rest);
+    defs
 }
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {

@@ -462,7 +462,7 @@ pub(crate) fn handle(shared: &Shared, req: &Request) -> Option<Response<Body>> {
             Ok(out)
         });
     Some(match result {
-        Ok(out) => json_response(201, serde_json::to_vec(&out).unwrap_or_default()),
+        Ok(out) => json_response(201, crate::serializer::to_vec(&out)),
         Err(e) => error_response(&e),
     })
 }

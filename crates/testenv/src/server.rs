@@ -41,6 +41,8 @@ pub(crate) struct Options {
     pub(crate) finalize_namespaces: bool,
     /// Authorize requests with RBAC (see [`crate::rbac`]).
     pub(crate) rbac: bool,
+    /// Run kube-controller-manager's ServiceAccounts controller and root CA publisher.
+    pub(crate) namespace_controllers: bool,
 }
 
 /// Everything the request handlers share.
@@ -87,6 +89,7 @@ impl Shared {
             pod_logs: Mutex::default(),
         });
         api::create_default_namespaces(&shared);
+        crate::bootstrap::create_startup_objects(&shared);
         // The watch cache starts from the state at start-up (kube-apiserver initialises it with a
         // list), so a watch from an older version, e.g. `resourceVersion=1`, is too old.
         shared.store.lock().compact();
@@ -202,7 +205,7 @@ pub(crate) fn json_response(code: u16, body: impl Into<Bytes>) -> Response<Body>
 
 /// A `metav1.Status` error response.
 pub(crate) fn error_response(e: &ApiError) -> Response<Body> {
-    let body = serde_json::to_vec(&e.to_status()).unwrap_or_default();
+    let body = crate::serializer::to_vec(&e.to_status());
     let mut resp = json_response(e.code, body);
     if let Some(secs) = e.retry_after
         && let Ok(v) = HeaderValue::from_str(&secs.to_string())

@@ -19,8 +19,7 @@ pub(crate) struct Stored {
 
 impl Stored {
     pub(crate) fn new(value: Value) -> Self {
-        // Serializing a `Value` cannot fail (its map keys are strings).
-        let json = Bytes::from(serde_json::to_vec(&value).unwrap_or_default());
+        let json = Bytes::from(crate::serializer::to_vec(&value));
         Self {
             value: Arc::new(value),
             json,

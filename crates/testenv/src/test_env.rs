@@ -38,6 +38,7 @@ impl Default for TestEnvBuilder {
                 reviews: Default::default(),
                 finalize_namespaces: true,
                 rbac: false,
+                namespace_controllers: false,
             },
             port: 0,
             host: Ipv4Addr::LOCALHOST,
@@ -158,6 +159,24 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Runs the kube-controller-manager controllers that fill every namespace (off by
+    /// default, as in the recorded kube-apiserver without kube-controller-manager): the
+    /// ServiceAccounts controller (a `default` ServiceAccount) and the root CA publisher (a
+    /// `kube-root-ca.crt` ConfigMap holding the CA that verifies this server: the TLS CA, or a
+    /// CA generated for the purpose when serving plain HTTP). Like kube-controller-manager they
+    /// act shortly after a namespace appears, not within its create request.
+    pub fn namespace_controllers(mut self, enabled: bool) -> Self {
+        self.options.namespace_controllers = enabled;
+        self
+    }
+
+    /// A preset that behaves as a cluster with kube-controller-manager running, as far as
+    /// kcr-testenv emulates one: the namespace finalizer and the namespace controllers
+    /// ([`namespace_controllers`](Self::namespace_controllers)) on.
+    pub fn realistic(self) -> Self {
+        self.finalize_namespaces(true).namespace_controllers(true)
+    }
+
     /// Listens on this port (default 0: a free port).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -194,6 +213,13 @@ impl TestEnvBuilder {
         server::spawn(&shared, listener);
         if shared.options.finalize_namespaces {
             crate::namespace::spawn_finalizer(&shared);
+        }
+        if shared.options.namespace_controllers {
+            let root_ca = match &shared.tls {
+                Some(t) => t.ca_pem.clone(),
+                None => Tls::generate(addr.ip())?.ca_pem,
+            };
+            crate::controllers::spawn(&shared, root_ca);
         }
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()

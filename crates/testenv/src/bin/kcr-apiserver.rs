@@ -3,7 +3,7 @@
 //! ```text
 //! kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T]
 //!               [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls]
-//!               [--rbac]
+//!               [--rbac] [--realistic]
 //! ```
 //!
 //! `--rbac` authorizes every request with RBAC from the stored roles and bindings (the admin
@@ -12,6 +12,8 @@
 //! `--tls` serves HTTPS with a freshly generated CA and serving certificate; the kubeconfig
 //! carries the CA (`certificate-authority-data`), so kubectl works with `--token` too.
 //! `--token` without `--tls` prints a warning: kubectl sends no bearer token over plain HTTP.
+//! `--realistic` runs the optional controllers of kube-controller-manager too (a `default`
+//! ServiceAccount and the `kube-root-ca.crt` ConfigMap in every namespace).
 //! `--help` prints the usage and exits 0.
 //!
 //! Prints `listening on http://127.0.0.1:N` (or `https://`) and the kubeconfig path on stdout,
@@ -24,7 +26,7 @@ use std::time::Duration;
 
 use kcr_testenv::TestEnv;
 
-const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls] [--rbac]";
+const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls] [--rbac] [--realistic]";
 
 fn parse<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
     let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
@@ -67,6 +69,7 @@ fn command_from_args() -> Result<Command, String> {
                 b.tls(true)
             }
             "--rbac" => b.rbac(true),
+            "--realistic" => b.realistic(),
             "-h" | "--help" => return Ok(Command::Help),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         };

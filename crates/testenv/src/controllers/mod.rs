@@ -1,0 +1,66 @@
+//! The controllers of kube-controller-manager that kcr-testenv can run (off by default, on
+//! with [`TestEnvBuilder::namespace_controllers`](crate::TestEnvBuilder::namespace_controllers)
+//! and in [`TestEnvBuilder::realistic`](crate::TestEnvBuilder::realistic)): the
+//! ServiceAccounts controller (a `default` ServiceAccount in every namespace) and the root CA
+//! certificate publisher (a `kube-root-ca.crt` ConfigMap in every namespace). The namespace
+//! finalizer lives in `namespace`.
+//!
+//! Like kube-controller-manager they work after the fact: a pass after every change, so a
+//! client sees the objects shortly after the namespace, not in the namespace's create answer,
+//! and an object deleted by a client comes back.
+
+mod root_ca_publisher;
+mod service_account;
+
+use std::sync::{Arc, Weak};
+
+use serde_json::Value;
+
+use crate::server::Shared;
+use crate::store::Store;
+
+/// The field manager of kube-controller-manager's writes.
+const MANAGER: &str = "kube-controller-manager";
+
+/// The namespaces that are not terminating (controllers add nothing to a terminating one).
+fn active_namespaces(store: &Store) -> Vec<String> {
+    store
+        .keys("/namespaces", None)
+        .into_iter()
+        .filter(|k| {
+            store.get("/namespaces", k).is_some_and(|s| {
+                s.value.pointer("/metadata/deletionTimestamp").is_none()
+                    && s.value.pointer("/status/phase").and_then(Value::as_str)
+                        != Some("Terminating")
+            })
+        })
+        .collect()
+}
+
+async fn run(shared: Weak<Shared>, root_ca_pem: String) {
+    let mut changed = match shared.upgrade() {
+        Some(s) => s.changed.subscribe(),
+        None => return,
+    };
+    loop {
+        {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let mut store = shared.store.lock();
+            for ns in active_namespaces(&store) {
+                service_account::ensure_default(&shared, &mut store, &ns);
+                root_ca_publisher::ensure_root_ca(&shared, &mut store, &ns, &root_ca_pem);
+            }
+        }
+        if changed.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Starts the ServiceAccounts controller and the root CA publisher for `shared`; the published
+/// `ca.crt` is `root_ca_pem`.
+pub(crate) fn spawn(shared: &Arc<Shared>, root_ca_pem: String) {
+    tokio::spawn(run(Arc::downgrade(shared), root_ca_pem));
+}
