@@ -199,7 +199,10 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
     }
     let result = match verb {
         "watch" => return watch::handle(shared, &req, &target),
-        "list" => list(shared, &req, &target),
+        "list" => match watch_cache_wait(shared, &req).await {
+            Ok(()) => list(shared, &req, &target),
+            Err(e) => Err(e),
+        },
         "get" => get(shared, &target),
         "create" => create(shared, &req, &target),
         "update" => update(shared, &req, &target),
@@ -217,6 +220,20 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
         }
     }
     resp
+}
+
+/// A list from a future version waits for the store to reach it (see [`crate::watch_cache`]).
+async fn watch_cache_wait(shared: &Shared, req: &Request) -> ApiResult<()> {
+    let continues = req.param("continue").is_some_and(|c| !c.is_empty());
+    let waits = crate::watch_cache::list_waits_for(
+        &shared.store.lock(),
+        req.param("resourceVersion"),
+        continues,
+    );
+    match waits {
+        Some(rv) => crate::watch_cache::wait_until_fresh(shared, rv).await,
+        None => Ok(()),
+    }
 }
 
 /// The object's JSON as served to this target: custom resources read through another served
@@ -471,20 +488,25 @@ fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
             namespace: t.namespace.as_deref(),
             at,
             after,
-            limit: o.limit,
+            limit: crate::watch_cache::list_limit(o.resource_version.as_deref(), o.limit),
             keep: &keep,
             count_remaining,
         };
-        store.list(&t.def.storage, &q)
+        store.list(&t.def.storage, &q).map_err(|e| match e {
+            VersionError::TooOld { .. } if o.continue_token.is_none() => {
+                crate::watch_cache::expired_list(&store, at.unwrap_or_default())
+            }
+            e => version_error(e, at.unwrap_or_default()),
+        })
     };
     let page = match page {
         Ok(p) => p,
-        Err(VersionError::TooOld { .. }) if o.continue_token.is_some() => {
+        Err(e) if e.code == 410 && o.continue_token.is_some() => {
             return Err(ApiError::gone(
                 "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
             ));
         }
-        Err(e) => return Err(version_error(e, at.unwrap_or_default())),
+        Err(e) => return Err(e),
     };
     let mut list_meta = Map::new();
     list_meta.insert("resourceVersion".into(), Value::String(page.rv.to_string()));

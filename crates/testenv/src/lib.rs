@@ -178,6 +178,7 @@ mod tls;
 mod type_meta;
 mod validation;
 mod watch;
+mod watch_cache;
 
 pub use error::{Error, Result};
 pub use faults::{Failure, Faults};

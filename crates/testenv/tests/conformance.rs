@@ -529,7 +529,8 @@ async fn replay(env: &kcr_testenv::TestEnv, case: &Value) -> Outcome {
     let steps = case["steps"].as_array().cloned().unwrap_or_default();
     for (index, step) in steps.iter().enumerate() {
         if step.get("action").and_then(Value::as_str) == Some("compact") {
-            env.faults().compact_history();
+            // `etcdctl compact` on the recording cluster: the storage, not the watch cache.
+            env.faults().compact_storage();
             bodies.push(Value::Null);
             continue;
         }
