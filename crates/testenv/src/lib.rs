@@ -179,6 +179,7 @@ mod type_meta;
 mod validation;
 mod watch;
 mod watch_cache;
+mod wire;
 
 pub use error::{Error, Result};
 pub use faults::{Failure, Faults};

@@ -319,12 +319,18 @@ async fn serve(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<B
     let path = percent_decode(parts.uri.path(), false);
     let open = matches!(path.as_str(), "/healthz" | "/livez" | "/readyz");
     if let (Some(token), false) = (&shared.options.token, open) {
-        let presented = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(bearer_token);
-        if presented != Some(token.as_str()) {
+        let header = parts.headers.get(header::AUTHORIZATION);
+        if header.is_none() {
+            // Anonymous (see `wire::anonymous`).
+            let watch = parse_query(parts.uri.query().unwrap_or_default())
+                .iter()
+                .any(|(k, v)| k == "watch" && matches!(v.as_str(), "true" | "1"));
+            if let Some(e) = crate::wire::anonymous::forbidden(&parts.method, &path, watch) {
+                return error_response(&e);
+            }
+        } else if header.and_then(|v| v.to_str().ok()).and_then(bearer_token)
+            != Some(token.as_str())
+        {
             return error_response(&ApiError::unauthorized());
         }
     }
