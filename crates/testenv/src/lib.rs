@@ -161,6 +161,8 @@ mod defaults;
 mod discovery;
 mod error;
 mod faults;
+#[cfg(test)]
+mod fuzz;
 mod managed_fields;
 mod meta;
 mod namespace;
