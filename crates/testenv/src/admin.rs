@@ -7,6 +7,7 @@
 //! | `close-watches` | | [`Faults::close_all_watches`] |
 //! | `close-watches-after` | `events=N` (absent: off) | [`Faults::close_watches_after_events`] |
 //! | `compact` | | [`Faults::compact_history`] |
+//! | `compact-storage` | | [`Faults::compact_storage`] |
 //! | `fail` | `count=N&status=S[&verb=V][&resource=R][&retryAfter=SECS]` | [`Faults::fail_next`] |
 //! | `latency` | `ms=N` | [`Faults::set_latency`] |
 //! | `refuse-user-agent` | `userAgent=UA` | [`Faults::refuse_updates_from_user_agent`] |
@@ -17,6 +18,7 @@
 //! [`Faults::close_all_watches`]: crate::Faults::close_all_watches
 //! [`Faults::close_watches_after_events`]: crate::Faults::close_watches_after_events
 //! [`Faults::compact_history`]: crate::Faults::compact_history
+//! [`Faults::compact_storage`]: crate::Faults::compact_storage
 //! [`Faults::fail_next`]: crate::Faults::fail_next
 //! [`Faults::set_latency`]: crate::Faults::set_latency
 //! [`Faults::refuse_updates_from_user_agent`]: crate::Faults::refuse_updates_from_user_agent
@@ -74,6 +76,7 @@ fn apply(shared: &Arc<Shared>, req: &Request) -> Result<(), ApiError> {
         "close-watches" => faults.close_all_watches(),
         "close-watches-after" => faults.close_watches_after_events(number(req, "events")?),
         "compact" => faults.compact_history(),
+        "compact-storage" => faults.compact_storage(),
         "fail" => {
             let count: usize = number(req, "count")?.unwrap_or(1);
             let status: u16 = number(req, "status")?.unwrap_or(500);

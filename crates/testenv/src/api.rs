@@ -140,8 +140,13 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
     let mut target = match routed {
         Ok(Some(t)) => t,
         Ok(None) => return error_response(&ApiError::path_not_found()),
+        // A group/version that is not served at all: Go's plain "404 page not found".
+        Err(_) if !serves_group_version(shared, &req.path) => return page_not_found(),
         Err(e) => return error_response(&e),
     };
+    if !crate::wire::negotiation::acceptable(req.header("accept")) {
+        return error_response(&crate::wire::negotiation::not_acceptable());
+    }
     target.metadata_only = req.header("accept").contains("as=PartialObjectMetadata");
     if let Some(resp) = crate::subresources::handle(shared, &req, &target) {
         return resp;
@@ -168,14 +173,13 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
                     return error_response(&ApiError::new(415, "UnsupportedMediaType", e.0));
                 }
             }
+        } else if media == "application/yaml" {
+            match serde_yaml::from_slice::<Value>(&req.body) {
+                Ok(v) => req.body = to_bytes(&v),
+                Err(e) => return error_response(&ApiError::bad_request(e.to_string())),
+            }
         } else if !media.is_empty() && media != "application/json" && media != "*/*" {
-            return error_response(&ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/json (got {media:?})"
-                ),
-            ));
+            return error_response(&crate::wire::negotiation::unsupported_media_type());
         }
     }
     if matches!(verb, "create" | "update" | "patch")
@@ -212,7 +216,10 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
     }
     let result = match verb {
         "watch" => return watch::handle(shared, &req, &target),
-        "list" => list(shared, &req, &target),
+        "list" => match watch_cache_wait(shared, &req).await {
+            Ok(()) => list(shared, &req, &target),
+            Err(e) => Err(e),
+        },
         "get" => get(shared, &target),
         "create" => create(shared, &req, &target),
         "update" => update(shared, &req, &target),
@@ -230,6 +237,43 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
         }
     }
     resp
+}
+
+/// Whether any resource is served under the group and version of a path.
+fn serves_group_version(shared: &Shared, path: &str) -> bool {
+    let Some((group, version, _)) = split_api_path(path) else {
+        return false;
+    };
+    let store = shared.store.lock();
+    store
+        .defs()
+        .iter()
+        .any(|d| d.group == group && d.version == version)
+}
+
+/// Go's `http.NotFound`: plain text.
+fn page_not_found() -> Response<Body> {
+    let mut resp = Response::new(Body::full(Bytes::from_static(b"404 page not found\n")));
+    *resp.status_mut() = http::StatusCode::NOT_FOUND;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}
+
+/// A list from a future version waits for the store to reach it (see [`crate::watch_cache`]).
+async fn watch_cache_wait(shared: &Shared, req: &Request) -> ApiResult<()> {
+    let continues = req.param("continue").is_some_and(|c| !c.is_empty());
+    let waits = crate::watch_cache::list_waits_for(
+        &shared.store.lock(),
+        req.param("resourceVersion"),
+        continues,
+    );
+    match waits {
+        Some(rv) => crate::watch_cache::wait_until_fresh(shared, rv).await,
+        None => Ok(()),
+    }
 }
 
 /// The object's JSON as served to this target: custom resources read through another served
@@ -369,9 +413,7 @@ pub(crate) fn list_options(
         ..ListOptions::default()
     };
     if let Some(l) = req.param("limit").filter(|s| !s.is_empty()) {
-        let n: i64 = l
-            .parse()
-            .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?;
+        let n = crate::wire::go_strconv::parse_int(l).map_err(ApiError::bad_request)?;
         o.limit = usize::try_from(n.max(0)).unwrap_or(0);
     }
     if let Some(t) = req.param("timeoutSeconds").filter(|s| !s.is_empty()) {
@@ -440,7 +482,17 @@ pub(crate) fn list_options(
     if !causes.is_empty() {
         return Err(invalid_list_options(&causes));
     }
-    o.rv_number()?;
+    if let Some(rv) = o.resource_version.as_deref().filter(|s| !s.is_empty())
+        && let Err(e) = crate::wire::go_strconv::parse_uint(rv)
+    {
+        let why = format!("resourceVersion: Invalid value: {rv:?}: {e}");
+        // The watch handler reports it as an internal error, the list handler as a bad request.
+        return Err(if watch {
+            ApiError::new(500, "", why)
+        } else {
+            ApiError::bad_request(format!("invalid resource version: {why}"))
+        });
+    }
     if let Some(c) = cont {
         if !rv.is_empty() && rv != "0" {
             return Err(ApiError::bad_request(
@@ -488,20 +540,25 @@ fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
             namespace: t.namespace.as_deref(),
             at,
             after,
-            limit: o.limit,
+            limit: crate::watch_cache::list_limit(o.resource_version.as_deref(), o.limit),
             keep: &keep,
             count_remaining,
         };
-        store.list(&t.def.storage, &q)
+        store.list(&t.def.storage, &q).map_err(|e| match e {
+            VersionError::TooOld { .. } if o.continue_token.is_none() => {
+                crate::watch_cache::expired_list(&store, at.unwrap_or_default())
+            }
+            e => version_error(e, at.unwrap_or_default()),
+        })
     };
     let page = match page {
         Ok(p) => p,
-        Err(VersionError::TooOld { .. }) if o.continue_token.is_some() => {
+        Err(e) if e.code == 410 && o.continue_token.is_some() => {
             return Err(ApiError::gone(
                 "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
             ));
         }
-        Err(e) => return Err(version_error(e, at.unwrap_or_default())),
+        Err(e) => return Err(e),
     };
     let mut list_meta = Map::new();
     list_meta.insert("resourceVersion".into(), Value::String(page.rv.to_string()));
@@ -590,16 +647,7 @@ fn decode_fields(req: &Request, def: &ResourceDef, obj: &mut Map<String, Value>)
 
 /// Parses a request body as an object of the target's kind.
 fn parse_object(req: &Request, def: &ResourceDef) -> ApiResult<Map<String, Value>> {
-    let value: Value = serde_json::from_slice(&req.body).map_err(|e| {
-        ApiError::bad_request(format!(
-            "the body of the request could not be decoded as JSON: {e}"
-        ))
-    })?;
-    let Value::Object(map) = value else {
-        return Err(ApiError::bad_request(
-            "the body of the request must be a JSON object",
-        ));
-    };
+    let map = crate::wire::decode_error::parse_object(&req.body, &def.kind)?;
     check_type(&map, def)?;
     Ok(map)
 }
@@ -624,6 +672,22 @@ fn check_type(map: &Map<String, Value>, def: &ResourceDef) -> ApiResult<()> {
         let Some(k) = k.as_str() else {
             return Err(ApiError::bad_request("kind must be a string"));
         };
+        let body_version = map
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or(&def.version);
+        if !k.is_empty()
+            && k != def.kind
+            && !def.custom
+            && crate::wire::decode_error::is_builtin_kind(k)
+        {
+            return Err(crate::wire::decode_error::wrong_kind(
+                body_version,
+                k,
+                &def.group,
+                &def.kind,
+            ));
+        }
         if !k.is_empty() && k != def.kind {
             return Err(ApiError::bad_request(format!(
                 "{k} in version \"{}\" cannot be handled as a {}: the kind in the data does not match the kind of the resource",

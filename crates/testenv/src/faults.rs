@@ -171,8 +171,19 @@ impl Faults {
         self.shared.faults.lock().close_watches_after = events;
     }
 
-    /// Drops the whole change history now: watches and lists from any older resource version get
-    /// `410 Gone` (`reason: Expired`), and so do continue tokens issued before.
+    /// Compacts the storage underneath the watch cache at the current version, as
+    /// `etcdctl compact` does on a real cluster. As on kube-apiserver, the watch cache's window of
+    /// recent history is untouched: watches, exact lists and continue tokens from versions in it
+    /// are still served; lists at exact versions older than the window get storage's
+    /// `410 Gone` ("The resourceVersion for the provided list is too old.").
+    /// To make every older version `410`, use [`Faults::compact_history`].
+    pub fn compact_storage(&self) {
+        self.shared.store.lock().compact_storage();
+    }
+
+    /// Drops the whole change history now, the watch cache's window included (as a compaction
+    /// followed by a restart of kube-apiserver would): watches and lists from any older resource
+    /// version get `410 Gone` (`reason: Expired`), and so do continue tokens issued before.
     pub fn compact_history(&self) {
         self.shared.store.lock().compact();
         // Watches that are behind notice on their next read.

@@ -247,6 +247,8 @@ mod defaults;
 mod discovery;
 mod error;
 mod faults;
+#[cfg(test)]
+mod fuzz;
 mod managed_fields;
 mod meta;
 mod namespace;
@@ -267,6 +269,8 @@ mod tls;
 mod type_meta;
 mod validation;
 mod watch;
+mod watch_cache;
+mod wire;
 
 pub use error::{Error, Result};
 pub use faults::{Failure, Faults};

@@ -321,8 +321,20 @@ async fn serve(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<B
     let (parts, body) = req.into_parts();
     let path = percent_decode(parts.uri.path(), false);
     let open = matches!(path.as_str(), "/healthz" | "/livez" | "/readyz");
+    let anonymous = shared.options.token.is_some()
+        && !open
+        && parts.headers.get(header::AUTHORIZATION).is_none();
     let user = if open {
         crate::rbac::authentication::admin()
+    } else if anonymous {
+        // Anonymous (see `wire::anonymous`): only the public endpoints, read-only.
+        let watch = parse_query(parts.uri.query().unwrap_or_default())
+            .iter()
+            .any(|(k, v)| k == "watch" && matches!(v.as_str(), "true" | "1"));
+        match crate::wire::anonymous::forbidden(&parts.method, &path, watch) {
+            Some(e) => return error_response(&e),
+            None => crate::rbac::authentication::admin(),
+        }
     } else {
         match crate::rbac::authenticate(&shared, &parts.headers)
             .and_then(|user| crate::rbac::impersonation::impersonate(&shared, user, &parts.headers))

@@ -108,8 +108,10 @@ pub(crate) struct Store {
     rv: u64,
     objects: HashMap<Arc<str>, BTreeMap<String, Stored>>,
     history: VecDeque<Arc<Event>>,
-    /// Events with `rv <= compacted` are no longer in the history.
+    /// Events with `rv <= compacted` are no longer in the history (the watch cache window).
     compacted: u64,
+    /// The revision of the last compaction of the storage underneath (`etcdctl compact`).
+    storage_compacted: u64,
     history_limit: usize,
     defs: Vec<Arc<ResourceDef>>,
 }
@@ -121,6 +123,7 @@ impl Store {
             objects: HashMap::new(),
             history: VecDeque::new(),
             compacted: 1,
+            storage_compacted: 0,
             history_limit: history_limit.max(1),
             defs: registry::builtins().into_iter().map(Arc::new).collect(),
         }
@@ -232,6 +235,23 @@ impl Store {
     pub(crate) fn compact(&mut self) {
         self.history.clear();
         self.compacted = self.rv;
+        self.compact_storage();
+    }
+
+    /// Compacts the storage underneath the watch cache at the current revision: the window of
+    /// recent history stays (see [`crate::watch_cache`]).
+    pub(crate) fn compact_storage(&mut self) {
+        self.storage_compacted = self.rv;
+    }
+
+    /// The revision of the last storage compaction.
+    pub(crate) fn storage_compacted(&self) -> u64 {
+        self.storage_compacted
+    }
+
+    /// The newest version no longer in the window: watches and exact lists need a newer one.
+    pub(crate) fn window_start(&self) -> u64 {
+        self.compacted
     }
 
     /// Events after `rv` (of `storage` when given, else of every resource), at most `max`.
@@ -302,56 +322,18 @@ impl Store {
             (None, Some(p)) => Bound::Included(p),
             (None, None) => Bound::Unbounded,
         };
-        let in_scope = |k: &str| prefix.as_deref().is_none_or(|p| k.starts_with(p));
-        let mut current = map.range::<str, _>((lower, Bound::Unbounded)).peekable();
-        let mut changed = overlay
-            .range::<&str, _>((lower, Bound::Unbounded))
-            .peekable();
+        let mut states = StatesAt {
+            current: map.range::<str, _>((lower, Bound::Unbounded)).peekable(),
+            changed: overlay
+                .range::<&str, _>((lower, Bound::Unbounded))
+                .peekable(),
+            prefix: prefix.as_deref(),
+        }
+        .filter_map(|(key, value)| value.filter(|v| keep(&v.value)).map(|v| (key, v)));
         let mut items = Vec::new();
         let mut last_key = None;
         let mut more = false;
-        loop {
-            // Merge the current objects with the overlay, in key order.
-            let next: Option<(&str, Option<&Stored>)> = match (current.peek(), changed.peek()) {
-                (None, None) => None,
-                (Some((ck, cv)), None) => {
-                    let r = (ck.as_str(), Some(*cv));
-                    current.next();
-                    Some(r)
-                }
-                (None, Some((ok, ov))) => {
-                    let r = (**ok, **ov);
-                    changed.next();
-                    Some(r)
-                }
-                (Some((ck, cv)), Some((ok, ov))) => {
-                    if ck.as_str() < **ok {
-                        let r = (ck.as_str(), Some(*cv));
-                        current.next();
-                        Some(r)
-                    } else if ck.as_str() == **ok {
-                        let r = (**ok, **ov);
-                        current.next();
-                        changed.next();
-                        Some(r)
-                    } else {
-                        let r = (**ok, **ov);
-                        changed.next();
-                        Some(r)
-                    }
-                }
-            };
-            let Some((key, value)) = next else { break };
-            if !in_scope(key) {
-                if prefix.as_deref().is_some_and(|p| key > p) {
-                    break;
-                }
-                continue;
-            }
-            let Some(value) = value else { continue };
-            if !keep(&value.value) {
-                continue;
-            }
+        for (key, value) in states.by_ref() {
             if limit > 0 && items.len() == limit {
                 more = true;
                 break;
@@ -359,24 +341,60 @@ impl Store {
             last_key = Some(key.to_owned());
             items.push(value.clone());
         }
-        let remaining = if more && count_remaining && overlay.is_empty() {
-            let from = last_key
-                .as_deref()
-                .map_or(Bound::Unbounded, Bound::Excluded);
-            Some(
-                map.range::<str, _>((from, Bound::Unbounded))
-                    .take_while(|(k, _)| in_scope(k))
-                    .count() as u64,
-            )
-        } else {
-            None
-        };
+        // The item that ended the page, and every one after it.
+        let remaining = (more && count_remaining).then(|| 1 + states.count() as u64);
         Ok(Page {
             items,
             rv: at_rv,
             last_key: if more { last_key } else { None },
             remaining,
         })
+    }
+}
+
+/// The objects of a key range as of a past version, in key order: the current objects merged
+/// with an overlay of the keys changed since (their state at that version, `None`: absent).
+struct StatesAt<'a, C, O>
+where
+    C: Iterator<Item = (&'a String, &'a Stored)>,
+    O: Iterator<Item = (&'a &'a str, &'a Option<&'a Stored>)>,
+{
+    current: std::iter::Peekable<C>,
+    changed: std::iter::Peekable<O>,
+    /// Only keys with this prefix (a namespace); the range starts inside it.
+    prefix: Option<&'a str>,
+}
+
+impl<'a, C, O> Iterator for StatesAt<'a, C, O>
+where
+    C: Iterator<Item = (&'a String, &'a Stored)>,
+    O: Iterator<Item = (&'a &'a str, &'a Option<&'a Stored>)>,
+{
+    type Item = (&'a str, Option<&'a Stored>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (key, value) = match (self.current.peek(), self.changed.peek()) {
+                (None, None) => return None,
+                (Some((ck, _)), Some((ok, _))) if ck.as_str() == **ok => {
+                    self.current.next();
+                    self.changed.next().map(|(k, v)| (*k, *v))?
+                }
+                (Some((ck, _)), Some((ok, _))) if ck.as_str() > **ok => {
+                    self.changed.next().map(|(k, v)| (*k, *v))?
+                }
+                (Some(_), _) => self.current.next().map(|(k, v)| (k.as_str(), Some(v)))?,
+                (None, Some(_)) => self.changed.next().map(|(k, v)| (*k, *v))?,
+            };
+            match self.prefix {
+                Some(p) if !key.starts_with(p) => {
+                    if key > p {
+                        return None;
+                    }
+                }
+                _ => return Some((key, value)),
+            }
+        }
     }
 }
 

@@ -69,48 +69,55 @@ pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, t: &Target) -> Respons
         Some(send) => send,
         None => matches!(requested, None | Some(0)),
     };
-    // Subscribe before reading the state so no commit in between goes unnoticed.
-    let changed = shared.changed.subscribe();
-    let close = shared.close_watches.subscribe();
-    let (initial_items, start_rv) = {
-        let store = shared.store.lock();
-        if let (Some(r), Some(_)) = (requested, o.send_initial_events)
-            && r > store.rv()
-        {
-            return error_response(&ApiError::too_large_resource_version(r, store.rv()));
-        }
-        if initial {
-            let keep = |v: &Value| o.matches(v);
-            let q = ListQuery {
-                namespace: t.namespace.as_deref(),
-                at: None,
-                after: None,
-                limit: 0,
-                keep: &keep,
-                count_remaining: false,
-            };
-            match store.list(&t.def.storage, &q) {
-                Ok(page) => (page.items, page.rv),
-                Err(_) => (Vec::new(), store.rv()),
-            }
-        } else {
-            match requested {
-                Some(r) if r > 0 => (Vec::new(), r),
-                _ => (Vec::new(), store.rv()),
-            }
-        }
-    };
     let (tx, rx) = mpsc::channel(shared.options.watch_buffer.max(1));
-    let stream = WatchStream {
-        shared: shared.clone(),
-        target: t.clone(),
-        options: o,
-        changed,
-        close,
-        tx,
-        sent: 0,
-    };
-    tokio::spawn(stream.run(initial_items, start_rv));
+    let shared = shared.clone();
+    let target = t.clone();
+    tokio::spawn(async move {
+        // A watch-list from a future version waits for it, then fails as kube-apiserver's cacher
+        // does: with an ERROR event (see `crate::watch_cache`).
+        if let (Some(r), Some(true)) = (requested, o.send_initial_events)
+            && let Err(e) = crate::watch_cache::wait_until_fresh(&shared, r).await
+        {
+            let _ = tx.send(error_line(&e)).await;
+            return;
+        }
+        // Subscribe before reading the state so no commit in between goes unnoticed.
+        let changed = shared.changed.subscribe();
+        let close = shared.close_watches.subscribe();
+        let (initial_items, start_rv) = {
+            let store = shared.store.lock();
+            if initial {
+                let keep = |v: &Value| o.matches(v);
+                let q = ListQuery {
+                    namespace: target.namespace.as_deref(),
+                    at: None,
+                    after: None,
+                    limit: 0,
+                    keep: &keep,
+                    count_remaining: false,
+                };
+                match store.list(&target.def.storage, &q) {
+                    Ok(page) => (page.items, page.rv),
+                    Err(_) => (Vec::new(), store.rv()),
+                }
+            } else {
+                match requested {
+                    Some(r) if r > 0 => (Vec::new(), r),
+                    _ => (Vec::new(), store.rv()),
+                }
+            }
+        };
+        let stream = WatchStream {
+            shared,
+            target,
+            options: o,
+            changed,
+            close,
+            tx,
+            sent: 0,
+        };
+        stream.run(initial_items, start_rv).await;
+    });
     let mut resp = Response::new(Body::Stream(rx));
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

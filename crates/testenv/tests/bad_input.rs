@@ -146,22 +146,7 @@ fn cases() -> Vec<Case> {
             404,
             "NotFound",
         ),
-        case(
-            "unknown group",
-            "GET",
-            "/apis/nope.example.com/v1/things",
-            "",
-            404,
-            "NotFound",
-        ),
-        case(
-            "unknown version",
-            "GET",
-            "/apis/apps/v9/deployments",
-            "",
-            404,
-            "NotFound",
-        ),
+        // An unknown group or version is Go's plain-text 404: see tests/wire.rs.
         case(
             "unknown subresource",
             "GET",

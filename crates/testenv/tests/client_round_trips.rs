@@ -919,8 +919,9 @@ async fn a_token_should_be_required_when_configured() {
         b"",
     )
     .await;
-    assert_eq!(r.status, 401);
-    assert_eq!(r.json()["reason"], "Unauthorized");
+    // No credentials: anonymous, whom RBAC forbids (kube-apiserver's default anonymous auth).
+    assert_eq!(r.status, 403);
+    assert_eq!(r.json()["reason"], "Forbidden");
     let r = common::raw(
         env.addr(),
         "GET",

@@ -53,13 +53,13 @@ async fn a_tls_server_should_serve_the_client_with_its_token_and_refuse_others()
     let listed = api.list(&ListParams::default()).await.unwrap();
     assert_eq!(listed.items.len(), 1);
 
-    // The same TLS settings without the token: 401.
+    // The same TLS settings without the token: anonymous, forbidden.
     let mut no_token = env.config().unwrap();
     no_token.headers.clear();
     let anonymous: Api<ConfigMap> =
         Api::namespaced(kube::Client::try_from(no_token).unwrap(), "default");
     let err = anonymous.list(&ListParams::default()).await.unwrap_err();
-    assert_eq!(code(&err), Some(401), "{err:?}");
+    assert_eq!(code(&err), Some(403), "{err:?}");
 
     // The token without trusting the CA: the handshake fails, nothing is answered.
     let mut untrusted = env.config().unwrap();

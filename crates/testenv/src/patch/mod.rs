@@ -10,22 +10,7 @@ pub(crate) use strategic_merge_patch::{SmpError, strategic_merge_patch};
 
 /// A JSON syntax error worded as Go's `encoding/json` words it (kube-apiserver's messages).
 pub(crate) fn go_json_error(body: &[u8], e: &serde_json::Error) -> String {
-    if e.is_eof() {
-        return "unexpected end of JSON input".into();
-    }
-    let at = body
-        .split(|b| *b == b'\n')
-        .take(e.line().saturating_sub(1))
-        .map(|l| l.len() + 1)
-        .sum::<usize>()
-        + e.column().saturating_sub(1);
-    let c = body.get(at).map_or(' ', |b| char::from(*b));
-    let text = e.to_string();
-    if text.starts_with("key must be a string") {
-        format!("invalid character '{c}' looking for beginning of object key string")
-    } else if text.starts_with("expected value") {
-        format!("invalid character '{c}' looking for beginning of value")
-    } else {
-        text
-    }
+    // Go's scanner finds the same first error; what it accepts and serde does not (nesting
+    // beyond serde's limit, invalid UTF-8) keeps serde's words.
+    crate::wire::go_json::syntax_error(body).unwrap_or_else(|| e.to_string())
 }

@@ -1,0 +1,10 @@
+//! The wire-level answers of kube-apiserver that come before a request reaches a resource's
+//! rules: requests without credentials, content negotiation, and bodies that cannot be decoded,
+//! with the messages a real server sends (several of them Go's `encoding/json` and `strconv`
+//! wording).
+
+pub(crate) mod anonymous;
+pub(crate) mod decode_error;
+pub(crate) mod go_json;
+pub(crate) mod go_strconv;
+pub(crate) mod negotiation;
