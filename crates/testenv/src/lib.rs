@@ -157,6 +157,7 @@
 mod admin;
 mod api;
 mod body;
+mod custom_resource;
 mod defaults;
 mod discovery;
 mod error;
