@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::body::Body;
 use crate::conversion;
+use crate::custom_resource;
 use crate::defaults;
 use crate::managed_fields;
 use crate::meta::{self, meta_str, metadata_mut};
@@ -314,7 +315,7 @@ fn get(shared: &Shared, t: &Target) -> ApiResult<(u16, Bytes)> {
         .get(&t.def.storage, &t.key())
         .ok_or_else(|| ApiError::not_found(&t.def.group, &t.def.plural, t.name()))?;
     if t.sub.as_deref() == Some("scale") {
-        return Ok((200, to_bytes(&scale_of(&stored.value))));
+        return Ok((200, to_bytes(&scale_for(&t.def, &stored.value))));
     }
     Ok((200, served_json(t, stored)))
 }
@@ -640,7 +641,11 @@ fn dry_run(req: &Request) -> bool {
 fn decode_fields(req: &Request, def: &ResourceDef, obj: &mut Map<String, Value>) -> ApiResult<()> {
     use validation::unknown_fields::{FieldValidation, decode};
     let mode = FieldValidation::from_param(req.param("fieldValidation"));
-    let warnings = decode(def, obj, mode, &req.body)?;
+    let warnings = if def.custom {
+        custom_resource::decode(def, obj, mode)?
+    } else {
+        decode(def, obj, mode, &req.body)?
+    };
     req.warnings.lock().extend(warnings);
     Ok(())
 }
@@ -723,23 +728,14 @@ fn set_rv(obj: &mut Map<String, Value>, rv: u64) {
 
 fn crd_status(crd: &Value) -> Value {
     let now = meta::now_rfc3339();
-    let storage = crd
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .and_then(|vs| {
-            vs.iter()
-                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-        })
-        .and_then(|v| v.get("name"))
-        .cloned()
-        .unwrap_or(Value::Null);
+    let stored_versions = validation::crd::initial_stored_versions(crd);
     json!({
         "acceptedNames": crd.pointer("/spec/names").cloned().unwrap_or(json!({})),
         "conditions": [
             {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": now},
             {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": now}
         ],
-        "storedVersions": [storage]
+        "storedVersions": stored_versions
     })
 }
 
@@ -863,14 +859,9 @@ fn create_managed(
     let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
     let mut new_defs = None;
     if is_crd {
-        let v = Value::Object(obj);
-        new_defs = Some(registry::from_crd(&v)?);
-        let status = crd_status(&v);
-        let Value::Object(mut m) = v else {
-            return Err(ApiError::internal("unreachable"));
-        };
-        m.insert("status".into(), status);
-        obj = m;
+        let status = crd_status(&Value::Object(obj.clone()));
+        obj.insert("status".into(), status);
+        new_defs = Some(registry::from_crd(&Value::Object(obj.clone()))?);
     }
     let key = object_key(t.namespace.as_deref().filter(|_| def.namespaced), &name);
     let mut store = shared.store.lock();
@@ -1204,6 +1195,18 @@ fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)>
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
 
+/// The `Scale` of an object of `def`: from the CRD's scale paths for a custom resource.
+fn scale_for(def: &ResourceDef, obj: &Value) -> Value {
+    match def
+        .crd_version
+        .as_deref()
+        .and_then(custom_resource::scale::ScalePaths::of)
+    {
+        Some(paths) => paths.scale_of(obj),
+        None => scale_of(obj),
+    }
+}
+
 fn scale_of(obj: &Value) -> Value {
     let selector = match obj.get("kind").and_then(Value::as_str) {
         // A ReplicationController's selector is a plain label map.
@@ -1247,7 +1250,7 @@ fn write_scale(
         .get(&def.storage, &t.key())
         .map(|s| conversion::stored_as(def, s))
         .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
-    let scale = f(&scale_of(&old.value))?;
+    let scale = f(&scale_for(def, &old.value))?;
     let replicas = scale
         .pointer("/spec/replicas")
         .and_then(Value::as_i64)
@@ -1283,8 +1286,17 @@ fn write_scale(
     {
         set_rv(m, rv.parse().unwrap_or(u64::MAX));
     }
-    if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
-        spec.insert("replicas".into(), json!(replicas));
+    match def
+        .crd_version
+        .as_deref()
+        .and_then(custom_resource::scale::ScalePaths::of)
+    {
+        Some(paths) => paths.set_replicas(&mut new, replicas),
+        None => {
+            if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.insert("replicas".into(), json!(replicas));
+            }
+        }
     }
     let Value::Object(new) = new else {
         return Err(ApiError::internal("object is not a map"));
@@ -1300,12 +1312,12 @@ fn write_scale(
         // The Scale the write would give, at the stored resourceVersion (nothing is stored).
         let (code, would_be) = store_update(shared, &mut store, &target, &old, prepared, true)?;
         let would_be: Value = serde_json::from_slice(&would_be).unwrap_or_default();
-        return Ok((code, to_bytes(&scale_of(&would_be))));
+        return Ok((code, to_bytes(&scale_for(def, &would_be))));
     }
     let (code, _) = store_update(shared, &mut store, &target, &old, prepared, false)?;
     let current = store
         .get(&def.storage, &t.key())
-        .map_or(json!({}), |s| scale_of(&s.value));
+        .map_or(json!({}), |s| scale_for(def, &s.value));
     Ok((code, to_bytes(&current)))
 }
 
@@ -1424,6 +1436,10 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
         ));
     };
     check_type(&patched, def)?;
+    let mut patched = patched;
+    if def.custom {
+        decode_fields(req, def, &mut patched)?;
+    }
     if let Some(n) = patched
         .get("metadata")
         .and_then(|m| m.get("name"))
@@ -1510,9 +1526,12 @@ fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
         return create_managed(shared, &create_req, t, true);
     };
     let applied = fm.apply(Some(&old.value), &config, manager, force)?;
-    let Value::Object(applied) = applied else {
+    let Value::Object(mut applied) = applied else {
         return Err(ApiError::internal("object is not a map"));
     };
+    if def.custom {
+        decode_fields(req, def, &mut applied)?;
+    }
     let part = if t.sub.as_deref() == Some("status") {
         Part::Status
     } else {

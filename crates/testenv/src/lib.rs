@@ -243,6 +243,7 @@ mod body;
 mod conversion;
 mod bootstrap;
 mod controllers;
+mod custom_resource;
 mod defaults;
 mod discovery;
 mod error;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::status::{ApiError, ApiResult};
+use crate::status::ApiResult;
 
 /// One served resource (one group, version and plural).
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +26,8 @@ pub(crate) struct ResourceDef {
     pub(crate) extra_fields: &'static [&'static str],
     /// The storage key: `group/plural`, shared by every version of a resource.
     pub(crate) storage: Arc<str>,
+    /// A custom resource's entry in its CRD's `spec.versions` (schema, subresources).
+    pub(crate) crd_version: Option<Arc<Value>>,
 }
 
 impl ResourceDef {
@@ -100,6 +102,7 @@ fn builtin(
         custom: false,
         extra_fields,
         storage: format!("{group}/{plural}").into(),
+        crd_version: None,
     }
 }
 
@@ -403,104 +406,20 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     cur.as_str()
 }
 
-/// The resources a CustomResourceDefinition serves (one per served version), after validating it.
-/// Groups under `k8s.io` and `kubernetes.io` are reserved for APIs the Kubernetes project
-/// approves (KEP 1111): a CRD in one needs the `api-approved.kubernetes.io` annotation.
-fn protected_group(group: &str) -> bool {
-    ["k8s.io", "kubernetes.io"]
-        .iter()
-        .any(|g| group == *g || group.ends_with(&format!(".{g}")))
-}
-
+/// The resources a CustomResourceDefinition serves (one per served version), after validating it
+/// (`validation::crd`).
 pub(crate) fn from_crd(crd: &Value) -> ApiResult<Vec<ResourceDef>> {
     let name = str_at(crd, &["metadata", "name"]).unwrap_or_default();
-    let mut causes: Vec<(&str, &str, String)> = Vec::new();
+    crate::validation::crd::check(crd, name)?;
     let group = str_at(crd, &["spec", "group"]).unwrap_or_default();
     let plural = str_at(crd, &["spec", "names", "plural"]).unwrap_or_default();
     let kind = str_at(crd, &["spec", "names", "kind"]).unwrap_or_default();
     let scope = str_at(crd, &["spec", "scope"]).unwrap_or_default();
-    if protected_group(group)
-        && crd
-            .pointer("/metadata/annotations/api-approved.kubernetes.io")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-    {
-        causes.push((
-            "metadata.annotations[api-approved.kubernetes.io]",
-            "FieldValueRequired",
-            "Required value: protected groups must have approval annotation \"api-approved.kubernetes.io\", see https://github.com/kubernetes/enhancements/pull/1111".into(),
-        ));
-    }
-    if group.is_empty() {
-        causes.push(("spec.group", "FieldValueRequired", "Required value".into()));
-    } else if !group.contains('.') {
-        // Also keeps CRDs out of the built-in groups (`apps`, `batch`, ...), none of which has a
-        // dot; the dotted built-in groups are protected (`*.k8s.io`).
-        causes.push((
-            "spec.group",
-            "FieldValueInvalid",
-            format!("Invalid value: {group:?}: should be a domain with at least one dot"),
-        ));
-    }
-    if plural.is_empty() {
-        causes.push((
-            "spec.names.plural",
-            "FieldValueRequired",
-            "Required value".into(),
-        ));
-    }
-    if kind.is_empty() {
-        causes.push((
-            "spec.names.kind",
-            "FieldValueRequired",
-            "Required value".into(),
-        ));
-    }
-    if scope != "Namespaced" && scope != "Cluster" {
-        causes.push((
-            "spec.scope",
-            "FieldValueNotSupported",
-            format!("Unsupported value: {scope:?}: supported values: \"Cluster\", \"Namespaced\""),
-        ));
-    }
-    if !plural.is_empty() && !group.is_empty() && name != format!("{plural}.{group}") {
-        causes.push((
-            "metadata.name",
-            "FieldValueInvalid",
-            format!("Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"),
-        ));
-    }
-    let versions = crd.pointer("/spec/versions").and_then(Value::as_array);
-    let versions = match versions {
-        Some(v) if !v.is_empty() => v.clone(),
-        _ => {
-            causes.push((
-                "spec.versions",
-                "FieldValueRequired",
-                "Required value".into(),
-            ));
-            Vec::new()
-        }
-    };
-    let storage_count = versions
-        .iter()
-        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-        .count();
-    if !versions.is_empty() && storage_count != 1 {
-        causes.push((
-            "spec.versions",
-            "FieldValueInvalid",
-            "Invalid value: must have exactly one version marked as storage version".into(),
-        ));
-    }
-    if !causes.is_empty() {
-        return Err(ApiError::invalid(
-            "apiextensions.k8s.io",
-            "CustomResourceDefinition",
-            name,
-            &causes,
-        ));
-    }
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let names = crd.pointer("/spec/names");
     let list = |key: &str| -> Vec<String> {
         names
@@ -542,10 +461,11 @@ pub(crate) fn from_crd(crd: &Value) -> ApiResult<Vec<ResourceDef>> {
             short_names: list("shortNames"),
             categories: list("categories"),
             status: sub.and_then(|s| s.get("status")).is_some(),
-            scale: false,
+            scale: sub.and_then(|s| s.get("scale")).is_some(),
             custom: true,
             extra_fields: &[],
             storage: storage.clone(),
+            crd_version: Some(Arc::new(v.clone())),
         });
     }
     Ok(out)

@@ -8,6 +8,7 @@
 mod apps;
 mod coordination;
 mod core;
+pub(crate) mod crd;
 pub(crate) mod field;
 mod names;
 mod object_meta;
@@ -27,7 +28,7 @@ use field::FieldError;
 /// The rules of `def`'s kind for any stored state of an object.
 fn validate_kind(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
     if def.custom {
-        return Vec::new();
+        return crate::custom_resource::validate(def, obj);
     }
     match (def.group.as_str(), def.kind.as_str()) {
         ("", "ConfigMap") => core::config_map(obj),

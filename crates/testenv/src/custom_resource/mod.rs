@@ -1,0 +1,73 @@
+//! Custom resources as apiextensions-apiserver serves them: the structural schema of the
+//! version (its `openAPIV3Schema`) prunes unknown fields, fills defaults and validates each
+//! write; the scale subresource maps a `Scale` onto the paths the CRD names.
+//!
+//! The schema rules are written here rather than taken from a JSON-schema crate: kube-apiserver
+//! answers with its own causes (`spec.size in body must be of type integer: "string"`), prunes
+//! and defaults, which no JSON-schema validator does, and treats `nullable`,
+//! `x-kubernetes-preserve-unknown-fields` and `x-kubernetes-int-or-string` its own way.
+
+pub(crate) mod defaulting;
+pub(crate) mod pruning;
+pub(crate) mod scale;
+pub(crate) mod schema_validation;
+
+use serde_json::{Map, Value};
+
+use crate::registry::ResourceDef;
+use crate::status::{ApiError, ApiResult};
+use crate::validation::field::FieldError;
+use crate::validation::unknown_fields::FieldValidation;
+
+/// The `openAPIV3Schema` of the version `def` serves, if it is a custom resource.
+pub(crate) fn schema_of(def: &ResourceDef) -> Option<&Value> {
+    def.crd_version
+        .as_deref()?
+        .pointer("/schema/openAPIV3Schema")
+}
+
+/// Decodes a custom resource as kube-apiserver's decoder does: unknown fields are pruned (and
+/// returned as warnings under `Warn`, refused with `400` under `Strict`), then the schema's
+/// defaults are filled in.
+pub(crate) fn decode(
+    def: &ResourceDef,
+    obj: &mut Map<String, Value>,
+    mode: FieldValidation,
+) -> ApiResult<Vec<String>> {
+    let Some(schema) = schema_of(def) else {
+        return Ok(Vec::new());
+    };
+    let mut value = Value::Object(std::mem::take(obj));
+    let unknown = pruning::prune(&mut value, schema);
+    if mode == FieldValidation::Strict && !unknown.is_empty() {
+        let list: Vec<String> = unknown
+            .iter()
+            .map(|p| format!("unknown field {p:?}"))
+            .collect();
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
+            list.join(", "),
+            kind = def.kind,
+            version = def.version,
+        )));
+    }
+    defaulting::apply_defaults(&mut value, schema);
+    if let Value::Object(m) = value {
+        *obj = m;
+    }
+    Ok(match mode {
+        FieldValidation::Warn => unknown
+            .iter()
+            .map(|p| format!("unknown field {p:?}"))
+            .collect(),
+        _ => Vec::new(),
+    })
+}
+
+/// The schema rules of `def`'s version for an object as it will be stored.
+pub(crate) fn validate(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
+    match schema_of(def) {
+        Some(schema) => schema_validation::validate(obj, schema),
+        None => Vec::new(),
+    }
+}
