@@ -327,6 +327,7 @@ pub(crate) fn builtin_defs(existing: &[ResourceDef]) -> Vec<ResourceDef> {
                 custom: false,
                 extra_fields: extras.fields,
                 storage: Arc::from(format!("{}/{}", r.group, r.resource)),
+                crd_version: None,
             }
         })
         .collect()

@@ -101,17 +101,17 @@ fn builtin(
         scale,
         custom: false,
         extra_fields,
-        storage: format!("{group}/{plural}").into(),
+        storage: storage_of(group, plural).into(),
         crd_version: None,
     }
 }
 
-/// `def` stored with another version of the same resource (events.k8s.io Events are core
-/// Events).
-fn shared_storage(storage: &str, def: ResourceDef) -> ResourceDef {
-    ResourceDef {
-        storage: storage.into(),
-        ..def
+/// Where a built-in resource is stored: `group/plural`, except for versions that share another
+/// group's storage (events.k8s.io Events are core Events).
+fn storage_of(group: &str, plural: &str) -> String {
+    match (group, plural) {
+        ("events.k8s.io", "events") => "/events".to_owned(),
+        _ => format!("{group}/{plural}"),
     }
 }
 
@@ -238,26 +238,23 @@ pub(crate) fn builtins() -> Vec<ResourceDef> {
             false,
             &[],
         ),
-        shared_storage(
-            "/events",
-            builtin(
-                "events.k8s.io",
-                "v1",
-                "events",
-                "Event",
-                true,
-                &["ev"],
-                false,
-                false,
-                &[
-                    "reason",
-                    "type",
-                    "reportingController",
-                    "regarding.kind",
-                    "regarding.name",
-                    "regarding.namespace",
-                ],
-            ),
+        builtin(
+            "events.k8s.io",
+            "v1",
+            "events",
+            "Event",
+            true,
+            &["ev"],
+            false,
+            false,
+            &[
+                "reason",
+                "type",
+                "reportingController",
+                "regarding.kind",
+                "regarding.name",
+                "regarding.namespace",
+            ],
         ),
         builtin(
             "apiextensions.k8s.io",
@@ -369,7 +366,7 @@ pub(crate) fn builtins() -> Vec<ResourceDef> {
             false,
             &[],
         ),
-        // Create-only: answered by `review`, never stored (see `review::is_review`).
+        // Create-only: answered by `review`, never stored.
         builtin(
             "authentication.k8s.io",
             "v1",

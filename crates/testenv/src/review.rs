@@ -26,20 +26,6 @@ const SELF_SUBJECT_ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/selfsub
 /// The collection path of `SelfSubjectReview`s.
 const SELF_SUBJECT_REVIEWS: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
 
-/// Whether a served resource is one of the review resources (create is their only verb).
-pub(crate) fn is_review(group: &str, plural: &str) -> bool {
-    matches!(
-        (group, plural),
-        (
-            "authentication.k8s.io",
-            "tokenreviews" | "selfsubjectreviews"
-        ) | (
-            "authorization.k8s.io",
-            "subjectaccessreviews" | "selfsubjectaccessreviews" | "localsubjectaccessreviews"
-        )
-    )
-}
-
 /// The user a token stands for, as a `TokenReview` reports it.
 ///
 /// ```

@@ -99,6 +99,8 @@ mod tests {
             tls: false,
             reviews: Default::default(),
             finalize_namespaces: false,
+            rbac: false,
+            namespace_controllers: false,
         };
         Shared::new(options, ([127, 0, 0, 1], 0).into(), None)
     }
