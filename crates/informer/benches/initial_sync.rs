@@ -34,7 +34,8 @@
 //! average 13): kcr defaults (streaming list, managedFields skipped while
 //! decoding) 2.28 s / 166 MiB, kcr keeping managedFields 5.35 s / 379 MiB,
 //! kube-runtime paged 5.85 s / 173 MiB, kube-runtime streaming 6.88 s /
-//! 169 MiB. kcr's peak is its cache at rest (2,781 bytes per object
+//! 169 MiB (a second run at load 8–9: 2.54 / 2.77 / 3.78 / 3.86 s, the
+//! same peaks). kcr's peak is its cache at rest (2,781 bytes per object
 //! requested, about 3.1 KB with the allocator's per-allocation cost,
 //! `cache_bytes`) plus the 8 MiB the process starts with. Before streaming
 //! lists and the decoding skip were the defaults: 3.01 s / 450 MiB (the
