@@ -23,8 +23,8 @@
 //! managedFields, 2,639 without (3,008 with glibc's per-allocation cost), of
 //! which the three `BTreeMap` nodes (labels, annotations, data: 544 bytes
 //! each however few entries) are 1,632 and the `Arc` with the inline struct
-//! 448; kcr's informer holds 2,871 bytes per object all-in (cache keys, table
-//! and namespace index 163 of them), kube-runtime's `Store` 2,853.
+//! 448; kcr's informer holds 2,781 bytes per object all-in (cache keys, table
+//! and namespace index 142 of them), kube-runtime's `Store` 2,853.
 
 #![allow(missing_docs)]
 

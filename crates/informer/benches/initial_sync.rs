@@ -30,12 +30,17 @@
 //! also written to `<target>/kcr-initial-sync.md`, which `cargo xtask bench`
 //! prints after its own table.
 //!
-//! Last run (50,000 objects, medians of 3, shared 2-core machine): kcr
-//! defaults 3.01 s / 450 MiB, kcr keeping managedFields 1.85 s / 454 MiB,
-//! kube-runtime paged 2.66 s / 178 MiB, kube-runtime streaming 3.05 s /
-//! 168 MiB (an earlier run: 1.96 / 1.49 / 1.96 / 2.90 s, same peaks). kcr's
-//! peak is the whole decoded list with its managedFields (8,015 bytes per
-//! object, `cache_bytes`) held before the transform drops them.
+//! Last run (50,000 objects, medians of 3, shared 2-core machine at load
+//! average 13): kcr defaults (streaming list, managedFields skipped while
+//! decoding) 2.28 s / 166 MiB, kcr keeping managedFields 5.35 s / 379 MiB,
+//! kube-runtime paged 5.85 s / 173 MiB, kube-runtime streaming 6.88 s /
+//! 169 MiB (a second run at load 8–9: 2.54 / 2.77 / 3.78 / 3.86 s, the
+//! same peaks). kcr's peak is its cache at rest (2,781 bytes per object
+//! requested, about 3.1 KB with the allocator's per-allocation cost,
+//! `cache_bytes`) plus the 8 MiB the process starts with. Before streaming
+//! lists and the decoding skip were the defaults: 3.01 s / 450 MiB (the
+//! whole list decoded with its managedFields before the transform dropped
+//! them).
 
 #![allow(missing_docs)]
 
