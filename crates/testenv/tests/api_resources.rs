@@ -328,3 +328,46 @@ async fn a_status_subresource_of_a_newly_served_kind_should_write_status_only() 
         created.spec.unwrap().parallelism
     );
 }
+
+#[tokio::test]
+async fn newly_served_kinds_should_be_decoded_through_their_types() {
+    let env = TestEnv::start().await.unwrap();
+    let role = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "typo"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "verb": ["list"]}]
+    });
+    let path = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles";
+    let ct = ("Content-Type", "application/json");
+    let body = serde_json::to_vec(&role).unwrap();
+    let strict = common::raw(
+        env.addr(),
+        "POST",
+        &format!("{path}?fieldValidation=Strict"),
+        &[ct],
+        &body,
+    )
+    .await;
+    assert_eq!(strict.status, 400, "{:?}", strict.json());
+    let created = common::raw(env.addr(), "POST", path, &[ct], &body).await;
+    assert_eq!(created.status, 201);
+    assert_eq!(
+        created.header("warning"),
+        Some(r#"299 - "unknown field \"rules[0].verb\"""#)
+    );
+    assert_eq!(created.json()["rules"][0].get("verb"), None);
+    let wrong = json!({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+        "spec": {"parallelism": "many", "template": {}}
+    });
+    let resp = common::raw(
+        env.addr(),
+        "POST",
+        "/apis/batch/v1/namespaces/default/jobs",
+        &[ct],
+        &serde_json::to_vec(&wrong).unwrap(),
+    )
+    .await;
+    assert_eq!(resp.status, 400, "{:?}", resp.json());
+}
