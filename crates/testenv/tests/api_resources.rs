@@ -371,3 +371,25 @@ async fn newly_served_kinds_should_be_decoded_through_their_types() {
     .await;
     assert_eq!(resp.status, 400, "{:?}", resp.json());
 }
+
+#[tokio::test]
+async fn a_group_should_prefer_its_highest_priority_version() {
+    let env = TestEnv::start().await.unwrap();
+    let group = get_json(&env, "/apis/autoscaling", "application/json").await;
+    assert_eq!(group["preferredVersion"]["version"], "v2");
+    assert_eq!(
+        group["versions"],
+        json!([
+            {"groupVersion": "autoscaling/v2", "version": "v2"},
+            {"groupVersion": "autoscaling/v1", "version": "v1"}
+        ])
+    );
+    let aggregated = get_json(&env, "/apis", AGGREGATED).await;
+    let autoscaling = aggregated["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["metadata"]["name"] == "autoscaling")
+        .unwrap();
+    assert_eq!(autoscaling["versions"][0]["version"], "v2");
+}
