@@ -68,7 +68,37 @@ fn fxhash(s: &str) -> u64 {
     })
 }
 
-/// Group name → versions served (in registration order), skipping the legacy core group.
+/// A version's rank in Kubernetes' version priority: GA before beta before alpha, then the
+/// higher major and minor number (`v2` > `v1` > `v1beta2` > `v1beta1` > `v1alpha1`); versions
+/// that do not look like Kubernetes versions come last, by name.
+fn version_priority(version: &str) -> (u8, u64, u64) {
+    let Some(rest) = version.strip_prefix('v') else {
+        return (0, 0, 0);
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Ok(major) = rest[..digits].parse::<u64>() else {
+        return (0, 0, 0);
+    };
+    let tail = &rest[digits..];
+    let (stability, minor) = match tail {
+        "" => (3, 0),
+        t => match t
+            .strip_prefix("beta")
+            .map(|m| (2, m))
+            .or_else(|| t.strip_prefix("alpha").map(|m| (1, m)))
+        {
+            Some((level, m)) => match m.parse::<u64>() {
+                Ok(n) => (level, n),
+                Err(_) => return (0, 0, 0),
+            },
+            None => return (0, 0, 0),
+        },
+    };
+    (stability, major, minor)
+}
+
+/// Group name → versions served, the preferred (highest priority) first, skipping the legacy
+/// core group.
 fn groups(defs: &[Arc<ResourceDef>]) -> BTreeMap<String, Vec<String>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for d in defs.iter().filter(|d| !d.group.is_empty()) {
@@ -76,6 +106,13 @@ fn groups(defs: &[Arc<ResourceDef>]) -> BTreeMap<String, Vec<String>> {
         if !versions.contains(&d.version) {
             versions.push(d.version.clone());
         }
+    }
+    for versions in groups.values_mut() {
+        versions.sort_by(|a, b| {
+            version_priority(b)
+                .cmp(&version_priority(a))
+                .then_with(|| a.cmp(b))
+        });
     }
     groups
 }
@@ -357,4 +394,19 @@ pub(crate) fn handle(shared: &Shared, req: &Request) -> Option<Response<Body>> {
     };
     let v = json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources});
     Some(get_only(json_response(200, bytes(&v))))
+}
+
+#[cfg(test)]
+mod version_priority_tests {
+    use super::version_priority;
+
+    #[test]
+    fn versions_should_sort_by_kubernetes_priority() {
+        let mut versions = vec!["v1alpha1", "foo", "v1", "v1beta2", "v2", "v1beta1", "v10"];
+        versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+        assert_eq!(
+            versions,
+            ["v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]
+        );
+    }
 }

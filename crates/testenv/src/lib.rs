@@ -268,6 +268,7 @@ mod test_cluster;
 mod test_env;
 mod tls;
 mod type_meta;
+mod typed_kinds;
 mod validation;
 mod watch;
 mod watch_cache;

@@ -328,3 +328,68 @@ async fn a_status_subresource_of_a_newly_served_kind_should_write_status_only() 
         created.spec.unwrap().parallelism
     );
 }
+
+#[tokio::test]
+async fn newly_served_kinds_should_be_decoded_through_their_types() {
+    let env = TestEnv::start().await.unwrap();
+    let role = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "typo"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "verb": ["list"]}]
+    });
+    let path = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles";
+    let ct = ("Content-Type", "application/json");
+    let body = serde_json::to_vec(&role).unwrap();
+    let strict = common::raw(
+        env.addr(),
+        "POST",
+        &format!("{path}?fieldValidation=Strict"),
+        &[ct],
+        &body,
+    )
+    .await;
+    assert_eq!(strict.status, 400, "{:?}", strict.json());
+    let created = common::raw(env.addr(), "POST", path, &[ct], &body).await;
+    assert_eq!(created.status, 201);
+    assert_eq!(
+        created.header("warning"),
+        Some(r#"299 - "unknown field \"rules[0].verb\"""#)
+    );
+    assert_eq!(created.json()["rules"][0].get("verb"), None);
+    let wrong = json!({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+        "spec": {"parallelism": "many", "template": {}}
+    });
+    let resp = common::raw(
+        env.addr(),
+        "POST",
+        "/apis/batch/v1/namespaces/default/jobs",
+        &[ct],
+        &serde_json::to_vec(&wrong).unwrap(),
+    )
+    .await;
+    assert_eq!(resp.status, 400, "{:?}", resp.json());
+}
+
+#[tokio::test]
+async fn a_group_should_prefer_its_highest_priority_version() {
+    let env = TestEnv::start().await.unwrap();
+    let group = get_json(&env, "/apis/autoscaling", "application/json").await;
+    assert_eq!(group["preferredVersion"]["version"], "v2");
+    assert_eq!(
+        group["versions"],
+        json!([
+            {"groupVersion": "autoscaling/v2", "version": "v2"},
+            {"groupVersion": "autoscaling/v1", "version": "v1"}
+        ])
+    );
+    let aggregated = get_json(&env, "/apis", AGGREGATED).await;
+    let autoscaling = aggregated["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["metadata"]["name"] == "autoscaling")
+        .unwrap();
+    assert_eq!(autoscaling["versions"][0]["version"], "v2");
+}

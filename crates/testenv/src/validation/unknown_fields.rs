@@ -55,7 +55,7 @@ fn typed(def: &ResourceDef, v: &Value) -> Option<Result<Value, String>> {
         ("apps", "Deployment") => round_trip::<api::apps::v1::Deployment>(v),
         ("coordination.k8s.io", "Lease") => round_trip::<api::coordination::v1::Lease>(v),
         ("events.k8s.io", "Event") => round_trip::<api::events::v1::Event>(v),
-        _ => return None,
+        _ => return crate::typed_kinds::round_trip_of(def, v),
     })
 }
 
