@@ -7,4 +7,5 @@ pub(crate) mod anonymous;
 pub(crate) mod decode_error;
 pub(crate) mod go_json;
 pub(crate) mod go_strconv;
+pub(crate) mod labels_parser;
 pub(crate) mod negotiation;
