@@ -4,6 +4,7 @@
 //! wording).
 
 pub(crate) mod anonymous;
+pub(crate) mod continue_token;
 pub(crate) mod decode_error;
 pub(crate) mod go_json;
 pub(crate) mod go_strconv;
