@@ -369,26 +369,9 @@ fn bool_param(req: &Request, name: &str) -> ApiResult<Option<bool>> {
     }
 }
 
-/// Encodes a continue token (opaque to clients): the list's version and the last key returned.
+/// Encodes a continue token (see [`crate::wire::continue_token`]).
 fn encode_continue(rv: u64, key: &str) -> String {
-    let mut s = format!("{rv:x}.");
-    for b in key.bytes() {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
-
-fn decode_continue(token: &str) -> Option<(u64, String)> {
-    let (rv, key) = token.split_once('.')?;
-    let rv = u64::from_str_radix(rv, 16).ok()?;
-    if key.len() % 2 != 0 {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..key.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(key.get(i..i + 2)?, 16).ok())
-        .collect();
-    Some((rv, String::from_utf8(bytes?).ok()?))
+    crate::wire::continue_token::encode(rv, key)
 }
 
 /// Parses and validates the list options of a list (`watch == false`) or watch request.
@@ -500,8 +483,8 @@ pub(crate) fn list_options(
                 "specifying resource version is not allowed when using continue",
             ));
         }
-        let decoded = decode_continue(c)
-            .ok_or_else(|| ApiError::bad_request(format!("continue key is not valid: {c:?}")))?;
+        let decoded = crate::wire::continue_token::decode(c)
+            .map_err(|e| ApiError::bad_request(format!("invalid continue token: {e}")))?;
         o.continue_token = Some(decoded);
     }
     Ok(o)
@@ -1847,14 +1830,6 @@ pub(crate) fn create_default_namespaces(shared: &Shared) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn continue_tokens_should_round_trip() {
-        let t = encode_continue(42, "ns/name-1");
-        assert_eq!(decode_continue(&t), Some((42, "ns/name-1".to_owned())));
-        assert_eq!(decode_continue("zz"), None);
-        assert_eq!(decode_continue("1.4"), None);
-    }
 
     #[test]
     fn api_paths_should_split_into_group_version_and_rest() {

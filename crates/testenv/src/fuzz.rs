@@ -8,8 +8,8 @@
 //! Each target feeds arbitrary input (random bytes and strings, and inputs built from the
 //! grammar's own pieces so that the deep paths are reached) to one parser and requires a typed
 //! error or a result, never a panic: label and field selectors, JSON / merge / strategic merge
-//! patches, apply bodies (JSON and YAML), the protobuf decoder, the request body decoder and
-//! the Go-worded JSON and integer parsers.
+//! patches, apply bodies (JSON and YAML), the protobuf decoder, the request body decoder,
+//! continue tokens and the Go-worded JSON and integer parsers.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -18,7 +18,7 @@ use crate::managed_fields::{self, Schema};
 use crate::patch;
 use crate::protobuf;
 use crate::selector::{FieldSelector, LabelSelector};
-use crate::wire::{decode_error, go_json, go_strconv};
+use crate::wire::{continue_token, decode_error, go_json, go_strconv};
 
 /// Strings made of a grammar's pieces and a few arbitrary characters.
 fn pieces(alphabet: &'static [&'static str]) -> impl Strategy<Value = String> {
@@ -278,6 +278,14 @@ proptest! {
         let go = go_json::syntax_error(&body);
         if serde_json::from_slice::<Value>(&body).is_ok() {
             prop_assert_eq!(go, None);
+        }
+    }
+
+    #[test]
+    fn continue_tokens(token in prop_oneof![".*", "[A-Za-z0-9_-]{0,64}"], rv in any::<u64>(), key in ".*") {
+        let _ = continue_token::decode(&token);
+        if rv > 0 && !key.is_empty() && !key.contains('\u{0}') {
+            prop_assert_eq!(continue_token::decode(&continue_token::encode(rv, &key)), Ok((rv, key)));
         }
     }
 

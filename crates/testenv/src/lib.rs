@@ -113,7 +113,10 @@
 //! - **List**: `labelSelector` (full syntax), `fieldSelector` (`metadata.name`,
 //!   `metadata.namespace`, and a few per-type fields), `limit` + `continue` (a token older than
 //!   the history gets `410 Expired`), `resourceVersion` + `resourceVersionMatch`, validated as
-//!   kube-apiserver does (`422` on `ListOptions`).
+//!   kube-apiserver does (`422` on `ListOptions`). The history is the watch cache's window: exact
+//!   lists and continue tokens in it are served after a storage compaction
+//!   ([`Faults::compact_storage`]); `resourceVersion=0` ignores `limit`; a version from the future
+//!   waits up to 3 s, then `504` "Too large resource version" (see the `watch_cache` module).
 //! - **Watch**: from a `resourceVersion` (`""`/`"0"` start with `ADDED` for the current state;
 //!   older than the history, which starts when the server starts: an `ERROR` event with
 //!   `410 Expired`), `allowWatchBookmarks` (a `BOOKMARK` every
@@ -121,10 +124,13 @@
 //!   timeout), `timeoutSeconds`,
 //!   `sendInitialEvents=true` (the state as `ADDED`, then a `BOOKMARK` annotated
 //!   `k8s.io/initial-events-end: "true"`), selectors (an object that stops matching is sent as
-//!   `DELETED`, one that starts matching as `ADDED`). Events are chunked JSON lines. Each watch
+//!   `DELETED`, one that starts matching as `ADDED`); a watch-list from the future ends with an
+//!   `ERROR` after 3 s, a plain watch from the future waits for it silently, as kube-apiserver's.
+//!   Events are chunked JSON lines. Each watch
 //!   has its own task and buffer, so a slow client never holds up the others.
-//! - **Auth**: with [`TestEnvBuilder::token`], requests without `Authorization: Bearer <token>`
-//!   get `401`. Plain HTTP on loopback by default; [`TestEnvBuilder::tls`] serves HTTPS with a
+//! - **Auth**: with [`TestEnvBuilder::token`], a request with another token gets `401`, one
+//!   without credentials is `system:anonymous`, `403 Forbidden` as RBAC words it (except
+//!   `/version` and the health checks). Plain HTTP on loopback by default; [`TestEnvBuilder::tls`] serves HTTPS with a
 //!   freshly generated CA and serving certificate for `127.0.0.1`/`localhost`, trusted by
 //!   [`TestEnv::client`] and written into the kubeconfig (`certificate-authority-data`).
 //!   kubectl (client-go) sends a token only over TLS, so give it a token only with TLS on.
@@ -209,9 +215,10 @@
 //! - Also not yet: custom resource schema validation and defaulting beyond what the conformance
 //!   list above covers, the ServiceAccount admission plugin's refusal of a Pod whose
 //!   ServiceAccount does not exist (kcr-testenv admits it without the token volume),
-//!   dual-stack Services, a watch cache that outlives
-//!   [`Faults::compact_history`], anonymous requests (`401` where kube-apiserver with RBAC
-//!   answers `403`), Go's exact decode-error messages, and protobuf responses.
+//!   dual-stack Services, exact lists older than the watch cache window but not compacted in
+//!   storage (kube-apiserver reads them from etcd; kcr-testenv keeps no history beyond its
+//!   window), Go's `cannot unmarshal ... into Go struct field` messages for values of the wrong
+//!   type, and protobuf responses.
 //!
 //! # Admin endpoint
 //!
@@ -222,6 +229,7 @@
 //! | `/kcr/faults/close-watches` | | [`Faults::close_all_watches`] |
 //! | `/kcr/faults/close-watches-after` | `events=N` (absent: off) | [`Faults::close_watches_after_events`] |
 //! | `/kcr/faults/compact` | | [`Faults::compact_history`] |
+//! | `/kcr/faults/compact-storage` | | [`Faults::compact_storage`] |
 //! | `/kcr/faults/fail` | `count=N&status=S[&verb=V][&resource=R][&retryAfter=SECS]` | [`Faults::fail_next`] |
 //! | `/kcr/faults/latency` | `ms=N` | [`Faults::set_latency`] |
 //! | `/kcr/faults/refuse-user-agent` | `userAgent=UA` | [`Faults::refuse_updates_from_user_agent`] |

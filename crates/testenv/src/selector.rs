@@ -52,161 +52,46 @@ fn is_label_key(k: &str) -> bool {
     !name.is_empty() && is_label_value(name)
 }
 
-fn parse_error(selector: &str, why: &str) -> ApiError {
-    ApiError::bad_request(format!(
-        "unable to parse requirement: {why} (in selector {selector:?})"
-    ))
-}
-
 impl LabelSelector {
-    /// Parses `a=b,c!=d,e in (f,g),!h,i,j>3`.
+    /// Parses `a=b,c!=d,e in (f,g),!h,i,j>3` as `labels.Parse` does (see
+    /// [`crate::wire::labels_parser`]), with its error messages.
     pub(crate) fn parse(input: &str) -> ApiResult<Self> {
-        let mut requirements = Vec::new();
-        let chars: Vec<char> = input.chars().collect();
-        let mut i = 0;
-        let skip_ws = |i: &mut usize| {
-            while *i < chars.len() && chars[*i].is_whitespace() {
-                *i += 1;
+        use crate::wire::labels_parser::{self, Operator};
+        let check = |r: &labels_parser::Requirement| -> Result<(), String> {
+            if !is_label_key(&r.key) {
+                return Err(format!("invalid label key {:?}", r.key));
             }
+            if let Some(v) = r.values.iter().find(|v| !is_label_value(v)) {
+                return Err(format!("invalid label value: {v:?}"));
+            }
+            if matches!(r.op, Operator::GreaterThan | Operator::LessThan)
+                && r.values
+                    .first()
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .is_none()
+            {
+                return Err("for 'Gt', 'Lt' operators, the value must be an integer".into());
+            }
+            Ok(())
         };
-        let is_key_char =
-            |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' || c == '/';
-        loop {
-            skip_ws(&mut i);
-            if i >= chars.len() {
-                break;
-            }
-            let mut negated = false;
-            if chars[i] == '!' {
-                negated = true;
-                i += 1;
-                skip_ws(&mut i);
-            }
-            let start = i;
-            while i < chars.len() && is_key_char(chars[i]) {
-                i += 1;
-            }
-            let key: String = chars[start..i].iter().collect();
-            if key.is_empty() || !is_label_key(&key) {
-                return Err(parse_error(input, &format!("invalid label key {key:?}")));
-            }
-            skip_ws(&mut i);
-            let rest: String = chars[i..].iter().collect();
-            let read_value = |i: &mut usize| -> String {
-                skip_ws(i);
-                let s = *i;
-                while *i < chars.len() && is_key_char(chars[*i]) && chars[*i] != '/' {
-                    *i += 1;
-                }
-                chars[s..*i].iter().collect()
-            };
-            let req = if negated {
-                Requirement {
-                    key,
-                    op: Op::DoesNotExist,
-                    values: vec![],
-                }
-            } else if i >= chars.len() || chars[i] == ',' {
-                Requirement {
-                    key,
-                    op: Op::Exists,
-                    values: vec![],
-                }
-            } else if rest.starts_with("==") || rest.starts_with("!=") {
-                let op = if rest.starts_with("==") {
-                    Op::Eq
-                } else {
-                    Op::NotEq
-                };
-                i += 2;
-                let v = read_value(&mut i);
-                Requirement {
-                    key,
-                    op,
-                    values: vec![v],
-                }
-            } else if rest.starts_with('=') || rest.starts_with('>') || rest.starts_with('<') {
-                let op = match chars[i] {
-                    '=' => Op::Eq,
-                    '>' => Op::Gt,
-                    _ => Op::Lt,
-                };
-                i += 1;
-                let v = read_value(&mut i);
-                if matches!(op, Op::Gt | Op::Lt) && v.parse::<i64>().is_err() {
-                    return Err(parse_error(
-                        input,
-                        &format!(
-                            "for 'Gt', 'Lt' operators, the value must be an integer, got {v:?}"
-                        ),
-                    ));
-                }
-                Requirement {
-                    key,
-                    op,
-                    values: vec![v],
-                }
-            } else if rest.starts_with("notin") || rest.starts_with("in") {
-                let op = if rest.starts_with("notin") {
-                    Op::NotIn
-                } else {
-                    Op::In
-                };
-                i += if op == Op::NotIn { 5 } else { 2 };
-                skip_ws(&mut i);
-                if i >= chars.len() || chars[i] != '(' {
-                    return Err(parse_error(input, "found '', expected: '('"));
-                }
-                i += 1;
-                let mut values = Vec::new();
-                loop {
-                    let v = read_value(&mut i);
-                    skip_ws(&mut i);
-                    values.push(v);
-                    if i < chars.len() && chars[i] == ',' {
-                        i += 1;
-                        continue;
-                    }
-                    if i < chars.len() && chars[i] == ')' {
-                        i += 1;
-                        break;
-                    }
-                    return Err(parse_error(
-                        input,
-                        "found unexpected token, expected: ',' or ')'",
-                    ));
-                }
-                Requirement { key, op, values }
-            } else {
-                return Err(parse_error(
-                    input,
-                    &format!("found {rest:?}, expected: in, notin, =, ==, !=, gt, lt"),
-                ));
-            };
-            for v in &req.values {
-                if !is_label_value(v) {
-                    return Err(parse_error(input, &format!("invalid label value: {v:?}")));
-                }
-            }
-            requirements.push(req);
-            skip_ws(&mut i);
-            if i < chars.len() {
-                if chars[i] != ',' {
-                    return Err(parse_error(
-                        input,
-                        &format!("found '{}', expected: ','", chars[i]),
-                    ));
-                }
-                i += 1;
-                skip_ws(&mut i);
-                if i >= chars.len() {
-                    return Err(parse_error(
-                        input,
-                        "found '', expected: identifier after ','",
-                    ));
-                }
-            }
-        }
+        let parsed = labels_parser::parse(input, check).map_err(ApiError::bad_request)?;
+        let requirements = parsed
+            .into_iter()
+            .map(|r| Requirement {
+                key: r.key,
+                op: match r.op {
+                    Operator::Equals => Op::Eq,
+                    Operator::NotEquals => Op::NotEq,
+                    Operator::In => Op::In,
+                    Operator::NotIn => Op::NotIn,
+                    Operator::Exists => Op::Exists,
+                    Operator::DoesNotExist => Op::DoesNotExist,
+                    Operator::GreaterThan => Op::Gt,
+                    Operator::LessThan => Op::Lt,
+                },
+                values: r.values,
+            })
+            .collect();
         Ok(Self { requirements })
     }
 

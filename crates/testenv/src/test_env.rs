@@ -48,14 +48,15 @@ impl Default for TestEnvBuilder {
 }
 
 impl TestEnvBuilder {
-    /// How many changes the history keeps for watches and consistent lists (default 10,000).
-    /// Older versions get `410 Gone`.
+    /// How many changes the history keeps for watches and consistent lists (default 10,000):
+    /// the watch cache's window. Older versions get `410 Gone`.
     pub fn history_size(mut self, events: usize) -> Self {
         self.options.history_size = events.max(1);
         self
     }
 
-    /// Requires `Authorization: Bearer <token>` on every request (else `401`). The client and the
+    /// Requires `Authorization: Bearer <token>` on every request (another token gets `401`, none
+    /// `403` for `system:anonymous`, as kube-apiserver's default anonymous auth). The client and the
     /// kubeconfig carry it.
     pub fn token(mut self, token: impl Into<String>) -> Self {
         self.options.token = Some(token.into());

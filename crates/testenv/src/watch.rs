@@ -31,7 +31,8 @@ fn event_line(kind: &str, object: &[u8]) -> Bytes {
 }
 
 fn bookmark_line(t: &Target, rv: u64, initial_events_end: bool) -> Bytes {
-    let mut metadata = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+    // An empty object of the kind: kube-apiserver v1.36 omits its zero `creationTimestamp`.
+    let mut metadata = json!({"resourceVersion": rv.to_string()});
     if initial_events_end {
         metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
@@ -237,7 +238,23 @@ impl WatchStream {
                     let Some(kind) = self.visible(e.kind, &e.object, e.prev.as_ref()) else {
                         continue;
                     };
-                    let line = event_line(kind.as_str(), &served_json(&self.target, &e.object));
+                    let line = match (e.kind, kind, e.prev.as_ref()) {
+                        // An object that left the selector: kube-apiserver's cacher sends its
+                        // previous state (the one the watcher knows) at the change's version.
+                        (EventType::Modified, EventType::Deleted, Some(prev)) => {
+                            let mut old = (*prev.value).clone();
+                            if let Some(meta) =
+                                old.get_mut("metadata").and_then(Value::as_object_mut)
+                            {
+                                meta.insert(
+                                    "resourceVersion".into(),
+                                    Value::String(e.rv.to_string()),
+                                );
+                            }
+                            event_line(kind.as_str(), &served_json(&self.target, &Stored::new(old)))
+                        }
+                        _ => event_line(kind.as_str(), &served_json(&self.target, &e.object)),
+                    };
                     if let Flow::Stop = self.send(line, true).await {
                         return;
                     }

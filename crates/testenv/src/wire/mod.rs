@@ -4,7 +4,9 @@
 //! wording).
 
 pub(crate) mod anonymous;
+pub(crate) mod continue_token;
 pub(crate) mod decode_error;
 pub(crate) mod go_json;
 pub(crate) mod go_strconv;
+pub(crate) mod labels_parser;
 pub(crate) mod negotiation;
