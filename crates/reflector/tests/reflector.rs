@@ -139,7 +139,7 @@ async fn reflector_should_list_without_pagination_then_watch_every_change() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reflector_should_page_the_initial_list_and_replace_the_store_once() {
+async fn reflector_should_ask_for_pages_and_replace_the_store_once() {
     let env = start_env().await;
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     create_config_maps(&api, "cm", 120).await;
@@ -150,10 +150,15 @@ async fn reflector_should_page_the_initial_list_and_replace_the_store_once() {
         .page_size(50));
     eventually("initial sync", 10, || store.cache.len() == 120).await;
     let lists = lw.list_calls();
-    assert_eq!(lists.len(), 3, "120 objects in pages of 50");
     assert_eq!(lists[0].1.resource_version.as_deref(), Some("0"));
     assert_eq!(lists[0].1.limit, Some(50));
-    assert!(lists[1].1.continue_token.is_some() && lists[2].1.continue_token.is_some());
+    // kube-apiserver serves a list at "0" from its watch cache whole, ignoring the limit (as
+    // kcr-testenv does): one call, however many objects.
+    assert_eq!(
+        lists.len(),
+        1,
+        "a list at \"0\" comes whole from the watch cache"
+    );
     assert_eq!(*store.replaces.lock(), 1);
     assert_eq!(r.metrics.lists.get(), 1);
     r.stop().await;
