@@ -159,7 +159,7 @@ async fn reflector_should_list_without_pagination_then_watch_every_change() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reflector_should_page_the_initial_list_and_replace_the_store_once() {
+async fn reflector_should_ask_for_pages_and_replace_the_store_once() {
     let (cluster, ns) = start_cluster("reflector-paged").await;
     let api: Api<ConfigMap> = Api::namespaced(cluster.client(), &ns);
     create_config_maps(&api, "cm", 120).await;
