@@ -871,3 +871,67 @@ async fn a_token_bound_to_a_pod_should_stop_working_when_the_pod_goes() {
         .unwrap();
     assert_eq!(status.authenticated, Some(false));
 }
+
+#[tokio::test]
+async fn approving_a_csr_should_need_the_approve_verb_on_its_signer() {
+    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    use kube::api::{Patch, PatchParams};
+    let env = rbac_env().await;
+    create(
+        Api::<CertificateSigningRequest>::all(env.client()),
+        json!({"metadata": {"name": "client"}, "spec": {
+            "request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K",
+            "signerName": "example.com/clients", "usages": ["client auth"]}}),
+    )
+    .await;
+    create(
+        Api::<ClusterRole>::all(env.client()),
+        json!({"metadata": {"name": "csr-approver"}, "rules": [
+            {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests/approval"], "verbs": ["patch"]}
+        ]}),
+    )
+    .await;
+    create(
+        Api::<ClusterRoleBinding>::all(env.client()),
+        json!({
+            "metadata": {"name": "csr-approver"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "csr-approver"},
+            "subjects": [{"kind": "User", "name": "approver"}]
+        }),
+    )
+    .await;
+    let approver = env.client_for_user(UserInfo::new("approver")).unwrap();
+    let csrs: Api<CertificateSigningRequest> = Api::all(approver);
+    let approve = Patch::Merge(json!({"status": {"conditions": [
+        {"type": "Approved", "status": "True", "reason": "Test"}
+    ]}}));
+    let err = api_error(
+        csrs.patch_subresource("approval", "client", &PatchParams::default(), &approve)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "certificatesigningrequests.certificates.k8s.io \"client\" is forbidden: user not permitted to approve requests with signerName \"example.com/clients\""
+    );
+    create(
+        Api::<ClusterRole>::all(env.client()),
+        json!({"metadata": {"name": "signer-approver"}, "rules": [
+            {"apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "verbs": ["approve"],
+             "resourceNames": ["example.com/*"]}
+        ]}),
+    )
+    .await;
+    create(
+        Api::<ClusterRoleBinding>::all(env.client()),
+        json!({
+            "metadata": {"name": "signer-approver"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "signer-approver"},
+            "subjects": [{"kind": "User", "name": "approver"}]
+        }),
+    )
+    .await;
+    csrs.patch_subresource("approval", "client", &PatchParams::default(), &approve)
+        .await
+        .unwrap();
+}

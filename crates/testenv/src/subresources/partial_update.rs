@@ -6,7 +6,8 @@
 //! - `pods/resize`: the `resources` and `resizePolicy` of the containers and init containers;
 //!   only `cpu` and `memory` may change.
 //! - `certificatesigningrequests/approval`: `status.conditions`; `Approved` and `Denied`
-//!   exclude each other and, once set, stay.
+//!   exclude each other and, once set, stay; under RBAC the writer needs `approve` on the
+//!   signer.
 //!
 //! Writes go through `PUT` (a stale `resourceVersion` gets `409`) or `PATCH` (JSON merge, JSON
 //! and strategic merge patch). They bump `resourceVersion` but, unlike the main resource, do
@@ -240,6 +241,46 @@ fn approval(old: &Value, new: &Value) -> (Value, Vec<FieldError>) {
     (out, errs)
 }
 
+/// Under RBAC, approving or denying needs the `approve` verb on the CSR's signer
+/// (`certificates.k8s.io` `signers`, named after the signer or its `domain/*`), as the
+/// `CertificateApproval` admission plugin requires.
+fn may_approve(shared: &Shared, req: &Request, csr: &Value, name: &str) -> ApiResult<()> {
+    if !shared.options.rbac {
+        return Ok(());
+    }
+    let signer = csr
+        .pointer("/spec/signerName")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut names = vec![signer.to_owned()];
+    if let Some((domain, _)) = signer.split_once('/') {
+        names.push(format!("{domain}/*"));
+    }
+    let allowed = names.iter().any(|n| {
+        let a = crate::rbac::Attributes::resource(
+            req.user.clone(),
+            "approve",
+            "",
+            "certificates.k8s.io",
+            "signers",
+            "",
+            n,
+        );
+        crate::rbac::authorize(shared, &a).allowed()
+    });
+    if allowed {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        403,
+        "Forbidden",
+        format!(
+            "certificatesigningrequests.certificates.k8s.io {name:?} is forbidden: user not permitted to approve requests with signerName {signer:?}"
+        ),
+    )
+    .with_details(json!({"name": name, "group": "certificates.k8s.io", "kind": "certificatesigningrequests"})))
+}
+
 /// `GET`, `PUT` or `PATCH` of `pods/ephemeralcontainers`, `pods/resize` or
 /// `certificatesigningrequests/approval`.
 pub(crate) fn handle(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
@@ -291,6 +332,16 @@ pub(crate) fn handle(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         _ => approval(&old, &new),
     };
     crate::validation::field::check(&def.group, &def.kind, name, errs)?;
+    if t.sub.as_deref() == Some("approval") && condition_types(&result) != condition_types(&old) {
+        // The authorizer reads the store: release it meanwhile, then make sure nothing changed.
+        drop(store);
+        may_approve(shared, req, &old, name)?;
+        store = shared.store.lock();
+        let now = store.get(&def.storage, &key).map(|s| s.value.clone());
+        if now.as_deref() != Some(&old) {
+            return Err(ApiError::modified(&def.group, &def.plural, name));
+        }
+    }
     if result == old || req.param("dryRun") == Some("All") {
         return Ok((200, to_bytes(&result)));
     }
