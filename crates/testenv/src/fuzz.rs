@@ -165,30 +165,6 @@ fn deployment() -> Value {
     })
 }
 
-/// A valid protobuf ConfigMap body (`k8s\0` + `runtime.Unknown`).
-fn protobuf_configmap() -> Vec<u8> {
-    fn field(n: u8, data: &[u8], out: &mut Vec<u8>) {
-        out.push(n << 3 | 2);
-        out.push(data.len() as u8);
-        out.extend_from_slice(data);
-    }
-    let mut meta = Vec::new();
-    field(1, b"settings", &mut meta);
-    let mut cm = Vec::new();
-    field(1, &meta, &mut cm);
-    let mut entry = Vec::new();
-    field(1, b"k", &mut entry);
-    field(2, b"v", &mut entry);
-    field(2, &entry, &mut cm);
-    let mut tm = Vec::new();
-    field(1, b"v1", &mut tm);
-    field(2, b"ConfigMap", &mut tm);
-    let mut body = b"k8s\x00".to_vec();
-    field(1, &tm, &mut body);
-    field(2, &cm, &mut body);
-    body
-}
-
 proptest! {
     #[test]
     fn label_selectors(input in prop_oneof![pieces(SELECTOR_PIECES), ".*"]) {
@@ -247,7 +223,7 @@ proptest! {
 
     #[test]
     fn mutated_protobuf_bodies(flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4), cut in any::<prop::sample::Index>()) {
-        let mut body = protobuf_configmap();
+        let mut body = crate::protobuf::tests::configmap_body(&[]);
         for (at, byte) in flips {
             let i = at.index(body.len());
             body[i] = byte;

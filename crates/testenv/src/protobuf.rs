@@ -315,7 +315,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<Value, Unsupported> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn varint(mut v: u64, out: &mut Vec<u8>) {
@@ -332,14 +332,17 @@ mod tests {
         out.extend_from_slice(data);
     }
 
-    #[test]
-    fn a_protobuf_configmap_should_decode_to_json() {
+    /// A protobuf ConfigMap body (`k8s\0` + `runtime.Unknown`) named `settings` with data
+    /// `k: v` and the given labels.
+    pub(crate) fn configmap_body(labels: &[(&str, &str)]) -> Vec<u8> {
         let mut meta = Vec::new();
         field(1, b"settings", &mut meta);
-        let mut label = Vec::new();
-        field(1, b"app", &mut label);
-        field(2, b"web", &mut label);
-        field(11, &label, &mut meta);
+        for (k, v) in labels {
+            let mut label = Vec::new();
+            field(1, k.as_bytes(), &mut label);
+            field(2, v.as_bytes(), &mut label);
+            field(11, &label, &mut meta);
+        }
         let mut cm = Vec::new();
         field(1, &meta, &mut cm);
         let mut entry = Vec::new();
@@ -352,6 +355,12 @@ mod tests {
         let mut body = b"k8s\x00".to_vec();
         field(1, &tm, &mut body);
         field(2, &cm, &mut body);
+        body
+    }
+
+    #[test]
+    fn a_protobuf_configmap_should_decode_to_json() {
+        let body = configmap_body(&[("app", "web")]);
         let v = decode(&body).unwrap();
         assert_eq!(
             v,

@@ -193,21 +193,7 @@ pub(crate) fn pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
     let mut seen = HashSet::new();
     for (i, c) in containers.iter().enumerate() {
         let at = format!("{path}.containers[{i}]");
-        let name = c.get("name").and_then(Value::as_str).unwrap_or_default();
-        if name.is_empty() {
-            errs.push(FieldError::required(format!("{at}.name"), ""));
-        } else {
-            for msg in names::dns1123_label(name) {
-                errs.push(FieldError::invalid(
-                    format!("{at}.name"),
-                    &json!(name),
-                    &msg,
-                ));
-            }
-            if !seen.insert(name.to_owned()) {
-                errs.push(FieldError::duplicate(format!("{at}.name"), &json!(name)));
-            }
-        }
+        names::check_entry_name(&at, c, &mut seen, &mut errs);
         if c.get("image")
             .and_then(Value::as_str)
             .is_none_or(str::is_empty)

@@ -135,6 +135,38 @@ pub(crate) fn config_map_key(s: &str) -> Vec<String> {
     errs
 }
 
+/// Checks the `name` of entry `at` of a named list (containers, volumes): required, a DNS-1123
+/// label, and unique among the names already `seen`.
+pub(crate) fn check_entry_name<'a>(
+    at: &str,
+    entry: &'a serde_json::Value,
+    seen: &mut std::collections::HashSet<&'a str>,
+    errs: &mut Vec<super::field::FieldError>,
+) {
+    use super::field::FieldError;
+    let name = entry
+        .get("name")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    if name.is_empty() {
+        errs.push(FieldError::required(format!("{at}.name"), ""));
+        return;
+    }
+    for msg in dns1123_label(name) {
+        errs.push(FieldError::invalid(
+            format!("{at}.name"),
+            &serde_json::json!(name),
+            &msg,
+        ));
+    }
+    if !seen.insert(name) {
+        errs.push(FieldError::duplicate(
+            format!("{at}.name"),
+            &serde_json::json!(name),
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::field::FieldError;
 use super::names;
@@ -19,21 +19,7 @@ pub(crate) fn validate(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
     let mut seen = HashSet::new();
     for (i, v) in volumes.into_iter().flatten().enumerate() {
         let at = format!("{path}.volumes[{i}]");
-        let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
-        if name.is_empty() {
-            errs.push(FieldError::required(format!("{at}.name"), ""));
-        } else {
-            for msg in names::dns1123_label(name) {
-                errs.push(FieldError::invalid(
-                    format!("{at}.name"),
-                    &json!(name),
-                    &msg,
-                ));
-            }
-            if !seen.insert(name) {
-                errs.push(FieldError::duplicate(format!("{at}.name"), &json!(name)));
-            }
-        }
+        names::check_entry_name(&at, v, &mut seen, &mut errs);
         let sources: Vec<&str> = VOLUME_SOURCES
             .iter()
             .copied()
@@ -58,6 +44,7 @@ pub(crate) fn validate(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_volume_should_have_exactly_one_source() {
