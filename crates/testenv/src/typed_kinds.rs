@@ -42,7 +42,7 @@ pub(crate) fn go_types_of(def: &ResourceDef) -> Option<Arc<GoTypes>> {
                 "ValidatingAdmissionPolicyBinding" => {
                     go_types::of::<a::ValidatingAdmissionPolicyBinding>()
                 }
-                _ => return None,
+                _ => None,
             }
         }
         ("apiregistration.k8s.io", "v1", "APIService") => {
@@ -80,7 +80,7 @@ pub(crate) fn go_types_of(def: &ResourceDef) -> Option<Arc<GoTypes>> {
                 "IPAddress" => go_types::of::<n::IPAddress>(),
                 "NetworkPolicy" => go_types::of::<n::NetworkPolicy>(),
                 "ServiceCIDR" => go_types::of::<n::ServiceCIDR>(),
-                _ => return None,
+                _ => None,
             }
         }
         ("node.k8s.io", "v1", "RuntimeClass") => go_types::of::<api::node::v1::RuntimeClass>(),
@@ -94,7 +94,7 @@ pub(crate) fn go_types_of(def: &ResourceDef) -> Option<Arc<GoTypes>> {
                 "ClusterRoleBinding" => go_types::of::<r::ClusterRoleBinding>(),
                 "Role" => go_types::of::<r::Role>(),
                 "RoleBinding" => go_types::of::<r::RoleBinding>(),
-                _ => return None,
+                _ => None,
             }
         }
         ("scheduling.k8s.io", "v1", "PriorityClass") => {
@@ -108,7 +108,7 @@ pub(crate) fn go_types_of(def: &ResourceDef) -> Option<Arc<GoTypes>> {
                 "CSIStorageCapacity" => go_types::of::<s::CSIStorageCapacity>(),
                 "StorageClass" => go_types::of::<s::StorageClass>(),
                 "VolumeAttachment" => go_types::of::<s::VolumeAttachment>(),
-                _ => return None,
+                _ => None,
             }
         }
         _ => None,
