@@ -217,8 +217,10 @@
 //!   ServiceAccount does not exist (kcr-testenv admits it without the token volume),
 //!   dual-stack Services, exact lists older than the watch cache window but not compacted in
 //!   storage (kube-apiserver reads them from etcd; kcr-testenv keeps no history beyond its
-//!   window), Go's `cannot unmarshal ... into Go struct field` messages for values of the wrong
-//!   type, and protobuf responses.
+//!   window), the names Go gives its string, slice and map types declared with a name of their
+//!   own in `cannot unmarshal ... of type T` messages (kcr-testenv names what they are made of:
+//!   `string` for `v1.PullPolicy`, `map[string]resource.Quantity` for `v1.ResourceList`), and
+//!   protobuf responses.
 //!
 //! # Admin endpoint
 //!
