@@ -170,6 +170,10 @@
 //!   `sinceTime`, `tailLines`, `limitBytes`, `follow`); `pods/binding`;
 //!   `pods/ephemeralcontainers`; `pods/resize`; `certificatesigningrequests/approval`;
 //!   `namespaces/finalize`.
+//! - **Component statuses**: `componentstatuses` (`get`, `list`) answer as kube-apiserver does
+//!   for what kcr-testenv runs: `etcd-0` (its in-memory storage) `Healthy`, `scheduler` and
+//!   `controller-manager` (which it does not run) unhealthy with the `connection refused`
+//!   message kube-apiserver gives when nothing answers on their ports.
 //! - **Reviews**: `authentication.k8s.io/v1` `tokenreviews` and `authorization.k8s.io/v1`
 //!   `subjectaccessreviews` (create only, cluster-scoped), answered from a policy set with
 //!   [`TestEnvBuilder::user_token`] / [`TestEnvBuilder::allow`] and changed while serving through
