@@ -371,6 +371,52 @@ mod tests {
     }
 
     #[test]
+    fn exponential_limiter_should_reach_its_max_after_a_thousand_failures() {
+        // client-go's `TestItemExponentialFailureRateLimiterOverFlow`.
+        let limiter = ItemExponentialFailureRateLimiter::new(MS, Duration::from_secs(1000));
+        for _ in 0..5 {
+            limiter.when(&"one");
+        }
+        assert_eq!(limiter.when(&"one"), 32 * MS);
+        for _ in 0..1000 {
+            limiter.when(&"overflow1");
+        }
+        assert_eq!(limiter.when(&"overflow1"), Duration::from_secs(1000));
+        let minute = Duration::from_secs(60);
+        let limiter = ItemExponentialFailureRateLimiter::new(minute, 1000 * 60 * minute);
+        for _ in 0..2 {
+            limiter.when(&"two");
+        }
+        assert_eq!(limiter.when(&"two"), 4 * minute);
+        for _ in 0..1000 {
+            limiter.when(&"overflow2");
+        }
+        assert_eq!(limiter.when(&"overflow2"), 1000 * 60 * minute);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn max_of_should_follow_client_go_test_max_of_rate_limiter() {
+        let limiter: MaxOfRateLimiter<&str> = MaxOfRateLimiter::new(vec![
+            Box::new(ItemFastSlowRateLimiter::new(5 * MS, Duration::from_secs(3), 3)),
+            Box::new(ItemExponentialFailureRateLimiter::new(
+                MS,
+                Duration::from_secs(1),
+            )),
+        ]);
+        let delays: Vec<_> = (0..5).map(|_| limiter.when(&"one")).collect();
+        let slow = Duration::from_secs(3);
+        assert_eq!(delays, [5 * MS, 5 * MS, 5 * MS, slow, slow]);
+        assert_eq!(limiter.num_requeues(&"one"), 5);
+        assert_eq!(limiter.when(&"two"), 5 * MS);
+        assert_eq!(limiter.when(&"two"), 5 * MS);
+        assert_eq!(limiter.num_requeues(&"two"), 2);
+        limiter.forget(&"one");
+        assert_eq!(limiter.num_requeues(&"one"), 0);
+        assert_eq!(limiter.when(&"one"), 5 * MS);
+        assert_eq!(limiter.num_requeues(&"two"), 2, "forget is per item");
+    }
+
+    #[test]
     fn fast_slow_limiter_should_switch_after_max_fast_attempts() {
         let limiter = ItemFastSlowRateLimiter::new(5 * MS, 10 * MS, 3);
         let delays: Vec<_> = (0..5).map(|_| limiter.when(&"a")).collect();

@@ -25,14 +25,16 @@ fn far_future(now: Instant) -> Instant {
 
 impl<T: Item> Shared<T> {
     pub(crate) fn add_after(&self, item: T, delay: Duration) {
+        if self.shut.load(Ordering::Acquire) {
+            return;
+        }
+        // Every delayed add counts a retry, a zero delay included, as in
+        // client-go (so does every rate-limited add).
+        self.metrics.retry();
         if delay.is_zero() {
             self.add(item);
             return;
         }
-        if self.shut.load(Ordering::Acquire) {
-            return;
-        }
-        self.metrics.retry();
         let now = Instant::now();
         let ready_at = now.checked_add(delay).unwrap_or_else(|| far_future(now));
         if !self.spawned.load(Ordering::Acquire) {
@@ -480,7 +482,7 @@ impl<T: Item> DelayingQueue<T> {
     }
 
     /// Adds `item` once `delay` has passed (now if it is zero). Ignored after
-    /// shut down. Counts a retry in the metrics when the delay is not zero.
+    /// shut down. Counts a retry in the metrics, whatever the delay.
     pub fn add_after(&self, item: T, delay: Duration) {
         self.queue.shared.add_after(item, delay);
     }

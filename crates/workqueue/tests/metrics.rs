@@ -44,7 +44,7 @@ async fn a_named_queue_should_expose_depth_adds_and_retries_after_a_known_sequen
     let a = queue.get().await.unwrap(); // depth 2
     queue.add_rate_limited("x"); // retry 1 (5 ms)
     queue.add_after("y", 10 * MS); // retry 2
-    queue.add_after("z", Duration::ZERO); // no delay: an add, not a retry
+    queue.add_after("z", Duration::ZERO); // added now, and still a retry (3)
     tokio::time::sleep(20 * MS).await; // x and y become ready: adds 6, depth 5
     queue.done(&a);
     let text = exposition(&registry);
@@ -58,7 +58,7 @@ async fn a_named_queue_should_expose_depth_adds_and_retries_after_a_known_sequen
     );
     assert_has(
         &text,
-        r#"workqueue_retries_total{controller="pods",name="pods"} 2"#,
+        r#"workqueue_retries_total{controller="pods",name="pods"} 3"#,
     );
     assert_has(
         &text,
@@ -187,4 +187,204 @@ async fn an_unnamed_queue_should_record_nothing() {
     let queue = Queue::new();
     queue.add(1);
     assert!(!exposition(&registry).contains("workqueue_adds_total{"));
+}
+
+/// The value of the sample `name{labels}` in the exposition text.
+fn sample(text: &str, series: &str) -> f64 {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+        .unwrap_or_else(|| panic!("missing {series:?} in\n{text}"));
+    line[series.len() + 1..].parse().unwrap()
+}
+
+fn close(actual: f64, expected: f64) -> bool {
+    (actual - expected).abs() < 1e-9
+}
+
+#[tokio::test(start_paused = true)]
+async fn adds_latency_and_work_duration_should_follow_client_go_test_metrics() {
+    // client-go's `TestMetrics`: an item queued 50 µs, processed 25 µs while
+    // added again five times (one add), queued again 25 µs before it is
+    // handed out at `done`, then processed 1 ms.
+    let registry = Registry::new();
+    let queue = Queue::with_config(config(&registry, "tm"));
+    let series = |metric: &str| format!(r#"{metric}{{controller="tm",name="tm"}}"#);
+    queue.add("foo");
+    let text = exposition(&registry);
+    assert_eq!(sample(&text, &series("workqueue_adds_total")), 1.0);
+    assert_has(&text, &depth_line("tm", 1));
+    tokio::time::advance(Duration::from_micros(50)).await;
+    let foo = queue.get().await.unwrap();
+    let text = exposition(&registry);
+    assert_eq!(sample(&text, &series("workqueue_queue_duration_seconds_count")), 1.0);
+    assert!(close(sample(&text, &series("workqueue_queue_duration_seconds_sum")), 50e-6));
+    for _ in 0..5 {
+        queue.add(foo);
+    }
+    let text = exposition(&registry);
+    assert_eq!(sample(&text, &series("workqueue_adds_total")), 2.0, "deduplicated");
+    assert_has(&text, &depth_line("tm", 1));
+    tokio::time::advance(Duration::from_micros(25)).await;
+    queue.done(&foo);
+    let text = exposition(&registry);
+    assert_eq!(sample(&text, &series("workqueue_work_duration_seconds_count")), 1.0);
+    assert!(close(sample(&text, &series("workqueue_work_duration_seconds_sum")), 25e-6));
+    assert_has(&text, &depth_line("tm", 1));
+    let foo = queue.get().await.unwrap();
+    let text = exposition(&registry);
+    // Queued since it was added again (25 µs ago), not since it was first added.
+    assert_eq!(sample(&text, &series("workqueue_queue_duration_seconds_count")), 2.0);
+    assert!(close(sample(&text, &series("workqueue_queue_duration_seconds_sum")), 75e-6));
+    tokio::time::advance(MS).await;
+    queue.done(&foo);
+    let text = exposition(&registry);
+    assert_eq!(sample(&text, &series("workqueue_work_duration_seconds_count")), 2.0);
+    assert!(close(sample(&text, &series("workqueue_work_duration_seconds_sum")), 25e-6 + 1e-3));
+    assert_has(&text, &depth_line("tm", 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_delayed_or_rate_limited_add_should_count_a_retry_until_shut_down() {
+    // client-go counts the retry in `AddAfter` before it looks at the delay.
+    let registry = Registry::new();
+    let queue = RateLimitingQueue::with_config(
+        kcr_workqueue::BucketRateLimiter::new(10.0, 100).unwrap(),
+        config(&registry, "retry"),
+    );
+    let retries = r#"workqueue_retries_total{controller="retry",name="retry"}"#;
+    queue.add_after("a", Duration::ZERO);
+    queue.add_rate_limited("b"); // the bucket has tokens: no delay
+    assert_eq!(queue.len(), 2);
+    assert_eq!(sample(&exposition(&registry), retries), 2.0);
+    queue.add("c");
+    assert_eq!(sample(&exposition(&registry), retries), 2.0, "a plain add");
+    queue.shut_down();
+    queue.add_after("d", Duration::ZERO);
+    queue.add_after("e", MS);
+    queue.add_rate_limited("f");
+    assert_eq!(sample(&exposition(&registry), retries), 2.0, "ignored adds");
+}
+
+#[tokio::test(start_paused = true)]
+async fn priority_queue_rate_limited_items_added_together_should_not_affect_each_other() {
+    // controller-runtime's `TestWhenAddingMultipleItemsWithRatelimitTrue...`:
+    // each item waits its own backoff, and each counts a retry and an add.
+    let registry = Registry::new();
+    let queue: PriorityQueue<&str> = PriorityQueue::with_config(
+        kcr_workqueue::ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
+        config(&registry, "pq-rl"),
+    );
+    for _ in 0..7 {
+        queue.rate_limiter().when(&"bar");
+    }
+    let start = tokio::time::Instant::now();
+    queue.add_all_with_opts(["foo", "bar"], AddOpts::default().rate_limited());
+    assert_eq!(queue.get().await, Some("foo"));
+    assert_eq!(start.elapsed(), 5 * MS);
+    assert_eq!(queue.get().await, Some("bar"));
+    assert_eq!(start.elapsed(), 640 * MS);
+    let text = exposition(&registry);
+    let series = |metric: &str| format!(r#"{metric}{{controller="pq-rl",name="pq-rl"}}"#);
+    assert_eq!(sample(&text, &series("workqueue_adds_total")), 2.0);
+    assert_eq!(sample(&text, &series("workqueue_retries_total")), 2.0);
+    assert_has(
+        &text,
+        r#"workqueue_depth{controller="pq-rl",name="pq-rl",priority="0"} 0"#,
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn priority_queue_depth_should_count_a_delayed_item_once_it_is_made_ready() {
+    // controller-runtime: added with an `after`, then without (at a higher
+    // priority), an item enters the depth once, at its final priority, and
+    // leaves it when handed out.
+    let registry = Registry::new();
+    let queue: PriorityQueue<&str> =
+        PriorityQueue::with_config(default_controller_rate_limiter(), config(&registry, "pq-d"));
+    let depth = |p: i32| format!(r#"workqueue_depth{{controller="pq-d",name="pq-d",priority="{p}"}}"#);
+    queue.add_with_opts("foo", AddOpts::default().after(Duration::from_secs(3600)));
+    assert_eq!(queue.len(), 0);
+    assert!(!exposition(&registry).contains("workqueue_depth{controller=\"pq-d\""));
+    queue.add_with_opts("foo", AddOpts::default().priority(1));
+    assert_eq!(queue.len(), 1);
+    let text = exposition(&registry);
+    assert_eq!(sample(&text, &depth(1)), 1.0);
+    assert!(!text.contains(&depth(0)), "never counted at priority 0");
+    assert_eq!(queue.get_with_priority().await, Some(("foo", 1)));
+    assert_eq!(queue.len(), 0);
+    assert_eq!(sample(&exposition(&registry), &depth(1)), 0.0);
+    // Made ready by the timer, then added again without a delay: counted once.
+    queue.add_with_opts("bar", AddOpts::default().after(50 * MS));
+    tokio::time::sleep(50 * MS).await;
+    assert_eq!(queue.len(), 1);
+    assert_eq!(sample(&exposition(&registry), &depth(0)), 1.0);
+    queue.add("bar");
+    assert_eq!(queue.len(), 1);
+    assert_eq!(sample(&exposition(&registry), &depth(0)), 1.0);
+    assert_eq!(queue.get().await, Some("bar"));
+    assert_eq!(sample(&exposition(&registry), &depth(0)), 0.0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn priority_queue_adds_and_depth_should_follow_controller_runtime_scenarios() {
+    let registry = Registry::new();
+    let rl = || default_controller_rate_limiter();
+    let depth = |name: &str, p: i32| {
+        format!(r#"workqueue_depth{{controller="{name}",name="{name}",priority="{p}"}}"#)
+    };
+    let counter = |name: &str, metric: &str| format!(r#"{metric}{{controller="{name}",name="{name}"}}"#);
+
+    // "returns an item as soon as it's unlocked": an item added again while
+    // processed is a new add, and is counted in the depth at once.
+    let q: PriorityQueue<&str> = PriorityQueue::with_config(rl(), config(&registry, "unlocked"));
+    q.add("foo");
+    assert_eq!(q.get().await, Some("foo"));
+    q.add("foo");
+    q.add("bar");
+    assert_eq!(q.get().await, Some("bar"));
+    q.add("baz");
+    q.done(&"foo");
+    assert_eq!(q.get().await, Some("foo"));
+    let text = exposition(&registry);
+    assert_eq!(sample(&text, &depth("unlocked", 0)), 1.0);
+    assert_eq!(sample(&text, &counter("unlocked", "workqueue_adds_total")), 4.0);
+
+    // "enqueues a locked item".
+    let q: PriorityQueue<&str> = PriorityQueue::with_config(rl(), config(&registry, "locked"));
+    q.add("foo");
+    assert_eq!(q.get_with_priority().await, Some(("foo", 0)));
+    q.add("foo");
+    assert_eq!(q.len(), 1);
+    q.done(&"foo");
+    assert_eq!(q.get_with_priority().await, Some(("foo", 0)));
+    let text = exposition(&registry);
+    assert_eq!(sample(&text, &depth("locked", 0)), 0.0);
+    assert_eq!(sample(&text, &counter("locked", "workqueue_adds_total")), 2.0);
+
+    // "gets pushed to the front if the priority increases": the depth moves
+    // from the old priority to the new one.
+    let q: PriorityQueue<&str> = PriorityQueue::with_config(rl(), config(&registry, "raised"));
+    q.add("foo");
+    q.add("bar");
+    q.add("baz");
+    q.add_with_opts("baz", AddOpts::default().priority(1));
+    assert_eq!(q.get_with_priority().await, Some(("baz", 1)));
+    assert_eq!(q.len(), 2);
+    let text = exposition(&registry);
+    assert_eq!(sample(&text, &depth("raised", 0)), 2.0);
+    assert_eq!(sample(&text, &depth("raised", 1)), 0.0);
+    assert_eq!(sample(&text, &counter("raised", "workqueue_adds_total")), 3.0);
+
+    // "retains the lowest after duration": a ready item stays ready; the
+    // delayed add still counts a retry.
+    let q: PriorityQueue<&str> = PriorityQueue::with_config(rl(), config(&registry, "lowest"));
+    q.add_with_opts("foo", AddOpts::default().after(Duration::ZERO));
+    q.add_with_opts("foo", AddOpts::default().after(Duration::from_secs(3600)));
+    assert_eq!(q.get_with_priority().await, Some(("foo", 0)));
+    assert_eq!(q.len(), 0);
+    let text = exposition(&registry);
+    assert_eq!(sample(&text, &depth("lowest", 0)), 0.0);
+    assert_eq!(sample(&text, &counter("lowest", "workqueue_adds_total")), 1.0);
+    assert_eq!(sample(&text, &counter("lowest", "workqueue_retries_total")), 1.0);
 }

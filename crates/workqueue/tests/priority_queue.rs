@@ -449,3 +449,155 @@ async fn aging_should_keep_a_steady_high_priority_stream_from_starving_a_low_pri
     );
     assert_eq!(starvation_run(strict, Duration::from_secs(10)).await, None);
 }
+
+fn strict_owned() -> PriorityQueue<String> {
+    PriorityQueue::with_config(
+        ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
+        Config::default().without_aging(),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn many_items_of_five_priorities_should_come_out_by_priority_then_in_order() {
+    // controller-runtime's `TestHighPriorityItemsAreReturnedBeforeLowPriorityItemMultipleTimes`,
+    // for items ready at once and items made ready together by the timer.
+    const PER_PRIORITY: usize = 1000;
+    let levels = [("high", 10), ("upperMiddle", 5), ("middle", 0), ("lowMiddle", -5), ("low", -10)];
+    for after in [Duration::ZERO, Duration::from_secs(1)] {
+        for queue in [strict_owned(), PriorityQueue::default()] {
+            for i in 0..PER_PRIORITY {
+                for (name, p) in levels {
+                    queue.add_with_opts(format!("{name}-{i}"), prio(p).after(after));
+                }
+            }
+            settle().await;
+            if !after.is_zero() {
+                assert_eq!(queue.len(), 0);
+                advance(after).await;
+                settle().await;
+            }
+            assert_eq!(queue.len(), 5 * PER_PRIORITY);
+            for (name, p) in levels {
+                for i in 0..PER_PRIORITY {
+                    let (key, got) = queue.get_with_priority().await.unwrap();
+                    assert_eq!((key.as_str(), got), (format!("{name}-{i}").as_str(), p));
+                    queue.done(&key);
+                }
+            }
+            assert!(queue.is_empty());
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_high_priority_item_made_ready_should_come_before_a_low_priority_item_ready_earlier() {
+    // controller-runtime's `TestHighPriorityItemThatBecameReadyIsReturnedBeforeLowPriorityItem`.
+    for queue in [strict(), PriorityQueue::default()] {
+        queue.add_with_opts("foo", prio(-100));
+        queue.add_with_opts("prio", prio(0).after(Duration::from_secs(1)));
+        settle().await;
+        advance(Duration::from_secs(1)).await;
+        settle().await;
+        assert_eq!(queue.get_with_priority().await, Some(("prio", 0)));
+        assert_eq!(queue.get_with_priority().await, Some(("foo", -100)));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_parked_worker_should_get_a_delayed_item_as_soon_as_it_is_added_without_delay() {
+    // controller-runtime's `TestWaitingItemIsReturnedRightAfterReadWithoutAfter`.
+    let queue = strict();
+    let worker = {
+        let queue = queue.clone();
+        tokio::spawn(async move { queue.get().await })
+    };
+    settle().await;
+    queue.add_with_opts("foo", AddOpts::default().after(Duration::from_secs(60)));
+    settle().await;
+    assert!(!worker.is_finished());
+    let start = Instant::now();
+    queue.add("foo");
+    assert_eq!(worker.await.unwrap(), Some("foo"));
+    assert_eq!(start.elapsed(), Duration::ZERO);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_parked_worker_should_get_delayed_items_in_ready_order() {
+    // controller-runtime's `TestMultipleItemsWithAfterAreReturnedInCorrectOrder`.
+    let queue = strict();
+    let start = Instant::now();
+    queue.add_with_opts("foo", AddOpts::default().after(Duration::from_secs(1)));
+    queue.add_with_opts("bar", AddOpts::default().after(200 * MS));
+    assert_eq!(queue.get().await, Some("bar"));
+    assert_eq!(start.elapsed(), 200 * MS);
+    assert_eq!(queue.get().await, Some("foo"));
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+}
+
+/// controller-runtime's `TestFuzzPriorityQueue`: producers add random items
+/// with random priorities and delays while workers take them; an item is
+/// never handed out twice at once, and comes out with the highest priority
+/// it was added with since it was last handed out.
+async fn fuzz(queue: PriorityQueue<u32>, seed: u64) {
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+    use std::collections::{HashMap, HashSet};
+    let in_queue: Arc<tokio::sync::Mutex<HashMap<u32, i32>>> = Arc::default();
+    let handed_out: Arc<parking_lot::Mutex<HashSet<u32>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for producer in 0..10 {
+        let (queue, in_queue) = (queue.clone(), in_queue.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut rng = StdRng::seed_from_u64(seed + producer);
+            for _ in 0..1000 {
+                let item = rng.random_range(0..64u32);
+                let priority = rng.random_range(-3..=3);
+                let mut opts = prio(priority);
+                if rng.random_bool(0.3) {
+                    opts = opts.after(rng.random_range(0..10u64) * MS);
+                }
+                {
+                    let mut in_queue = in_queue.lock().await;
+                    queue.add_with_opts(item, opts);
+                    let known = in_queue.entry(item).or_insert(priority);
+                    *known = (*known).max(priority);
+                }
+                if rng.random_bool(0.1) {
+                    tokio::task::yield_now().await;
+                }
+            }
+        }));
+    }
+    for _ in 0..20 {
+        let (queue, in_queue, handed_out) = (queue.clone(), in_queue.clone(), handed_out.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let item = {
+                    let mut in_queue = in_queue.lock().await;
+                    if in_queue.is_empty() {
+                        return;
+                    }
+                    let (item, priority) = queue.get_with_priority().await.unwrap();
+                    assert_eq!(Some(priority), in_queue.remove(&item), "priority of {item}");
+                    item
+                };
+                assert!(handed_out.lock().insert(item), "{item} handed out twice");
+                tokio::task::yield_now().await;
+                handed_out.lock().remove(&item);
+                queue.done(&item);
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_producers_and_workers_should_keep_the_priority_queue_invariants() {
+    let strict = PriorityQueue::with_config(
+        ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
+        Config::default().without_aging(),
+    );
+    fuzz(strict, 1).await;
+    fuzz(PriorityQueue::default(), 2).await;
+}

@@ -166,6 +166,33 @@ async fn shut_down_with_drain_should_wait_until_every_item_handed_out_is_done() 
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_draining_queue_should_still_hand_out_an_item_added_again_while_processed() {
+    // client-go's `TestQueueDrainageUsingShutDownWithDrainWithDirtyItem`.
+    let queue = Queue::new();
+    queue.add("foo");
+    let gotten = queue.get().await.unwrap();
+    queue.add("foo");
+    let drain = {
+        let queue = queue.clone();
+        tokio::spawn(async move { queue.shut_down_with_drain().await })
+    };
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(queue.is_shutting_down());
+    assert!(!drain.is_finished(), "foo is being processed");
+    // Nothing is queued yet: a worker is told the queue is shut down.
+    assert_eq!(queue.get().await, None);
+    queue.done(&gotten);
+    let again = queue.get().await;
+    assert_eq!(again, Some("foo"), "queued again at done, shut down or not");
+    queue.done(&"foo");
+    assert_eq!(queue.get().await, None);
+    timeout(Duration::from_secs(1), drain)
+        .await
+        .expect("drain returns once nothing is processed")
+        .unwrap();
+}
+
+#[tokio::test(start_paused = true)]
 async fn shut_down_with_drain_should_return_at_once_when_nothing_is_processed() {
     let queue: Queue<u32> = Queue::new();
     timeout(Duration::from_millis(1), queue.shut_down_with_drain())
