@@ -397,7 +397,11 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn max_of_should_follow_client_go_test_max_of_rate_limiter() {
         let limiter: MaxOfRateLimiter<&str> = MaxOfRateLimiter::new(vec![
-            Box::new(ItemFastSlowRateLimiter::new(5 * MS, Duration::from_secs(3), 3)),
+            Box::new(ItemFastSlowRateLimiter::new(
+                5 * MS,
+                Duration::from_secs(3),
+                3,
+            )),
             Box::new(ItemExponentialFailureRateLimiter::new(
                 MS,
                 Duration::from_secs(1),

@@ -217,30 +217,58 @@ async fn adds_latency_and_work_duration_should_follow_client_go_test_metrics() {
     tokio::time::advance(Duration::from_micros(50)).await;
     let foo = queue.get().await.unwrap();
     let text = exposition(&registry);
-    assert_eq!(sample(&text, &series("workqueue_queue_duration_seconds_count")), 1.0);
-    assert!(close(sample(&text, &series("workqueue_queue_duration_seconds_sum")), 50e-6));
+    assert_eq!(
+        sample(&text, &series("workqueue_queue_duration_seconds_count")),
+        1.0
+    );
+    assert!(close(
+        sample(&text, &series("workqueue_queue_duration_seconds_sum")),
+        50e-6
+    ));
     for _ in 0..5 {
         queue.add(foo);
     }
     let text = exposition(&registry);
-    assert_eq!(sample(&text, &series("workqueue_adds_total")), 2.0, "deduplicated");
+    assert_eq!(
+        sample(&text, &series("workqueue_adds_total")),
+        2.0,
+        "deduplicated"
+    );
     assert_has(&text, &depth_line("tm", 1));
     tokio::time::advance(Duration::from_micros(25)).await;
     queue.done(&foo);
     let text = exposition(&registry);
-    assert_eq!(sample(&text, &series("workqueue_work_duration_seconds_count")), 1.0);
-    assert!(close(sample(&text, &series("workqueue_work_duration_seconds_sum")), 25e-6));
+    assert_eq!(
+        sample(&text, &series("workqueue_work_duration_seconds_count")),
+        1.0
+    );
+    assert!(close(
+        sample(&text, &series("workqueue_work_duration_seconds_sum")),
+        25e-6
+    ));
     assert_has(&text, &depth_line("tm", 1));
     let foo = queue.get().await.unwrap();
     let text = exposition(&registry);
     // Queued since it was added again (25 µs ago), not since it was first added.
-    assert_eq!(sample(&text, &series("workqueue_queue_duration_seconds_count")), 2.0);
-    assert!(close(sample(&text, &series("workqueue_queue_duration_seconds_sum")), 75e-6));
+    assert_eq!(
+        sample(&text, &series("workqueue_queue_duration_seconds_count")),
+        2.0
+    );
+    assert!(close(
+        sample(&text, &series("workqueue_queue_duration_seconds_sum")),
+        75e-6
+    ));
     tokio::time::advance(MS).await;
     queue.done(&foo);
     let text = exposition(&registry);
-    assert_eq!(sample(&text, &series("workqueue_work_duration_seconds_count")), 2.0);
-    assert!(close(sample(&text, &series("workqueue_work_duration_seconds_sum")), 25e-6 + 1e-3));
+    assert_eq!(
+        sample(&text, &series("workqueue_work_duration_seconds_count")),
+        2.0
+    );
+    assert!(close(
+        sample(&text, &series("workqueue_work_duration_seconds_sum")),
+        25e-6 + 1e-3
+    ));
     assert_has(&text, &depth_line("tm", 0));
 }
 
@@ -302,7 +330,8 @@ async fn priority_queue_depth_should_count_a_delayed_item_once_it_is_made_ready(
     let registry = Registry::new();
     let queue: PriorityQueue<&str> =
         PriorityQueue::with_config(default_controller_rate_limiter(), config(&registry, "pq-d"));
-    let depth = |p: i32| format!(r#"workqueue_depth{{controller="pq-d",name="pq-d",priority="{p}"}}"#);
+    let depth =
+        |p: i32| format!(r#"workqueue_depth{{controller="pq-d",name="pq-d",priority="{p}"}}"#);
     queue.add_with_opts("foo", AddOpts::default().after(Duration::from_secs(3600)));
     assert_eq!(queue.len(), 0);
     assert!(!exposition(&registry).contains("workqueue_depth{controller=\"pq-d\""));
@@ -317,6 +346,9 @@ async fn priority_queue_depth_should_count_a_delayed_item_once_it_is_made_ready(
     // Made ready by the timer, then added again without a delay: counted once.
     queue.add_with_opts("bar", AddOpts::default().after(50 * MS));
     tokio::time::sleep(50 * MS).await;
+    for _ in 0..20 {
+        tokio::task::yield_now().await; // the timer's turn
+    }
     assert_eq!(queue.len(), 1);
     assert_eq!(sample(&exposition(&registry), &depth(0)), 1.0);
     queue.add("bar");
@@ -328,15 +360,16 @@ async fn priority_queue_depth_should_count_a_delayed_item_once_it_is_made_ready(
 
 #[tokio::test(start_paused = true)]
 async fn priority_queue_adds_and_depth_should_follow_controller_runtime_scenarios() {
-    let registry = Registry::new();
     let rl = || default_controller_rate_limiter();
     let depth = |name: &str, p: i32| {
         format!(r#"workqueue_depth{{controller="{name}",name="{name}",priority="{p}"}}"#)
     };
-    let counter = |name: &str, metric: &str| format!(r#"{metric}{{controller="{name}",name="{name}"}}"#);
+    let counter =
+        |name: &str, metric: &str| format!(r#"{metric}{{controller="{name}",name="{name}"}}"#);
 
     // "returns an item as soon as it's unlocked": an item added again while
     // processed is a new add, and is counted in the depth at once.
+    let registry = Registry::new();
     let q: PriorityQueue<&str> = PriorityQueue::with_config(rl(), config(&registry, "unlocked"));
     q.add("foo");
     assert_eq!(q.get().await, Some("foo"));
@@ -348,9 +381,13 @@ async fn priority_queue_adds_and_depth_should_follow_controller_runtime_scenario
     assert_eq!(q.get().await, Some("foo"));
     let text = exposition(&registry);
     assert_eq!(sample(&text, &depth("unlocked", 0)), 1.0);
-    assert_eq!(sample(&text, &counter("unlocked", "workqueue_adds_total")), 4.0);
+    assert_eq!(
+        sample(&text, &counter("unlocked", "workqueue_adds_total")),
+        4.0
+    );
 
     // "enqueues a locked item".
+    let registry = Registry::new();
     let q: PriorityQueue<&str> = PriorityQueue::with_config(rl(), config(&registry, "locked"));
     q.add("foo");
     assert_eq!(q.get_with_priority().await, Some(("foo", 0)));
@@ -360,10 +397,14 @@ async fn priority_queue_adds_and_depth_should_follow_controller_runtime_scenario
     assert_eq!(q.get_with_priority().await, Some(("foo", 0)));
     let text = exposition(&registry);
     assert_eq!(sample(&text, &depth("locked", 0)), 0.0);
-    assert_eq!(sample(&text, &counter("locked", "workqueue_adds_total")), 2.0);
+    assert_eq!(
+        sample(&text, &counter("locked", "workqueue_adds_total")),
+        2.0
+    );
 
     // "gets pushed to the front if the priority increases": the depth moves
     // from the old priority to the new one.
+    let registry = Registry::new();
     let q: PriorityQueue<&str> = PriorityQueue::with_config(rl(), config(&registry, "raised"));
     q.add("foo");
     q.add("bar");
@@ -374,10 +415,14 @@ async fn priority_queue_adds_and_depth_should_follow_controller_runtime_scenario
     let text = exposition(&registry);
     assert_eq!(sample(&text, &depth("raised", 0)), 2.0);
     assert_eq!(sample(&text, &depth("raised", 1)), 0.0);
-    assert_eq!(sample(&text, &counter("raised", "workqueue_adds_total")), 3.0);
+    assert_eq!(
+        sample(&text, &counter("raised", "workqueue_adds_total")),
+        3.0
+    );
 
     // "retains the lowest after duration": a ready item stays ready; the
     // delayed add still counts a retry.
+    let registry = Registry::new();
     let q: PriorityQueue<&str> = PriorityQueue::with_config(rl(), config(&registry, "lowest"));
     q.add_with_opts("foo", AddOpts::default().after(Duration::ZERO));
     q.add_with_opts("foo", AddOpts::default().after(Duration::from_secs(3600)));
@@ -385,6 +430,12 @@ async fn priority_queue_adds_and_depth_should_follow_controller_runtime_scenario
     assert_eq!(q.len(), 0);
     let text = exposition(&registry);
     assert_eq!(sample(&text, &depth("lowest", 0)), 0.0);
-    assert_eq!(sample(&text, &counter("lowest", "workqueue_adds_total")), 1.0);
-    assert_eq!(sample(&text, &counter("lowest", "workqueue_retries_total")), 1.0);
+    assert_eq!(
+        sample(&text, &counter("lowest", "workqueue_adds_total")),
+        1.0
+    );
+    assert_eq!(
+        sample(&text, &counter("lowest", "workqueue_retries_total")),
+        1.0
+    );
 }

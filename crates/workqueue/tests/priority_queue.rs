@@ -462,7 +462,13 @@ async fn many_items_of_five_priorities_should_come_out_by_priority_then_in_order
     // controller-runtime's `TestHighPriorityItemsAreReturnedBeforeLowPriorityItemMultipleTimes`,
     // for items ready at once and items made ready together by the timer.
     const PER_PRIORITY: usize = 1000;
-    let levels = [("high", 10), ("upperMiddle", 5), ("middle", 0), ("lowMiddle", -5), ("low", -10)];
+    let levels = [
+        ("high", 10),
+        ("upperMiddle", 5),
+        ("middle", 0),
+        ("lowMiddle", -5),
+        ("low", -10),
+    ];
     for after in [Duration::ZERO, Duration::from_secs(1)] {
         for queue in [strict_owned(), PriorityQueue::default()] {
             for i in 0..PER_PRIORITY {
@@ -553,7 +559,7 @@ async fn fuzz(queue: PriorityQueue<u32>, seed: u64) {
                 let priority = rng.random_range(-3..=3);
                 let mut opts = prio(priority);
                 if rng.random_bool(0.3) {
-                    opts = opts.after(rng.random_range(0..10u64) * MS);
+                    opts = opts.after(rng.random_range(0..10u32) * MS);
                 }
                 {
                     let mut in_queue = in_queue.lock().await;
