@@ -240,7 +240,14 @@ impl BucketRateLimiter {
         if tokens >= 0.0 {
             Duration::ZERO
         } else {
-            Duration::try_from_secs_f64(-tokens / self.qps).unwrap_or(Duration::MAX)
+            // In nanoseconds, truncated, as `rate.Limiter` computes it (a
+            // wait too long for an `i64` of nanoseconds is "forever").
+            let nanos = -tokens / self.qps * 1e9;
+            if nanos >= i64::MAX as f64 {
+                Duration::MAX
+            } else {
+                Duration::from_nanos(nanos as u64)
+            }
         }
     }
 }
@@ -465,6 +472,24 @@ mod tests {
             assert_eq!(RateLimiter::<&str>::when(&limiter, &"x"), Duration::ZERO);
         }
         assert_eq!(RateLimiter::<&str>::when(&limiter, &"x"), 100 * MS);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bucket_delays_should_be_truncated_to_the_nanosecond() {
+        // 3 per second, burst 1: the waits are 1/3 s and 2/3 s, truncated
+        // (333333333 ns, 666666666 ns) as `rate.Limiter` truncates them.
+        let limiter = BucketRateLimiter::new(3.0, 1).unwrap();
+        let delays: Vec<_> = (0..3)
+            .map(|_| RateLimiter::<&str>::when(&limiter, &"x"))
+            .collect();
+        assert_eq!(
+            delays,
+            [
+                Duration::ZERO,
+                Duration::from_nanos(333_333_333),
+                Duration::from_nanos(666_666_666)
+            ]
+        );
     }
 
     #[tokio::test(start_paused = true)]
