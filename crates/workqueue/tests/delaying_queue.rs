@@ -167,3 +167,55 @@ async fn add_after_should_never_block_its_caller_even_while_the_timer_cannot_run
     }
     assert_eq!(queue.len(), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_delayed_add_should_still_fire_after_the_item_was_added_and_processed() {
+    // client-go: `add` does not cancel a waiting `add_after`; once the item
+    // is done, the delayed add queues it again when it is due.
+    let queue = DelayingQueue::new();
+    queue.add_after("a", 10 * MS);
+    queue.add("a");
+    let a = queue.get().await.unwrap();
+    queue.done(&a);
+    assert_eq!(queue.len(), 0);
+    advance(10 * MS).await;
+    settle().await;
+    assert_eq!(queue.len(), 1, "the delayed add fired");
+    assert_eq!(queue.get().await, Some("a"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn delayed_items_should_become_ready_in_ready_time_order_whatever_the_add_order() {
+    // client-go's `TestAddTwoFireEarly` and `TestCopyShifting`.
+    let queue = DelayingQueue::new();
+    queue.add_after("foo", Duration::from_secs(1));
+    queue.add_after("bar", 50 * MS);
+    settle().await;
+    assert_eq!(queue.len(), 0);
+    advance(60 * MS).await;
+    settle().await;
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.get().await, Some("bar"));
+    queue.add_after("baz", Duration::from_secs(2));
+    advance(Duration::from_secs(1)).await;
+    settle().await;
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.get().await, Some("foo"));
+    advance(Duration::from_secs(2)).await;
+    settle().await;
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.get().await, Some("baz"));
+
+    let queue = DelayingQueue::new();
+    queue.add_after("foo", Duration::from_secs(1));
+    queue.add_after("bar", 500 * MS);
+    queue.add_after("baz", 250 * MS);
+    settle().await;
+    assert_eq!(queue.len(), 0);
+    advance(Duration::from_secs(2)).await;
+    settle().await;
+    assert_eq!(queue.len(), 3);
+    for expected in ["baz", "bar", "foo"] {
+        assert_eq!(queue.get().await, Some(expected));
+    }
+}
