@@ -439,3 +439,18 @@ async fn priority_queue_adds_and_depth_should_follow_controller_runtime_scenario
         1.0
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn unfinished_work_gauges_should_not_be_refreshed_after_shut_down() {
+    // client-go's `TestMetricShutdown`: the updater stops at shut down.
+    let registry = Registry::new();
+    let queue = Queue::with_config(config(&registry, "stopped"));
+    let unfinished = r#"workqueue_unfinished_work_seconds{controller="stopped",name="stopped"}"#;
+    queue.add(1);
+    let _one = queue.get().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(501)).await;
+    assert_eq!(sample(&exposition(&registry), unfinished), 0.5);
+    queue.shut_down();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(sample(&exposition(&registry), unfinished), 0.5);
+}
