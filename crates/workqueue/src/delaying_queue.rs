@@ -403,7 +403,8 @@ pub(crate) async fn run_timer<T: Item>(queue: Weak<Shared<T>>, inbox: Arc<Inbox<
 /// client-go's `DelayingInterface`: a [`Queue`] plus
 /// [`add_after`](DelayingQueue::add_after).
 ///
-/// - A zero delay adds now.
+/// - A zero delay adds now. Every `add_after` (rate-limited adds included)
+///   counts a retry in the metrics, whatever its delay.
 /// - An item already waiting keeps the earlier of its two ready times.
 /// - Ready items enter the queue in ready-time order. An item whose ready
 ///   time has already passed when the timer takes it in (in a burst of adds

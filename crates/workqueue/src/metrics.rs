@@ -241,7 +241,8 @@ mod enabled {
             }
         }
 
-        /// An add with a non-zero delay.
+        /// A retry: every delayed add of a delaying queue (a zero delay
+        /// included), an add with a non-zero delay of a priority queue.
         #[inline]
         pub(crate) fn retry(&self) {
             if let Some(r) = &self.0 {
