@@ -454,3 +454,40 @@ async fn unfinished_work_gauges_should_not_be_refreshed_after_shut_down() {
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(sample(&exposition(&registry), unfinished), 0.5);
 }
+
+#[tokio::test(start_paused = true)]
+async fn priority_queue_latency_should_start_when_an_item_becomes_ready() {
+    // controller-runtime records an item's add time when it becomes ready,
+    // not when it was added with a delay.
+    let registry = Registry::new();
+    let queue: PriorityQueue<&str> =
+        PriorityQueue::with_config(default_controller_rate_limiter(), config(&registry, "pq-l"));
+    let series = |metric: &str| format!(r#"{metric}{{controller="pq-l",name="pq-l"}}"#);
+    queue.add_with_opts("foo", AddOpts::default().after(100 * MS));
+    tokio::time::sleep(100 * MS).await;
+    for _ in 0..20 {
+        tokio::task::yield_now().await; // the timer's turn
+    }
+    assert_eq!(queue.len(), 1);
+    tokio::time::advance(30 * MS).await;
+    assert_eq!(queue.get().await, Some("foo"));
+    tokio::time::advance(7 * MS).await;
+    queue.done(&"foo");
+    let text = exposition(&registry);
+    assert_eq!(
+        sample(&text, &series("workqueue_queue_duration_seconds_count")),
+        1.0
+    );
+    assert!(close(
+        sample(&text, &series("workqueue_queue_duration_seconds_sum")),
+        0.03
+    ));
+    assert_eq!(
+        sample(&text, &series("workqueue_work_duration_seconds_count")),
+        1.0
+    );
+    assert!(close(
+        sample(&text, &series("workqueue_work_duration_seconds_sum")),
+        0.007
+    ));
+}
