@@ -109,7 +109,8 @@ pub trait MetricsProvider: Send + Sync {
         &self,
         name: &str,
     ) -> Box<dyn SettableGaugeMetric>;
-    /// The retries counter (every add with a non-zero delay).
+    /// The retries counter: every delayed or rate-limited add before shut
+    /// down (the priority queue counts only those with a non-zero delay).
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric>;
     /// Reads the depth of the queue `name` (one without priorities) from
     /// `source` whenever the metrics are gathered, instead of a gauge that
