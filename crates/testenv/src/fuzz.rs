@@ -26,17 +26,6 @@ use crate::protobuf;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 
-/// The entry points by name: the cargo-fuzz targets bear these names.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
-    ("label_selector", label_selector),
-    ("field_selector", field_selector),
-    ("json_patch", json_patch),
-    ("merge_patch", merge_patch),
-    ("strategic_merge_patch", strategic_merge_patch),
-    ("apply_body", apply_body),
-    ("protobuf_body", protobuf_body),
-];
-
 /// A Status error as the server answers a malformed request part: `400 BadRequest` with a message.
 fn assert_bad_request(e: &ApiError, input: &str) {
     assert_eq!(
