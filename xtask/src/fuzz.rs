@@ -371,6 +371,24 @@ mod tests {
     }
 
     #[test]
+    fn a_report_should_read_executions_coverage_and_corpus_from_libfuzzer() {
+        // The end of a 60 s run of apply_body.
+        let log = "#4848\tDONE   cov: 2786 ft: 8489 corp: 299/47Kb lim: 341 exec/s: 79 rss: 196Mb\n\
+                   Done 4848 runs in 61 second(s)\n\
+                   stat::number_of_executed_units: 4848\n";
+        assert_eq!(
+            Report::parse(log),
+            Report {
+                execs: Some(4848),
+                coverage: Some(2786),
+                corpus: Some(299),
+                artifact: None,
+                panic: None,
+            }
+        );
+    }
+
+    #[test]
     fn missing_tools_should_fail_at_once_with_what_to_do() {
         let err = ensure_tools(|| false, || true, || Ok(())).unwrap_err();
         assert!(err.contains("rustup toolchain install nightly"), "{err}");
