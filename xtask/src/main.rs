@@ -10,6 +10,8 @@
 //! - `cargo xtask e2e --kubeconfig PATH [-- TEST ARGS]`: the networked tests of
 //!   kcr-reflector, kcr-informer, kcr-controller-manager and the examples against
 //!   the real cluster of a kubeconfig (`KCR_TEST_KUBECONFIG`).
+//! - `cargo xtask fuzz [--seconds N] [TARGET...]`: kcr-testenv's cargo-fuzz
+//!   targets (libFuzzer), each for a bounded time, with one line per target.
 //! - `cargo xtask release <major|minor|patch|X.Y.Z> [--no-verify] [--execute]`:
 //!   a dry run that prints the release plan, or with `--execute` the release
 //!   itself; `cargo xtask ci` runs first unless `--no-verify`.
@@ -21,6 +23,7 @@ mod changelog;
 mod ci;
 mod cmd;
 mod e2e;
+mod fuzz;
 mod order;
 mod release;
 mod version;
@@ -35,6 +38,7 @@ tasks:
             (about 25 minutes from a cold build on 2 cores, a few minutes warm)
   bench     criterion benchmarks, summarised as a table of medians
   e2e       the networked tests against the real cluster of a kubeconfig
+  fuzz      kcr-testenv's fuzz targets (libFuzzer), 30 s each by default
   release   print the release plan (dry run) or release with --execute
 
 `cargo xtask <task> --help` describes a task.";
@@ -46,6 +50,7 @@ enum Task {
     Ci,
     Bench(bench::Args),
     E2e(e2e::Args),
+    Fuzz(fuzz::Args),
     Release(Vec<String>),
 }
 
@@ -74,6 +79,8 @@ fn parse(args: &[String]) -> Result<Task, String> {
         "bench" => bench::Args::parse(rest).map(Task::Bench),
         "e2e" if wants_help => Ok(Task::Help(e2e::USAGE)),
         "e2e" => e2e::Args::parse(rest).map(Task::E2e),
+        "fuzz" if wants_help => Ok(Task::Help(fuzz::USAGE)),
+        "fuzz" => fuzz::Args::parse(rest).map(Task::Fuzz),
         "release" if wants_help => Ok(Task::Help(release::USAGE)),
         "release" => Ok(Task::Release(rest.to_vec())),
         other => Err(format!("unknown task {other:?}\n{USAGE}")),
@@ -97,6 +104,7 @@ fn main() -> ExitCode {
         Task::Ci => ci::ci(),
         Task::Bench(args) => bench::bench(&args),
         Task::E2e(args) => e2e::e2e(&args),
+        Task::Fuzz(args) => fuzz::fuzz(&args),
         Task::Release(args) => release::release_from_args(&args),
     };
     match result {
@@ -128,7 +136,22 @@ mod tests {
             Ok(Task::Help(release::USAGE))
         );
         assert_eq!(parse(&args("e2e --help")), Ok(Task::Help(e2e::USAGE)));
-        for text in [USAGE, ci::USAGE, bench::USAGE, e2e::USAGE, release::USAGE] {
+        assert_eq!(parse(&args("fuzz --help")), Ok(Task::Help(fuzz::USAGE)));
+        assert_eq!(
+            parse(&args("fuzz --seconds 5 json_patch")),
+            Ok(Task::Fuzz(fuzz::Args {
+                seconds: 5,
+                targets: vec!["json_patch".into()],
+            }))
+        );
+        for text in [
+            USAGE,
+            ci::USAGE,
+            bench::USAGE,
+            e2e::USAGE,
+            fuzz::USAGE,
+            release::USAGE,
+        ] {
             assert!(text.starts_with("usage: cargo xtask"), "{text}");
         }
         assert!(release::USAGE.contains("--no-verify"));

@@ -182,8 +182,9 @@
 //!   or group, verb and resource or non-resource URL, else `status.allowed: false`.
 //! - **Encodings**: JSON, each object written in kube-apiserver's field order (`kind`,
 //!   `apiVersion`, `metadata` in `ObjectMeta`'s order, then the rest); `PartialObjectMetadata` when asked for (metadata informers);
-//!   protobuf request bodies for `ConfigMap`, `Secret`, `Namespace`, `ServiceAccount` and `Lease`
-//!   (typed `kubectl create` commands), other protobuf bodies get `415`. Answers are JSON.
+//!   protobuf request bodies for `ConfigMap`, `Secret`, `Namespace`, `ServiceAccount`, `Lease`
+//!   and `apps/v1` `Deployment` (typed `kubectl create` commands), other protobuf bodies (and
+//!   fields the decoder does not know, unless zero) get `415`. Answers are JSON.
 //! - **Faults**: see [`Faults`] (in-process) and the admin endpoint (`/kcr/faults/...`, enabled
 //!   with [`TestEnvBuilder::admin_endpoint`], on in `kcr-apiserver`): close every watch, close
 //!   watches after N events, compact the history, fail the next N requests, add latency,
@@ -268,8 +269,8 @@ mod defaults;
 mod discovery;
 mod error;
 mod faults;
-#[cfg(test)]
-mod fuzz;
+#[doc(hidden)]
+pub mod fuzz;
 mod managed_fields;
 mod meta;
 mod namespace;

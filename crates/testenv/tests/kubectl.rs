@@ -287,12 +287,6 @@ async fn kubectl_should_apply_get_watch_and_delete_against_kcr_apiserver() {
     )
     .await;
     assert_eq!(password, "aHVudGVyMg==");
-    let (created, _, err) =
-        kubectl(&kc, &["create", "deployment", "web", "--image=nginx"], None).await;
-    assert!(
-        !created && err.contains("protobuf is not supported"),
-        "{err}"
-    );
 
     // `kubectl delete namespace` waits until the namespace is gone: kcr-testenv's namespace
     // finalizer deletes its content and then the namespace, as kube-controller-manager does.
@@ -325,6 +319,81 @@ async fn kubectl_should_apply_get_watch_and_delete_against_kcr_apiserver() {
     let (found, _, err) = kubectl(&kc, &["get", "widget", "w1"], None).await;
     assert!(!found && err.contains("NotFound"), "{err}");
 
+    server.child.kill().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_create_deployment_should_store_what_the_same_object_sent_as_json_stores() {
+    if !Path::new(KUBECTL).exists() {
+        eprintln!("SKIPPED: {KUBECTL} is not installed, so the kubectl test cannot run");
+        return;
+    }
+    let mut server = start_server().await;
+    let kc = server.kubeconfig.clone();
+    let create = [
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx:1.27",
+        "--port=80",
+        "--replicas=3",
+    ];
+    let command = ["--", "nginx", "-g", "daemon off;"];
+    ok(&kc, &["create", "namespace", "pb"], None).await;
+    ok(&kc, &["create", "namespace", "json"], None).await;
+
+    // kubectl sends a typed Deployment as protobuf.
+    let args: Vec<&str> = [&create[..], &["-n", "pb"], &command].concat();
+    let out = ok(&kc, &args, None).await;
+    assert!(out.contains("deployment.apps/web created"), "{out}");
+    // The same object as JSON: kubectl prints it, `kubectl create -f` sends it as JSON.
+    let args: Vec<&str> = [
+        &create[..],
+        &["-n", "json", "--dry-run=client", "-o", "json"],
+        &command,
+    ]
+    .concat();
+    let printed = ok(&kc, &args, None).await;
+    // kubectl v1.32 prints the zero `creationTimestamp` as null, which kube-apiserver v1.36 leaves
+    // out; kcr-testenv stores a null sent as JSON as it is, so it is left out of the body here.
+    let mut object: serde_json::Value = serde_json::from_str(&printed).unwrap();
+    for pointer in ["/metadata", "/spec/template/metadata"] {
+        let meta = object
+            .pointer_mut(pointer)
+            .unwrap()
+            .as_object_mut()
+            .unwrap();
+        let removed = meta.remove("creationTimestamp");
+        assert_eq!(removed, Some(serde_json::Value::Null), "{printed}");
+    }
+    let out = ok(&kc, &["create", "-f", "-"], Some(&object.to_string())).await;
+    assert!(out.contains("deployment.apps/web created"), "{out}");
+
+    let get = |ns: &'static str| {
+        let kc = kc.clone();
+        async move {
+            let out = ok(
+                &kc,
+                &["get", "deployment", "web", "-n", ns, "-o", "json"],
+                None,
+            )
+            .await;
+            serde_json::from_str::<serde_json::Value>(&out).unwrap()
+        }
+    };
+    let (pb, json) = (get("pb").await, get("json").await);
+    assert_eq!(pb["spec"], json["spec"]);
+    assert_eq!(pb["metadata"]["labels"], json["metadata"]["labels"]);
+    assert_eq!(pb["spec"]["replicas"], 3);
+    let container = &pb["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "nginx:1.27");
+    assert_eq!(
+        container["command"],
+        serde_json::json!(["nginx", "-g", "daemon off;"])
+    );
+    assert_eq!(container["ports"][0]["containerPort"], 80);
+    // Defaulted by the server, as for any create.
+    assert_eq!(pb["spec"]["strategy"]["type"], "RollingUpdate");
     server.child.kill().await.unwrap();
 }
 

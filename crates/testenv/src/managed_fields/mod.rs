@@ -102,3 +102,19 @@ fn go_yaml_message(e: &serde_yaml::Error) -> String {
         None => problem.to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the `apply_body` fuzz target: serde_json's default float parsing can be one unit
+    /// in the last place off, so the same apply body read as JSON and as YAML differed.
+    #[test]
+    fn an_apply_body_should_read_the_same_numbers_as_json_and_as_yaml() {
+        let exact: f64 = "3.894668420158396e-159".parse().unwrap();
+        let json = parse_apply_body(b"[3.894668420158396e-159]").unwrap();
+        let yaml = parse_apply_body(b"- 3.894668420158396e-159\n").unwrap();
+        assert_eq!(json, yaml);
+        assert_eq!(json[0].as_f64(), Some(exact));
+    }
+}

@@ -1,0 +1,5 @@
+//! `kcr_testenv::fuzz::merge_patch` under libFuzzer.
+
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kcr_testenv::fuzz::merge_patch(data));
