@@ -7,10 +7,13 @@
 //! and defaults, which no JSON-schema validator does, and treats `nullable`,
 //! `x-kubernetes-preserve-unknown-fields` and `x-kubernetes-int-or-string` its own way.
 
+pub(crate) mod crd_status;
 pub(crate) mod defaulting;
+pub(crate) mod openapi_schema;
 pub(crate) mod pruning;
 pub(crate) mod scale;
 pub(crate) mod schema_validation;
+pub(crate) mod structural;
 
 use serde_json::{Map, Value};
 
