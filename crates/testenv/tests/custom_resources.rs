@@ -664,3 +664,71 @@ async fn without_the_status_subresource_status_should_be_written_by_the_main_res
     }
     assert!(api.get_scale("w1").await.is_err());
 }
+
+#[tokio::test]
+async fn scale_paths_outside_spec_and_status_should_be_refused() {
+    let env = TestEnv::start().await.unwrap();
+    let crd = widget_crd(
+        "a.example.com",
+        with_spec(json!({"type": "object"})),
+        json!({"scale": {"specReplicasPath": ".status.replicas",
+            "statusReplicasPath": "status.replicas", "labelSelectorPath": ".metadata.labels"}}),
+    );
+    assert_eq!(
+        refused(&env, &crd).await,
+        causes(&[
+            (
+                "spec.subresources.scale.specReplicasPath",
+                "Invalid value: \".status.replicas\": should be a json path under .spec"
+            ),
+            (
+                "spec.subresources.scale.statusReplicasPath",
+                "Invalid value: \"status.replicas\": must be a simple json path starting with ."
+            ),
+            (
+                "spec.subresources.scale.labelSelectorPath",
+                "Invalid value: \".metadata.labels\": should be a json path under either .spec or .status"
+            ),
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_default_outside_its_enum_should_be_refused() {
+    let env = TestEnv::start().await.unwrap();
+    let crd = widget_crd(
+        "a.example.com",
+        with_spec(
+            json!({"type": "object", "properties": {"color": {"type": "string",
+            "enum": ["red", "green"], "default": "pink"}}}),
+        ),
+        json!({}),
+    );
+    assert_eq!(
+        refused(&env, &crd).await,
+        causes(&[(
+            &format!("{ROOT}.properties[spec].properties[color].default"),
+            "Unsupported value: \"pink\": supported values: \"red\", \"green\""
+        )])
+    );
+}
+
+#[tokio::test]
+async fn a_default_with_unknown_fields_should_be_refused() {
+    let env = TestEnv::start().await.unwrap();
+    let crd = widget_crd(
+        "a.example.com",
+        with_spec(
+            json!({"type": "object", "default": {"size": 1, "bogus": true},
+            "properties": {"size": {"type": "integer"}}}),
+        ),
+        json!({}),
+    );
+    assert_eq!(
+        refused(&env, &crd).await,
+        causes(&[(
+            &format!("{ROOT}.properties[spec].default"),
+            "Invalid value: {\"bogus\":true,\"size\":1}: must not have unknown fields"
+        )])
+    );
+}

@@ -12,7 +12,7 @@
 use serde_json::{Map, Value, json};
 
 use super::field::FieldError;
-use crate::custom_resource::{openapi_schema, structural};
+use crate::custom_resource::{defaulting, openapi_schema, structural};
 
 /// Groups under `k8s.io` and `kubernetes.io` are reserved for APIs the Kubernetes project
 /// approves: a CRD in one needs the `api-approved.kubernetes.io` annotation.
@@ -258,6 +258,7 @@ pub(crate) fn validate(crd: &Value) -> Vec<FieldError> {
         });
     }
     schemas(&versions, &mut errs);
+    subresources(&versions, &mut errs);
     stored_versions(crd, &storage, &mut errs);
     errs
 }
@@ -329,7 +330,12 @@ fn schema_causes(schema: &Value, path: &str, status: bool) -> Vec<FieldError> {
     }
     let unreadable = structural::conversion_error(schema);
     if unreadable.is_none() {
-        errs.extend(structural::validate(schema, path));
+        // Defaults are checked only in a structural schema.
+        let structural = structural::validate(schema, path);
+        if structural.is_empty() {
+            errs.extend(defaulting::validate_defaults(schema, path));
+        }
+        errs.extend(structural);
     }
     errs.extend(openapi_schema::validate(schema, path));
     if let Some(why) = unreadable
@@ -338,6 +344,59 @@ fn schema_causes(schema: &Value, path: &str, status: bool) -> Vec<FieldError> {
         errs.push(FieldError::invalid(path, &json!(""), &why));
     }
     errs
+}
+
+/// The scale subresource names simple JSON paths: spec replicas under `.spec`, status replicas
+/// under `.status`, the label selector under either.
+fn subresources(versions: &[Value], errs: &mut Vec<FieldError>) {
+    let lifted = !versions.is_empty() && common(versions, "/subresources");
+    for (i, v) in versions.iter().enumerate() {
+        let Some(scale) = v.pointer("/subresources/scale").filter(|s| s.is_object()) else {
+            continue;
+        };
+        if lifted && i > 0 {
+            break;
+        }
+        let path = if lifted {
+            "spec.subresources.scale".to_owned()
+        } else {
+            format!("spec.versions[{i}].subresources.scale")
+        };
+        let text = |k: &str| scale.get(k).and_then(Value::as_str).unwrap_or_default();
+        for (key, under, detail) in [
+            (
+                "specReplicasPath",
+                &[".spec."][..],
+                "should be a json path under .spec",
+            ),
+            (
+                "statusReplicasPath",
+                &[".status."][..],
+                "should be a json path under .status",
+            ),
+            (
+                "labelSelectorPath",
+                &[".spec.", ".status."][..],
+                "should be a json path under either .spec or .status",
+            ),
+        ] {
+            let value = text(key);
+            let field = format!("{path}.{key}");
+            if value.is_empty() {
+                if key != "labelSelectorPath" {
+                    errs.push(FieldError::required(field, ""));
+                }
+            } else if !value.starts_with('.') {
+                errs.push(FieldError::invalid(
+                    field,
+                    &json!(value),
+                    "must be a simple json path starting with .",
+                ));
+            } else if !under.iter().any(|u| value.starts_with(u)) {
+                errs.push(FieldError::invalid(field, &json!(value), detail));
+            }
+        }
+    }
 }
 
 /// Every storage version is in `status.storedVersions`.
