@@ -915,10 +915,10 @@ fn establish_crd(shared: &Shared, store: &mut Store, t: &Target, key: &str, crea
     commit(shared, store, &t.def, None, key, EventType::Modified, new);
 }
 
-/// The parts of an object that `generation` tracks: everything but metadata and status.
-/// Whether anything but metadata and status changed; `with_status`: a change of status counts
-/// too (a custom resource's main resource, as apiextensions-apiserver compares everything but
-/// metadata: with the status subresource the main resource keeps the old status anyway).
+/// Whether the parts of an object that `generation` tracks changed: everything but metadata
+/// and status; `with_status`: status too (a custom resource's main resource, as
+/// apiextensions-apiserver compares everything but metadata: with the status subresource the
+/// main resource keeps the old status anyway).
 fn spec_changed(old: &Value, new: &Value, with_status: bool) -> bool {
     let strip = |v: &Value| -> Map<String, Value> {
         let mut m = v.as_object().cloned().unwrap_or_default();
