@@ -164,6 +164,9 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
     if let Err(e) = crate::api_resources::check_verb(&target.def, target.sub.as_deref(), verb) {
         return error_response(&e);
     }
+    if let Some(resp) = crate::component_status::handle(&req, &target) {
+        return resp;
+    }
     if crate::api_resources::is_create_only(&target.def) {
         // Answered without storage (see `review`); those kcr-testenv does not answer yet are
         // not served.

@@ -185,9 +185,16 @@
 //!   StatefulSets and ReplicationControllers; `serviceaccounts/token`; `pods/eviction` (the
 //!   Pod is deleted unless its PodDisruptionBudget allows no disruption: `429` as on
 //!   kube-apiserver; no disruption controller runs, so a test sets the budget's `status`);
-//!   `pods/log` (what [`TestEnv::set_pod_log`] set, empty by default); `pods/binding`;
+//!   `pods/log` (what [`TestEnv::set_pod_log`], [`TestEnv::append_pod_log`] and
+//!   [`TestEnv::set_previous_pod_log`] wrote, empty by default, with the `PodLogOptions` of
+//!   kube-apiserver and the kubelet: `container`, `previous`, `timestamps`, `sinceSeconds`,
+//!   `sinceTime`, `tailLines`, `limitBytes`, `follow`); `pods/binding`;
 //!   `pods/ephemeralcontainers`; `pods/resize`; `certificatesigningrequests/approval`;
 //!   `namespaces/finalize`.
+//! - **Component statuses**: `componentstatuses` (`get`, `list`) answer as kube-apiserver does
+//!   for what kcr-testenv runs: `etcd-0` (its in-memory storage) `Healthy`, `scheduler` and
+//!   `controller-manager` (which it does not run) unhealthy with the `connection refused`
+//!   message kube-apiserver gives when nothing answers on their ports.
 //! - **Reviews**: `authentication.k8s.io/v1` `tokenreviews` and `authorization.k8s.io/v1`
 //!   `subjectaccessreviews` (create only, cluster-scoped), answered from a policy set with
 //!   [`TestEnvBuilder::user_token`] / [`TestEnvBuilder::allow`] and changed while serving through
@@ -220,8 +227,10 @@
 //! kcr-testenv is an API server only, like envtest's. Nothing runs behind the API:
 //!
 //! - **No kubelets**: Pods stay `Pending` without `nodeName`, no container starts, no status is
-//!   reported; Nodes are plain objects that nobody heartbeats; `pods/log`, `pods/exec`,
-//!   `pods/attach`, `pods/portforward` and the `proxy` subresources have no backend.
+//!   reported; Nodes are plain objects that nobody heartbeats; `pods/log` plays the kubelet's
+//!   part with the logs a test writes (served whether or not the Pod has a `nodeName`; a real
+//!   cluster answers an empty log for a Pod not yet scheduled); `pods/exec`, `pods/attach`,
+//!   `pods/portforward` and the `proxy` subresources have no backend.
 //! - **No scheduling**: nothing binds Pods to Nodes or preempts by priority.
 //! - **No kube-controller-manager** beyond the namespace finalizer (on by default) and, when
 //!   asked for, the ServiceAccounts controller and the root CA publisher: no Deployment,
@@ -238,8 +247,10 @@
 //!   ServiceAccount does not exist (kcr-testenv admits it without the token volume),
 //!   dual-stack Services, exact lists older than the watch cache window but not compacted in
 //!   storage (kube-apiserver reads them from etcd; kcr-testenv keeps no history beyond its
-//!   window), Go's `cannot unmarshal ... into Go struct field` messages for values of the wrong
-//!   type, and protobuf responses.
+//!   window), the names Go gives its string, slice and map types declared with a name of their
+//!   own in `cannot unmarshal ... of type T` messages (kcr-testenv names what they are made of:
+//!   `string` for `v1.PullPolicy`, `map[string]resource.Quantity` for `v1.ResourceList`), and
+//!   protobuf responses.
 //!
 //! # Admin endpoint
 //!
@@ -270,6 +281,7 @@ mod api;
 mod api_resources;
 mod body;
 mod bootstrap;
+mod component_status;
 mod controllers;
 mod conversion;
 mod custom_resource;

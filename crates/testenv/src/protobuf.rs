@@ -12,6 +12,9 @@ enum Kind {
     Int,
     Bool,
     Time,
+    /// A `MicroTime`: always written with six digits of fractional seconds, as its JSON
+    /// decoder demands.
+    MicroTime,
     Msg(&'static [Field]),
     MapStr,
     MapBytes,
@@ -87,8 +90,8 @@ const SERVICE_ACCOUNT: &[Field] = &[
 const LEASE_SPEC: &[Field] = &[
     (1, "holderIdentity", Kind::Str),
     (2, "leaseDurationSeconds", Kind::Int),
-    (3, "acquireTime", Kind::Time),
-    (4, "renewTime", Kind::Time),
+    (3, "acquireTime", Kind::MicroTime),
+    (4, "renewTime", Kind::MicroTime),
     (5, "leaseTransitions", Kind::Int),
     (6, "strategy", Kind::Str),
     (7, "preferredHolder", Kind::Str),
@@ -210,7 +213,7 @@ fn map_entry(b: &[u8], bytes_value: bool) -> Result<(String, Value), Unsupported
     Ok((key, value))
 }
 
-fn time(b: &[u8]) -> Result<Value, Unsupported> {
+fn time(b: &[u8], micro: bool) -> Result<Value, Unsupported> {
     let mut r = Reader { buf: b, pos: 0 };
     let (mut secs, mut nanos) = (0u64, 0u64);
     while !r.done() {
@@ -222,7 +225,7 @@ fn time(b: &[u8]) -> Result<Value, Unsupported> {
         }
     }
     let base = crate::meta::rfc3339(secs);
-    Ok(Value::String(if nanos == 0 {
+    Ok(Value::String(if nanos == 0 && !micro {
         base
     } else {
         format!("{}.{:06}Z", base.trim_end_matches('Z'), nanos / 1000)
@@ -249,8 +252,8 @@ fn message(b: &[u8], schema: &[Field]) -> Result<Value, Unsupported> {
             Kind::Bool => {
                 out.insert(name, Value::Bool(v != 0));
             }
-            Kind::Time => {
-                out.insert(name, time(data)?);
+            Kind::Time | Kind::MicroTime => {
+                out.insert(name, time(data, matches!(kind, Kind::MicroTime))?);
             }
             Kind::Msg(s) => {
                 out.insert(name, message(data, s)?);

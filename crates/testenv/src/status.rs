@@ -216,6 +216,18 @@ impl ApiError {
                             details.remove(key);
                         }
                     }
+                    // And the empty `field` of a cause on the whole object.
+                    for cause in details
+                        .get_mut("causes")
+                        .and_then(Value::as_array_mut)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_object_mut)
+                    {
+                        if cause.get("field").and_then(Value::as_str) == Some("") {
+                            cause.remove("field");
+                        }
+                    }
                 }
                 map.insert("details".into(), d);
             }

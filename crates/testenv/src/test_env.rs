@@ -367,12 +367,64 @@ impl TestEnv {
         self.client_with_token(&token)
     }
 
-    /// Sets what `GET .../pods/<pod>/log` returns for `container` of the Pod `namespace/pod`
-    /// (empty until set). The Pod need not exist yet.
+    /// Sets the log of the current instance of `container` in the Pod `namespace/pod`: what
+    /// `GET .../pods/<pod>/log` returns (empty until set). Each line is an entry written now
+    /// (for `timestamps`, `sinceSeconds` and `sinceTime`); a `follow` stream starts again from
+    /// the top of the new log. The Pod need not exist yet.
     pub fn set_pod_log(&self, namespace: &str, pod: &str, container: &str, log: impl Into<String>) {
-        self.shared.pod_logs.lock().insert(
-            (namespace.to_owned(), pod.to_owned(), container.to_owned()),
-            log.into(),
+        self.shared.pod_logs.lock().set(
+            namespace,
+            pod,
+            container,
+            &log.into(),
+            std::time::SystemTime::now(),
+        );
+    }
+
+    /// Appends lines to the log of the current instance of `container`, written now; `follow`
+    /// streams send them as they come.
+    pub fn append_pod_log(
+        &self,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+        log: impl Into<String>,
+    ) {
+        self.append_pod_log_at(namespace, pod, container, std::time::SystemTime::now(), log);
+    }
+
+    /// Appends lines to the log of the current instance of `container`, written at `at` (each
+    /// line's time, as `timestamps=true` shows it and `sinceSeconds` / `sinceTime` compare it).
+    pub fn append_pod_log_at(
+        &self,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+        at: std::time::SystemTime,
+        log: impl Into<String>,
+    ) {
+        self.shared
+            .pod_logs
+            .lock()
+            .append(namespace, pod, container, &log.into(), at);
+    }
+
+    /// Sets the log of the previous, terminated instance of `container`: what `previous=true`
+    /// returns (without it, the kubelet's `400`: `previous terminated container "<container>"
+    /// in pod "<pod>" not found`). Each line is an entry written now.
+    pub fn set_previous_pod_log(
+        &self,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+        log: impl Into<String>,
+    ) {
+        self.shared.pod_logs.lock().set_previous(
+            namespace,
+            pod,
+            container,
+            &log.into(),
+            std::time::SystemTime::now(),
         );
     }
 

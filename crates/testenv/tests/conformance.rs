@@ -516,7 +516,7 @@ fn diff(path: &str, expected: &Value, actual: &Value, out: &mut Vec<String>) {
 
 /// JSON as the recorder's Python `json.dumps` wrote it (`", "` and `": "` separators, non-ASCII
 /// as `\uXXXX`): kube-apiserver quotes the start of a body it cannot decode in its message.
-fn python_json(v: &Value) -> serde_json::Result<Vec<u8>> {
+fn python_json<T: serde::Serialize + ?Sized>(v: &T) -> serde_json::Result<Vec<u8>> {
     struct Python;
     impl serde_json::ser::Formatter for Python {
         fn begin_array_value<W: ?Sized + std::io::Write>(
@@ -564,14 +564,145 @@ fn python_json(v: &Value) -> serde_json::Result<Vec<u8>> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Bodies in the corpus's order
+
+/// A JSON value whose objects keep their members in the order of the text: the replay sends each
+/// body as the recorder did, since kube-apiserver reports some things (unknown fields, the first
+/// value of the wrong type) in the order of the body, and serde_json's `Value` sorts members.
+#[derive(Debug, Clone, PartialEq)]
+enum Ordered {
+    Scalar(Value),
+    Array(Vec<Ordered>),
+    Object(Vec<(String, Ordered)>),
+}
+
+impl Ordered {
+    fn get(&self, key: &str) -> Option<&Ordered> {
+        match self {
+            Ordered::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The request body of each step of a corpus line, in the line's order.
+    fn step_bodies(line: &str) -> Vec<Option<Ordered>> {
+        let case: Ordered = serde_json::from_str(line).expect("a corpus line is JSON");
+        match case.get("steps") {
+            Some(Ordered::Array(steps)) => steps.iter().map(|s| s.get("body").cloned()).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(Value::Null))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(Value::from(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(Value::String(v.to_owned())))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Ordered::Array(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry()? {
+                    members.push(member);
+                }
+                Ok(Ordered::Object(members))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+impl serde::Serialize for Ordered {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Ordered::Scalar(v) => v.serialize(s),
+            Ordered::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Ordered::Object(members) => {
+                let mut map = s.serialize_map(Some(members.len()))?;
+                for (k, v) in members {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// [`substitute`] on a body in order.
+fn substitute_ordered(value: &Ordered, bodies: &[Value]) -> Result<Ordered, String> {
+    Ok(match value {
+        Ordered::Scalar(v) => Ordered::Scalar(substitute(v, bodies)?),
+        Ordered::Array(items) => Ordered::Array(
+            items
+                .iter()
+                .map(|v| substitute_ordered(v, bodies))
+                .collect::<Result<_, _>>()?,
+        ),
+        Ordered::Object(members) => Ordered::Object(
+            members
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), substitute_ordered(v, bodies)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
 // Replay
+
+/// A case of the corpus, with its steps' bodies in the order of the corpus file.
+struct Case {
+    value: Value,
+    bodies: Vec<Option<Ordered>>,
+}
 
 struct Outcome {
     name: String,
     differences: Vec<String>,
 }
 
-async fn replay(env: &kcr_testenv::TestEnv, case: &Value) -> Outcome {
+async fn replay(env: &kcr_testenv::TestEnv, case: &Case) -> Outcome {
+    let (ordered, case) = (&case.bodies, &case.value);
     let name = case["name"].as_str().unwrap_or("?").to_owned();
     let mut differences = Vec::new();
     let mut bodies: Vec<Value> = Vec::new();
@@ -583,7 +714,8 @@ async fn replay(env: &kcr_testenv::TestEnv, case: &Value) -> Outcome {
             bodies.push(Value::Null);
             continue;
         }
-        match run_step(env.addr(), step, &bodies).await {
+        let ordered = ordered.get(index).and_then(Option::as_ref);
+        match run_step(env.addr(), step, ordered, &bodies).await {
             Err(e) => {
                 differences.push(format!("step {index}: {e}"));
                 break;
@@ -648,7 +780,12 @@ async fn replay(env: &kcr_testenv::TestEnv, case: &Value) -> Outcome {
     Outcome { name, differences }
 }
 
-async fn run_step(addr: SocketAddr, step: &Value, bodies: &[Value]) -> Result<Answer, String> {
+async fn run_step(
+    addr: SocketAddr,
+    step: &Value,
+    ordered: Option<&Ordered>,
+    bodies: &[Value],
+) -> Result<Answer, String> {
     let method = step["method"].as_str().unwrap_or("GET");
     let path = substitute_text(step["path"].as_str().unwrap_or("/"), bodies)?;
     let mut headers: Vec<(String, String)> = Vec::new();
@@ -662,10 +799,14 @@ async fn run_step(addr: SocketAddr, step: &Value, bodies: &[Value]) -> Result<An
     if step.get("auth").and_then(Value::as_bool) != Some(false) {
         headers.push(("Authorization".into(), format!("Bearer {TOKEN}")));
     }
-    let body = match &step["body"] {
-        Value::Null => None,
-        Value::String(s) => Some(substitute_text(s, bodies)?.into_bytes()),
-        other => {
+    let body = match (&step["body"], ordered) {
+        (Value::Null, _) => None,
+        (Value::String(s), _) => Some(substitute_text(s, bodies)?.into_bytes()),
+        (_, Some(ordered)) => Some(
+            python_json(&substitute_ordered(ordered, bodies)?)
+                .map_err(|e| format!("encode: {e}"))?,
+        ),
+        (other, None) => {
             Some(python_json(&substitute(other, bodies)?).map_err(|e| format!("encode: {e}"))?)
         }
     };
@@ -727,14 +868,20 @@ async fn corpus_replay_matches_kube_apiserver() {
         .start()
         .await
         .expect("start the server");
-    let cases: Vec<Value> = CORPUS
+    let cases: Vec<Case> = CORPUS
         .lines()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("a corpus line is JSON"))
+        .map(|l| Case {
+            value: serde_json::from_str(l).expect("a corpus line is JSON"),
+            bodies: Ordered::step_bodies(l),
+        })
         .collect();
     let deliberate = listed(DELIBERATE);
     let known_failing = listed(KNOWN_FAILING);
-    let names: BTreeSet<&str> = cases.iter().filter_map(|c| c["name"].as_str()).collect();
+    let names: BTreeSet<&str> = cases
+        .iter()
+        .filter_map(|c| c.value["name"].as_str())
+        .collect();
     for listed_name in deliberate.keys().chain(known_failing.keys()) {
         assert!(
             names.contains(listed_name.as_str()),
@@ -747,8 +894,8 @@ async fn corpus_replay_matches_kube_apiserver() {
 
     // Cases that compact the history run alone, after the others, so that the compaction cannot
     // touch another case's resource versions.
-    let (alone, together): (Vec<&Value>, Vec<&Value>) = cases.iter().partition(|c| {
-        c["steps"]
+    let (alone, together): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| {
+        c.value["steps"]
             .as_array()
             .is_some_and(|s| s.iter().any(|s| s.get("action").is_some()))
     });
@@ -858,6 +1005,19 @@ fn placeholders_resolve_with_their_json_type_and_filters() {
     assert_eq!(
         substitute_text("c={{steps[0].body.metadata.continue|urlquote}}", &bodies).unwrap(),
         "c=a%20b"
+    );
+}
+
+#[test]
+fn bodies_should_be_sent_in_the_order_of_the_corpus() {
+    let line = r#"{"name": "x", "steps": [{"body": null}, {"body": {"z": 1, "a": {"y": "{{steps[0].body.n}}", "b": [true, {"d": 1.5, "c": null}]}}}]}"#;
+    let bodies = Ordered::step_bodies(line);
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0], Some(Ordered::Scalar(Value::Null)));
+    let sent = substitute_ordered(bodies[1].as_ref().unwrap(), &[serde_json::json!({"n": 7})]);
+    assert_eq!(
+        String::from_utf8(python_json(&sent.unwrap()).unwrap()).unwrap(),
+        r#"{"z": 1, "a": {"y": 7, "b": [true, {"d": 1.5, "c": null}]}}"#
     );
 }
 

@@ -1,6 +1,7 @@
 //! Robustness as kube-apiserver has it: a client that never finishes its request head is
-//! disconnected after the read-header timeout, the `Bearer` scheme is case-insensitive, and
-//! unknown fields are dropped with a `Warning` or refused under `fieldValidation=Strict`.
+//! disconnected after the read-header timeout, the `Bearer` scheme is case-insensitive, unknown
+//! and duplicate fields are dropped with a `Warning` (in the order of the body) or refused under
+//! `fieldValidation=Strict`, and a value of the wrong type is refused with Go's message.
 
 use std::time::Duration;
 
@@ -91,6 +92,72 @@ async fn unknown_fields_should_be_dropped_with_a_warning_or_refused_when_strict(
     assert_eq!(
         answer.json()["message"],
         r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "bogus""#
+    );
+}
+
+const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+#[tokio::test]
+async fn unknown_and_duplicate_fields_should_be_reported_in_the_order_of_the_body() {
+    let env = TestEnv::start().await.unwrap();
+    let body = br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"w","labels":{"a":"1","a":"2"}},"spec":{"zzz":1,"replicas":1,"selector":{"matchLabels":{"app":"w"}},"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"c","image":"i","bogus":true}]}},"aaa":2}}"#;
+    let answer = raw(env.addr(), "POST", DEPLOYMENTS, &[JSON], body).await;
+    assert_eq!(answer.status, 201);
+    let warnings: Vec<&str> = answer
+        .headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("warning"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            r#"299 - "duplicate field \"metadata.labels.a\"""#,
+            r#"299 - "unknown field \"spec.zzz\"""#,
+            r#"299 - "unknown field \"spec.template.spec.containers[0].bogus\"""#,
+            r#"299 - "unknown field \"spec.aaa\"""#,
+        ]
+    );
+    let created = answer.json();
+    assert_eq!(created["metadata"]["labels"]["a"], "2");
+    assert!(created["spec"].get("zzz").is_none());
+    assert!(
+        created["spec"]["template"]["spec"]["containers"][0]
+            .get("bogus")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn a_value_of_the_wrong_type_should_be_named_as_kube_apiserver_names_it() {
+    let env = TestEnv::start().await.unwrap();
+    let body = br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"w"},"spec":{"selector":{"matchLabels":{"app":"w"}},"template":{"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":"http"}]}]}}}}"#;
+    let answer = raw(
+        env.addr(),
+        "POST",
+        &format!("{DEPLOYMENTS}?fieldValidation=Strict"),
+        &[JSON],
+        body,
+    )
+    .await;
+    assert_eq!(answer.status, 400);
+    assert_eq!(
+        answer.json()["message"],
+        "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field ContainerPort.spec.template.spec.containers.ports.containerPort of type int32"
+    );
+    let body = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i","resources":{"limits":{"memory":"lots"}}}]}}"#;
+    let answer = raw(
+        env.addr(),
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        &[JSON],
+        body,
+    )
+    .await;
+    assert_eq!(answer.status, 400);
+    assert_eq!(
+        answer.json()["message"],
+        "Pod in version \"v1\" cannot be handled as a Pod: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
     );
 }
 

@@ -537,3 +537,241 @@ async fn a_log_request_should_name_the_container_of_a_pod_with_several() {
     };
     assert_eq!(pods.logs("two", &proxy).await.unwrap(), "proxied\n");
 }
+
+/// The `managedFields` entry of `manager`, as JSON.
+fn managed_entry(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    manager: &str,
+) -> serde_json::Value {
+    let entries = serde_json::to_value(meta.managed_fields.clone().unwrap_or_default()).unwrap();
+    entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == manager)
+        .cloned()
+        .unwrap_or_else(|| panic!("no managedFields entry of {manager}: {entries}"))
+}
+
+fn manager(name: &str) -> PatchParams {
+    PatchParams {
+        field_manager: Some(name.into()),
+        ..PatchParams::default()
+    }
+}
+
+#[tokio::test]
+async fn ephemeral_container_writes_should_be_recorded_as_the_subresource_and_refused_with_kube_apiserver_messages()
+ {
+    let env = TestEnv::start().await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(&PostParams::default(), &pod("p", json!({})))
+        .await
+        .unwrap();
+    let debug = json!({"spec": {"ephemeralContainers": [
+        {"name": "debugger", "image": "busybox", "targetContainerName": "app"}
+    ]}});
+    let patched = pods
+        .patch_ephemeral_containers("p", &manager("kubectl-debug"), &Patch::Strategic(debug))
+        .await
+        .unwrap();
+    let entry = managed_entry(&patched.metadata, "kubectl-debug");
+    assert_eq!(entry["operation"], "Update");
+    assert_eq!(entry["apiVersion"], "v1");
+    assert_eq!(entry["subresource"], "ephemeralcontainers");
+    let owned = &entry["fieldsV1"]["f:spec"]["f:ephemeralContainers"]["k:{\"name\":\"debugger\"}"];
+    for field in [
+        "f:image",
+        "f:name",
+        "f:targetContainerName",
+        "f:terminationMessagePolicy",
+    ] {
+        assert!(owned.get(field).is_some(), "{field} in {entry}");
+    }
+
+    let refused = |body: serde_json::Value| {
+        let pods = pods.clone();
+        async move {
+            api_error(
+                pods.patch_ephemeral_containers("p", &PatchParams::default(), &Patch::Merge(body))
+                    .await
+                    .unwrap_err(),
+            )
+        }
+    };
+    let existing = json!({"name": "debugger", "image": "busybox", "targetContainerName": "app"});
+    let err = refused(json!({"spec": {"ephemeralContainers": []}})).await;
+    assert_eq!(err.code, 422);
+    assert_eq!(
+        err.message,
+        "Pod \"p\" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers \"debugger\" may not be removed\n"
+    );
+    let err = refused(json!({"spec": {"ephemeralContainers": [
+        {"name": "debugger", "image": "alpine", "targetContainerName": "app"}
+    ]}}))
+    .await;
+    assert!(
+        err.message.starts_with(
+            "Pod \"p\" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers \"debugger\" may not be changed\n"
+        ),
+        "{}",
+        err.message
+    );
+    let err = refused(json!({"spec": {"ephemeralContainers": [existing,
+        {"name": "app", "image": "busybox", "targetContainerName": "ghost",
+         "ports": [{"containerPort": 80}]}
+    ]}}))
+    .await;
+    assert_eq!(
+        err.message,
+        "Pod \"p\" is invalid: [spec.ephemeralContainers[1].name: Duplicate value: \"app\", \
+         spec.ephemeralContainers[1].targetContainerName: Not found: \"ghost\", \
+         spec.ephemeralContainers[1].ports: Forbidden: cannot be set for an Ephemeral Container]"
+    );
+    let causes = err.details.unwrap().causes;
+    assert_eq!(causes[1].reason, "FieldValueNotFound");
+}
+
+#[tokio::test]
+async fn resize_writes_should_be_recorded_as_the_subresource_and_refused_with_kube_apiserver_messages()
+ {
+    let env = TestEnv::start().await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(&PostParams::default(), &pod("p", json!({})))
+        .await
+        .unwrap();
+    let patch = json!({"spec": {"containers": [{"name": "app",
+        "resources": {"requests": {"cpu": "300m"}}}]}});
+    let resized = pods
+        .patch_resize("p", &manager("vpa"), &Patch::Strategic(patch))
+        .await
+        .unwrap();
+    let entry = managed_entry(&resized.metadata, "vpa");
+    assert_eq!(entry["subresource"], "resize");
+    assert_eq!(entry["operation"], "Update");
+    let app = &entry["fieldsV1"]["f:spec"]["f:containers"]["k:{\"name\":\"app\"}"];
+    assert_eq!(
+        app["f:resources"]["f:requests"],
+        json!({"f:cpu": {}}),
+        "only what changed: {entry}"
+    );
+
+    let refused = |body: serde_json::Value| {
+        let pods = pods.clone();
+        async move {
+            api_error(
+                pods.patch_resize("p", &PatchParams::default(), &Patch::Strategic(body))
+                    .await
+                    .unwrap_err(),
+            )
+        }
+    };
+    let err = refused(json!({"spec": {"containers": [{"name": "app",
+        "resources": {"limits": {"ephemeral-storage": "1Gi"}}}]}}))
+    .await;
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (
+            422,
+            "Pod \"p\" is invalid: spec: Forbidden: only cpu and memory resources are mutable"
+        )
+    );
+    let err = refused(json!({"spec": {"containers": [{"name": "app",
+        "resources": {"requests": {"memory": null}}}]}}))
+    .await;
+    assert_eq!(
+        err.message,
+        "Pod \"p\" is invalid: spec.containers[0].resources.requests: Forbidden: resource requests cannot be removed"
+    );
+    let err = refused(json!({"spec": {"containers": [{"name": "app",
+        "resources": {"limits": {"cpu": "300m", "memory": "64Mi"}}}]}}))
+    .await;
+    assert_eq!(
+        err.message,
+        "Pod \"p\" is invalid: spec: Invalid value: \"Guaranteed\": Pod QOS Class may not change as a result of resizing"
+    );
+}
+
+#[tokio::test]
+async fn approval_writes_should_be_recorded_as_the_subresource_and_refused_with_kube_apiserver_messages()
+ {
+    let env = TestEnv::start().await.unwrap();
+    let csrs: Api<CertificateSigningRequest> = Api::all(env.client());
+    csrs.create(
+        &PostParams::default(),
+        &from_json(json!({"metadata": {"name": "node-csr"}, "spec": {
+            "request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K",
+            "signerName": "kubernetes.io/kube-apiserver-client",
+            "usages": ["client auth"]}})),
+    )
+    .await
+    .unwrap();
+    let refused = |body: serde_json::Value| {
+        let csrs = csrs.clone();
+        async move {
+            api_error(
+                csrs.patch_subresource(
+                    "approval",
+                    "node-csr",
+                    &PatchParams::default(),
+                    &Patch::Merge(body),
+                )
+                .await
+                .unwrap_err(),
+            )
+        }
+    };
+    let prefix = "CertificateSigningRequest.certificates.k8s.io \"node-csr\" is invalid: ";
+    let err =
+        refused(json!({"status": {"conditions": [{"type": "Approved", "status": "False"}]}})).await;
+    assert_eq!(
+        (err.code, err.message.strip_prefix(prefix)),
+        (
+            422,
+            Some(
+                "status.conditions[0].status: Unsupported value: \"False\": supported values: \"True\""
+            )
+        )
+    );
+
+    let approve = json!({"status": {"conditions": [
+        {"type": "Approved", "status": "True", "reason": "TestApproved"}
+    ]}});
+    let approved = csrs
+        .patch_subresource(
+            "approval",
+            "node-csr",
+            &manager("approver"),
+            &Patch::Merge(approve),
+        )
+        .await
+        .unwrap();
+    let entry = managed_entry(&approved.metadata, "approver");
+    assert_eq!(entry["subresource"], "approval");
+    assert_eq!(entry["apiVersion"], "certificates.k8s.io/v1");
+    assert!(
+        entry["fieldsV1"]["f:status"]["f:conditions"]
+            .get("k:{\"type\":\"Approved\"}")
+            .is_some(),
+        "{entry}"
+    );
+
+    let err = refused(json!({"status": {"conditions": [
+        {"type": "Approved", "status": "True", "reason": "TestApproved"},
+        {"type": "Denied", "status": "True"}
+    ]}}))
+    .await;
+    assert_eq!(
+        err.message.strip_prefix(prefix),
+        Some(
+            "status.conditions[1].type: Invalid value: \"Denied\": Approved and Denied conditions are mutually exclusive"
+        )
+    );
+    let err = refused(json!({"status": {"conditions": []}})).await;
+    assert_eq!(
+        err.message.strip_prefix(prefix),
+        Some(
+            "status.conditions: Forbidden: updates may not remove a condition of type \"Approved\""
+        )
+    );
+}

@@ -16,6 +16,8 @@ mod pod_admission;
 mod secret;
 pub(crate) mod service;
 
+pub(crate) use pod_admission::qos_class;
+
 use serde_json::{Map, Value};
 
 use crate::registry::ResourceDef;

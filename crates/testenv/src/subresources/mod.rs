@@ -3,7 +3,8 @@
 //!
 //! - `serviceaccounts/token` ([`token`]): TokenRequest.
 //! - `pods/eviction` ([`eviction`]): deletes the Pod unless a PodDisruptionBudget forbids it.
-//! - `pods/log` ([`log`]): what a test set with [`TestEnv::set_pod_log`](crate::TestEnv::set_pod_log).
+//! - `pods/log` ([`log`]): what a test wrote with [`TestEnv::set_pod_log`](crate::TestEnv::set_pod_log)
+//!   and its siblings, with kube-apiserver's and the kubelet's `PodLogOptions`.
 //! - `pods/binding` ([`binding`]): assigns the Pod to a node.
 //! - `pods/ephemeralcontainers`, `pods/resize`, `certificatesigningrequests/approval`
 //!   ([`partial_update`]): read and write one part of the object.
@@ -13,6 +14,8 @@ pub(crate) mod eviction;
 pub(crate) mod log;
 pub(crate) mod partial_update;
 pub(crate) mod token;
+
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Method, Response};
@@ -42,7 +45,7 @@ pub(crate) fn serves(def: &ResourceDef, sub: &str) -> bool {
 }
 
 /// Serves a request for one of these subresources; `None` for any other target.
-pub(crate) fn handle(shared: &Shared, req: &Request, t: &Target) -> Option<Response<Body>> {
+pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, t: &Target) -> Option<Response<Body>> {
     let sub = t.sub.as_deref()?;
     if !serves(&t.def, sub) {
         return None;

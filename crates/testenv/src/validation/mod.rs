@@ -10,7 +10,7 @@ mod coordination;
 mod core;
 pub(crate) mod crd;
 pub(crate) mod field;
-mod names;
+pub(crate) mod names;
 mod object_meta;
 pub(crate) mod options;
 mod pod_policies;

@@ -1,17 +1,19 @@
 //! Decoding a built-in object as kube-apiserver does: a value of the wrong type is a `400`
-//! decode error, and fields the type does not have are unknown: dropped with a `Warning`
-//! (`fieldValidation=Warn`, the default), dropped silently (`Ignore`), or refused with `400`
-//! (`Strict`).
+//! decode error, and fields the type does not have (or that come twice) are dropped with a
+//! `Warning` each (`fieldValidation=Warn`, the default), dropped silently (`Ignore`), or refused
+//! with `400` (`Strict`).
 //!
-//! The type's shape comes from k8s-openapi: the object is decoded into its typed struct and
-//! encoded again; a member of the request that does not come back is an unknown field.
+//! The types' shape comes from k8s-openapi (see [`go_types`](crate::wire::go_types)); the body
+//! is decoded into it as Go's decoder does (see [`go_decode`](crate::wire::go_decode)).
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::registry::ResourceDef;
 use crate::status::{ApiError, ApiResult};
+use crate::wire::go_decode::{self, Node, Step};
+use crate::wire::go_types::{self, GoTypes};
 
 /// What `fieldValidation` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,111 +37,43 @@ impl FieldValidation {
     }
 }
 
-fn round_trip<T: DeserializeOwned + Serialize>(v: &Value) -> Result<Value, String> {
-    let typed: T = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
-    serde_json::to_value(typed).map_err(|e| e.to_string())
-}
-
-/// The object after a typed decode and encode, for the built-in kinds kcr-testenv serves;
-/// `None` for others.
-fn typed(def: &ResourceDef, v: &Value) -> Option<Result<Value, String>> {
+/// The Go types of the built-in kinds kcr-testenv serves; `None` for others.
+fn types(def: &ResourceDef) -> Option<Arc<GoTypes>> {
     use k8s_openapi::api;
-    Some(match (def.group.as_str(), def.kind.as_str()) {
-        ("", "ConfigMap") => round_trip::<api::core::v1::ConfigMap>(v),
-        ("", "Secret") => round_trip::<api::core::v1::Secret>(v),
-        ("", "Pod") => round_trip::<api::core::v1::Pod>(v),
-        ("", "Service") => round_trip::<api::core::v1::Service>(v),
-        ("", "Namespace") => round_trip::<api::core::v1::Namespace>(v),
-        ("", "ServiceAccount") => round_trip::<api::core::v1::ServiceAccount>(v),
-        ("", "Event") => round_trip::<api::core::v1::Event>(v),
-        ("apps", "Deployment") => round_trip::<api::apps::v1::Deployment>(v),
-        ("coordination.k8s.io", "Lease") => round_trip::<api::coordination::v1::Lease>(v),
-        ("events.k8s.io", "Event") => round_trip::<api::events::v1::Event>(v),
-        _ => return crate::typed_kinds::round_trip_of(def, v),
-    })
-}
-
-/// Paths (`spec.template.spec.containers[0].x`) in `given` that `known` lacks.
-fn missing(given: &Value, known: &Value, path: &str, out: &mut Vec<String>) {
-    match (given, known) {
-        (Value::Object(g), Value::Object(k)) => {
-            for (key, value) in g {
-                let p = if path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{path}.{key}")
-                };
-                match k.get(key) {
-                    Some(kv) => missing(value, kv, &p, out),
-                    None if !value.is_null() => out.push(p),
-                    None => {}
-                }
-            }
-        }
-        (Value::Array(g), Value::Array(k)) => {
-            for (i, (gv, kv)) in g.iter().zip(k).enumerate() {
-                missing(gv, kv, &format!("{path}[{i}]"), out);
-            }
-        }
-        _ => {}
+    match (def.group.as_str(), def.kind.as_str()) {
+        ("", "ConfigMap") => go_types::of::<api::core::v1::ConfigMap>(),
+        ("", "Secret") => go_types::of::<api::core::v1::Secret>(),
+        ("", "Pod") => go_types::of::<api::core::v1::Pod>(),
+        ("", "Service") => go_types::of::<api::core::v1::Service>(),
+        ("", "Namespace") => go_types::of::<api::core::v1::Namespace>(),
+        ("", "ServiceAccount") => go_types::of::<api::core::v1::ServiceAccount>(),
+        ("", "Event") => go_types::of::<api::core::v1::Event>(),
+        ("apps", "Deployment") => go_types::of::<api::apps::v1::Deployment>(),
+        ("coordination.k8s.io", "Lease") => go_types::of::<api::coordination::v1::Lease>(),
+        ("events.k8s.io", "Event") => go_types::of::<api::events::v1::Event>(),
+        _ => crate::typed_kinds::go_types_of(def),
     }
 }
 
-/// Removes the member at `path` (as [`missing`] writes it).
-fn remove(v: &mut Value, path: &str) {
-    let mut parts: Vec<String> = Vec::new();
-    for seg in path.split('.') {
-        match seg.find('[') {
-            Some(i) => {
-                parts.push(seg[..i].to_owned());
-                for idx in seg[i..].split('[').filter(|s| !s.is_empty()) {
-                    parts.push(format!("[{}", idx.trim_end_matches(']')));
-                }
-            }
-            None => parts.push(seg.to_owned()),
-        }
-    }
-    let Some((last, init)) = parts.split_last() else {
+/// Removes the member at `path`.
+fn remove(v: &mut Value, path: &[Step]) {
+    let Some((last, init)) = path.split_last() else {
         return;
     };
     let mut cur = v;
-    for p in init {
-        let next = match p.strip_prefix('[') {
-            Some(i) => i.parse::<usize>().ok().and_then(|i| cur.get_mut(i)),
-            None => cur.get_mut(p.as_str()),
+    for step in init {
+        let next = match step {
+            Step::Index(i) => cur.get_mut(*i),
+            Step::Key(k) => cur.get_mut(k.as_str()),
         };
         match next {
             Some(n) => cur = n,
             None => return,
         }
     }
-    if let Some(m) = cur.as_object_mut() {
-        m.remove(last.as_str());
+    if let (Some(m), Step::Key(k)) = (cur.as_object_mut(), last) {
+        m.remove(k.as_str());
     }
-}
-
-/// The Go-style base64 error of a Secret's `data`, if any value is not base64.
-fn secret_base64_error(obj: &Map<String, Value>) -> Option<String> {
-    let data = obj.get("data")?.as_object()?;
-    for value in data.values() {
-        let s = value.as_str()?;
-        let bytes = s.as_bytes();
-        let valid = |c: u8| c.is_ascii_alphanumeric() || c == b'+' || c == b'/';
-        let body_len = bytes.iter().rposition(|c| *c != b'=').map_or(0, |p| p + 1);
-        if let Some(bad) = bytes[..body_len].iter().position(|c| !valid(*c)) {
-            return Some(format!("illegal base64 data at input byte {bad}"));
-        }
-        let padding = bytes.len() - body_len;
-        if padding > 2 || bytes.len() % 4 != 0 {
-            let at = if bytes.len() % 4 == 0 {
-                body_len
-            } else {
-                bytes.len() / 4 * 4
-            };
-            return Some(format!("illegal base64 data at input byte {at}"));
-        }
-    }
-    None
 }
 
 fn cannot_handle(def: &ResourceDef, why: &str) -> ApiError {
@@ -150,21 +84,10 @@ fn cannot_handle(def: &ResourceDef, why: &str) -> ApiError {
     ))
 }
 
-/// Orders unknown paths as the request wrote them (by where their last key first appears in the
-/// raw body), as kube-apiserver's decoder reports them.
-fn document_order(paths: &mut [String], raw: &[u8]) {
-    let text = String::from_utf8_lossy(raw);
-    let position = |p: &String| {
-        let last = p.rsplit('.').next().unwrap_or(p);
-        let key = last.split('[').next().unwrap_or(last);
-        text.find(&format!("\"{key}\"")).unwrap_or(usize::MAX)
-    };
-    paths.sort_by_key(position);
-}
-
-/// Decodes a built-in object: `400` for values of the wrong type, unknown fields dropped (their
-/// warnings returned) or refused under `Strict`. Custom resources and kinds kcr-testenv has no
-/// type for pass unchanged.
+/// Decodes a built-in object: `400` for values of the wrong type, unknown and duplicate fields
+/// dropped (their warnings returned) or refused under `Strict`. `raw` is the request body `obj`
+/// was read from, whose order decides which error and which field come first. Custom resources
+/// and kinds kcr-testenv has no type for pass unchanged.
 pub(crate) fn decode(
     def: &ResourceDef,
     obj: &mut Map<String, Value>,
@@ -174,51 +97,38 @@ pub(crate) fn decode(
     if def.custom {
         return Ok(Vec::new());
     }
-    if def.group.is_empty()
-        && def.kind == "Secret"
-        && let Some(e) = secret_base64_error(obj)
-    {
+    let Some(types) = types(def) else {
+        return Ok(Vec::new());
+    };
+    let body = Node::parse(raw).unwrap_or_else(|| Node::from_object(obj));
+    let outcome = go_decode::decode(&types, &body);
+    if let Some(e) = outcome.error {
         return Err(cannot_handle(def, &e));
     }
-    let given = Value::Object(obj.clone());
-    let known = match typed(def, &given) {
-        None => return Ok(Vec::new()),
-        Some(Err(e)) => {
-            let why = e.split(" at line ").next().unwrap_or(&e).to_owned();
-            return Err(cannot_handle(def, &why));
-        }
-        Some(Ok(k)) => k,
-    };
-    let mut unknown = Vec::new();
-    missing(&given, &known, "", &mut unknown);
-    if unknown.is_empty() {
+    if outcome.strict.is_empty() || mode == FieldValidation::Ignore {
+        drop_unknown(obj, &outcome.strict);
         return Ok(Vec::new());
     }
-    document_order(&mut unknown, raw);
+    let messages: Vec<String> = outcome.strict.iter().map(|f| f.message()).collect();
     if mode == FieldValidation::Strict {
-        let list: Vec<String> = unknown
-            .iter()
-            .map(|p| format!("unknown field {p:?}"))
-            .collect();
         return Err(cannot_handle(
             def,
-            &format!("strict decoding error: {}", list.join(", ")),
+            &format!("strict decoding error: {}", messages.join(", ")),
         ));
     }
-    let mut value = given;
-    for p in &unknown {
-        remove(&mut value, p);
+    drop_unknown(obj, &outcome.strict);
+    Ok(messages)
+}
+
+/// Drops the unknown fields (a duplicate keeps its last value, as the decoded object has it).
+fn drop_unknown(obj: &mut Map<String, Value>, fields: &[go_decode::StrictField]) {
+    let mut value = Value::Object(std::mem::take(obj));
+    for f in fields.iter().filter(|f| !f.duplicate) {
+        remove(&mut value, &f.path);
     }
     if let Value::Object(m) = value {
         *obj = m;
     }
-    Ok(match mode {
-        FieldValidation::Warn => unknown
-            .iter()
-            .map(|p| format!("unknown field {p:?}"))
-            .collect(),
-        _ => Vec::new(),
-    })
 }
 
 #[cfg(test)]
@@ -227,27 +137,19 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn unknown_paths_should_be_found_and_removed() {
-        let given = json!({"a": 1, "b": {"c": 2, "d": [{"e": 1, "f": 2}]}});
-        let known = json!({"a": 1, "b": {"d": [{"e": 1}]}});
-        let mut out = Vec::new();
-        missing(&given, &known, "", &mut out);
-        assert_eq!(out, vec!["b.c".to_owned(), "b.d[0].f".to_owned()]);
-        let mut v = given.clone();
-        for p in &out {
-            remove(&mut v, p);
-        }
-        assert_eq!(v, known);
-    }
-
-    #[test]
-    fn secret_data_should_be_base64() {
-        let ok = json!({"data": {"a": "YQ=="}});
-        assert_eq!(secret_base64_error(ok.as_object().unwrap()), None);
-        let bad = json!({"data": {"a": "abc!"}});
-        assert_eq!(
-            secret_base64_error(bad.as_object().unwrap()).as_deref(),
-            Some("illegal base64 data at input byte 3")
+    fn unknown_members_should_be_removed() {
+        let mut v = json!({"a": 1, "b": {"c": 2, "d": [{"e": 1, "f": 2}]}});
+        remove(&mut v, &[Step::Key("b".into()), Step::Key("c".into())]);
+        remove(
+            &mut v,
+            &[
+                Step::Key("b".into()),
+                Step::Key("d".into()),
+                Step::Index(0),
+                Step::Key("f".into()),
+            ],
         );
+        remove(&mut v, &[Step::Key("x".into()), Step::Key("y".into())]);
+        assert_eq!(v, json!({"a": 1, "b": {"d": [{"e": 1}]}}));
     }
 }

@@ -36,7 +36,7 @@ fn error(func: &str, s: &str, why: &str) -> String {
 
 /// `strconv.Quote` for the printable ASCII that query parameters mostly hold; other characters
 /// are escaped as Go escapes them.
-fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -6,7 +6,10 @@
 pub(crate) mod anonymous;
 pub(crate) mod continue_token;
 pub(crate) mod decode_error;
+pub(crate) mod go_decode;
 pub(crate) mod go_json;
 pub(crate) mod go_strconv;
+pub(crate) mod go_types;
+pub(crate) mod go_unmarshalers;
 pub(crate) mod labels_parser;
 pub(crate) mod negotiation;
