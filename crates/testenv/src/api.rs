@@ -108,7 +108,12 @@ fn route(store: &Store, path: &str) -> ApiResult<Option<Target>> {
             || (s == "finalize" && namespace::is_namespaces(def) && name.is_some())
             || (crate::subresources::serves(def, s) && name.is_some());
         if !known {
-            return Err(ApiError::path_not_found());
+            // apiextensions-apiserver answers for any subresource of a custom resource that its
+            // CRD does not define (`/status` without `subresources.status`): the object is not found.
+            return Err(match name {
+                Some(n) if def.custom => ApiError::not_found(&def.group, &def.plural, n),
+                _ => ApiError::path_not_found(),
+            });
         }
     }
     Ok(Some(Target {
@@ -712,19 +717,6 @@ fn set_rv(obj: &mut Map<String, Value>, rv: u64) {
     metadata_mut(obj).insert("resourceVersion".into(), Value::String(rv.to_string()));
 }
 
-fn crd_status(crd: &Value) -> Value {
-    let now = meta::now_rfc3339();
-    let stored_versions = validation::crd::initial_stored_versions(crd);
-    json!({
-        "acceptedNames": crd.pointer("/spec/names").cloned().unwrap_or(json!({})),
-        "conditions": [
-            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": now},
-            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": now}
-        ],
-        "storedVersions": stored_versions
-    })
-}
-
 fn create(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
     create_managed(shared, req, t, false)
 }
@@ -845,7 +837,7 @@ fn create_managed(
     let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
     let mut new_defs = None;
     if is_crd {
-        let status = crd_status(&Value::Object(obj.clone()));
+        let status = custom_resource::crd_status::initial(&Value::Object(obj.clone()));
         obj.insert("status".into(), status);
         new_defs = Some(registry::from_crd(&Value::Object(obj.clone()))?);
     }
@@ -904,16 +896,39 @@ fn create_managed(
     {
         let storage = first.storage.clone();
         store.register(&storage, defs);
+        establish_crd(shared, &mut store, t, &key, &stored.value);
     }
     Ok((201, served_json(t, &stored)))
 }
 
-/// The parts of an object that `generation` tracks: everything but metadata and status.
-fn spec_changed(old: &Value, new: &Value) -> bool {
+/// The write of apiextensions-apiserver's controllers right after a CRD's create: its names
+/// accepted and established (see [`custom_resource::crd_status`]).
+fn establish_crd(shared: &Shared, store: &mut Store, t: &Target, key: &str, created: &Value) {
+    let status = custom_resource::crd_status::established(created, &meta::now_rfc3339());
+    let mut new = created.clone();
+    new["status"] = status;
+    managed_fields::field_manager_for(store, &t.def, Some("status")).update(
+        Some(created),
+        &mut new,
+        custom_resource::crd_status::MANAGER,
+    );
+    if let Some(m) = new.as_object_mut() {
+        set_rv(m, store.next_rv());
+    }
+    commit(shared, store, &t.def, None, key, EventType::Modified, new);
+}
+
+/// Whether the parts of an object that `generation` tracks changed: everything but metadata
+/// and status; `with_status`: status too (a custom resource's main resource, as
+/// apiextensions-apiserver compares everything but metadata: with the status subresource the
+/// main resource keeps the old status anyway).
+fn spec_changed(old: &Value, new: &Value, with_status: bool) -> bool {
     let strip = |v: &Value| -> Map<String, Value> {
         let mut m = v.as_object().cloned().unwrap_or_default();
         for k in ["metadata", "status", "kind", "apiVersion"] {
-            m.remove(k);
+            if k != "status" || !with_status {
+                m.remove(k);
+            }
         }
         m
     };
@@ -1043,7 +1058,8 @@ fn prepare_update(
     }
     set_rv(&mut result, old_rv.parse().unwrap_or_default());
     let mut result = Value::Object(result);
-    if def.tracks_generation() && spec_changed(old, &result) {
+    let main_custom = def.custom && matches!(part, Part::Main);
+    if def.tracks_generation() && spec_changed(old, &result, main_custom) {
         let generation = old
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)

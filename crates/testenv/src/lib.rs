@@ -47,8 +47,11 @@
 //!   events.k8s.io/v1 events are one resource, each version reading the other's with its fields
 //!   converted. `apiextensions.k8s.io/v1` `customresourcedefinitions`:
 //!   Creating a CRD serves its resource (namespaced or
-//!   cluster-scoped, every served version, `status` when declared); deleting it stops serving
-//!   it and deletes its objects.
+//!   cluster-scoped, every served version, `status` and `scale` when declared; another
+//!   subresource of a custom resource is `404` for the object, as on kube-apiserver); the create
+//!   answers with the CRD as stored (`conditions: null`), then apiextensions-apiserver's
+//!   controllers accept and establish it (a second write, by `kube-apiserver` through
+//!   `status`); deleting it stops serving it and deletes its objects.
 //! - **Validation** (as kube-apiserver v1.36, `422 Invalid` with the recorded causes): object
 //!   names, label keys and values, annotation keys and their 256 KiB total; ConfigMap and Secret
 //!   keys, `binaryData` duplicates, `immutable`, Secret types' required keys and immutable
@@ -58,12 +61,30 @@
 //!   restart, no rolling update with `Recreate`;
 //!   Deployment selectors (required, matching the template, immutable) and templates; Lease
 //!   durations; events.k8s.io Events; CRD names, groups (a dot required, `*.k8s.io` and
-//!   `*.kubernetes.io` only with `api-approved.kubernetes.io`). Built-in objects are decoded
+//!   `*.kubernetes.io` only with `api-approved.kubernetes.io` set to a URL or to a reason
+//!   starting with `unapproved`, stated in the `KubernetesAPIApprovalPolicyConformant`
+//!   condition), scale paths, and schemas: structural (a `type` for every specified field,
+//!   no `additionalProperties` at the root, `metadata` restricting only `name` and
+//!   `generateName`, value validations naming no type, default, description or extension and
+//!   no field the structure lacks, the `x-kubernetes-int-or-string` and embedded-resource
+//!   rules) and within kube-apiserver's OpenAPI subset (known types; no `$ref`, `id`,
+//!   `definitions`, `patternProperties`, `dependencies`, `additionalItems`, `uniqueItems`;
+//!   `properties` and `additionalProperties` exclusive; no defaults in top-level metadata;
+//!   `x-kubernetes-preserve-unknown-fields` only `true`; list and map types that fit the
+//!   schema, map keys required or defaulted). Not checked: defaults against their schema
+//!   (`ValidateDefaults`), `x-kubernetes-validations` rules beyond their text (no CEL
+//!   compilation, no cost limits), the fields other than `type` allowed at the root with the
+//!   status subresource, version and name formats (DNS-1035 labels), printer columns,
+//!   selectable fields and conversion webhooks, and the rules of updates only (immutable
+//!   scope and kind once established, the approval kept unchecked while unchanged). A
+//!   `pattern` is compiled with the `regex` crate, so an invalid one is refused with that
+//!   crate's error text rather than Go's; kube-apiserver walks `properties` in random order,
+//!   kcr-testenv in sorted order. Built-in objects are decoded
 //!   through their k8s-openapi types: a value of the wrong type is a `400`; unknown fields are
 //!   dropped with a `Warning` header, dropped silently under `fieldValidation=Ignore`, refused
 //!   with `400` under `fieldValidation=Strict`. Write options are validated (`dryRun` only
-//!   `All`, `fieldValidation`, `propagationPolicy`). Custom resources are not yet validated
-//!   against their `openAPIV3Schema` (no pruning, no schema defaults).
+//!   `All`, `fieldValidation`, `propagationPolicy`). Custom resources are pruned, defaulted
+//!   and validated by their version's `openAPIV3Schema`.
 //! - **Defaulting** as kube-apiserver v1.36: what its decoder defaults (and the writer owns in
 //!   `managedFields`): workloads (Deployment strategy, revision history, progress deadline,
 //!   replicas; StatefulSet and DaemonSet strategies), pod specs (restart and DNS policy,

@@ -797,7 +797,9 @@ async fn a_crd_should_serve_its_resource_until_it_is_deleted() {
     let crds = crd_api(&env);
     let crd_obj: DynamicObject =
         serde_json::from_value(crd("Namespaced", "widgets", "Widget")).unwrap();
-    let created = crds.create(&PostParams::default(), &crd_obj).await.unwrap();
+    crds.create(&PostParams::default(), &crd_obj).await.unwrap();
+    // The create answers before the controllers establish the CRD; a read sees them.
+    let created = crds.get("widgets.example.com").await.unwrap();
     let established = created.data["status"]["conditions"]
         .as_array()
         .unwrap()

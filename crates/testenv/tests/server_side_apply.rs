@@ -466,7 +466,7 @@ async fn apply_to_a_custom_resource_should_merge_its_list_maps_by_key() {
                     "spec": {"type": "object", "properties": {
                         "size": {"type": "integer"},
                         "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
-                            "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}}}},
+                            "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}}}},
                     "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}}}]}
     }))
     .unwrap();

@@ -5,6 +5,9 @@
 
 use serde_json::Value;
 
+use super::{pruning, schema_validation};
+use crate::validation::field::FieldError;
+
 fn nullable(schema: &Value) -> bool {
     schema.get("nullable").and_then(Value::as_bool) == Some(true)
 }
@@ -54,6 +57,47 @@ pub(crate) fn apply_defaults(value: &mut Value, schema: &Value) {
     }
 }
 
+/// The causes of defaults that do not fit their schema, as kube-apiserver's `ValidateDefaults`
+/// finds them in a structural schema at `path`: a default with fields the schema does not
+/// specify (`must not have unknown fields`), or one the schema's validations refuse. Defaults
+/// in the metadata of the resource (refused by the OpenAPI rules) are not looked at.
+pub(crate) fn validate_defaults(schema: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    defaults_at(schema, path, true, &mut errs);
+    errs
+}
+
+fn defaults_at(s: &Value, path: &str, resource_root: bool, errs: &mut Vec<FieldError>) {
+    if let Some(d) = s.get("default").filter(|d| !d.is_null()) {
+        let at = format!("{path}.default");
+        let mut pruned = d.clone();
+        if pruning::prune_nested(&mut pruned, s) {
+            errs.push(FieldError::invalid(&at, d, "must not have unknown fields"));
+        }
+        errs.extend(schema_validation::validate_value(d, s, &at));
+    }
+    if let Some(items) = s.get("items").filter(|i| i.is_object()) {
+        defaults_at(items, &format!("{path}.items"), false, errs);
+    }
+    let embedded = resource_root
+        || s.get("x-kubernetes-embedded-resource")
+            .and_then(Value::as_bool)
+            == Some(true);
+    let mut names: Vec<(&String, &Value)> = s
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .collect();
+    names.sort_by(|a, b| a.0.cmp(b.0));
+    for (k, p) in names {
+        if embedded && ["metadata", "apiVersion", "kind"].contains(&k.as_str()) {
+            continue;
+        }
+        defaults_at(p, &format!("{path}.properties[{k}]"), false, errs);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +120,28 @@ mod tests {
             v,
             json!({"spec": {"color": "red", "replicas": 3, "nested": {"mode": "auto"},
                 "items": [{"k": "v"}]}})
+        );
+    }
+
+    #[test]
+    fn defaults_should_fit_their_schema() {
+        let schema = json!({"type": "object", "properties": {
+            "metadata": {"type": "object", "default": {"x": 1}},
+            "spec": {"type": "object", "properties": {
+                "color": {"type": "string", "enum": ["red"], "default": "pink"},
+                "nested": {"type": "object", "default": {"mode": "a", "bogus": 1},
+                    "properties": {"mode": {"type": "string"}}},
+                "ok": {"type": "integer", "default": 1}}}}});
+        let causes: Vec<String> = validate_defaults(&schema, "s")
+            .into_iter()
+            .map(|e| format!("{}: {}", e.field, e.message))
+            .collect();
+        assert_eq!(
+            causes,
+            vec![
+                "s.properties[spec].properties[color].default: Unsupported value: \"pink\": supported values: \"red\"",
+                "s.properties[spec].properties[nested].default: Invalid value: {\"bogus\":1,\"mode\":\"a\"}: must not have unknown fields",
+            ]
         );
     }
 }

@@ -1,16 +1,21 @@
 //! Custom resources as apiextensions-apiserver serves them: the structural schema of the
 //! version (its `openAPIV3Schema`) prunes unknown fields, fills defaults and validates each
-//! write; the scale subresource maps a `Scale` onto the paths the CRD names.
+//! write; the scale subresource maps a `Scale` onto the paths the CRD names. The schemas
+//! themselves are checked when a CRD is written ([`structural`], [`openapi_schema`]), and
+//! [`crd_status`] is the status apiextensions-apiserver's controllers give a new CRD.
 //!
 //! The schema rules are written here rather than taken from a JSON-schema crate: kube-apiserver
 //! answers with its own causes (`spec.size in body must be of type integer: "string"`), prunes
 //! and defaults, which no JSON-schema validator does, and treats `nullable`,
 //! `x-kubernetes-preserve-unknown-fields` and `x-kubernetes-int-or-string` its own way.
 
+pub(crate) mod crd_status;
 pub(crate) mod defaulting;
+pub(crate) mod openapi_schema;
 pub(crate) mod pruning;
 pub(crate) mod scale;
 pub(crate) mod schema_validation;
+pub(crate) mod structural;
 
 use serde_json::{Map, Value};
 

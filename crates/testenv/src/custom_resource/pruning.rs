@@ -30,6 +30,14 @@ pub(crate) fn prune(value: &mut Value, schema: &Value) -> Vec<String> {
     out
 }
 
+/// Prunes a value that is not the root of a resource (a schema's default); returns whether
+/// anything was dropped.
+pub(crate) fn prune_nested(value: &mut Value, schema: &Value) -> bool {
+    let mut out = Vec::new();
+    prune_at(value, Some(schema), "", false, &mut out);
+    !out.is_empty()
+}
+
 fn prune_at(
     value: &mut Value,
     schema: Option<&Value>,

@@ -62,6 +62,22 @@ pub(crate) fn validate(obj: &Map<String, Value>, schema: &Value) -> Vec<FieldErr
     out
 }
 
+/// Validates a value that is not the root of a resource (a schema's default) found at `at`:
+/// the messages name the paths inside the value (`body` for the value itself), the causes
+/// their full field paths.
+pub(crate) fn validate_value(value: &Value, schema: &Value, at: &str) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    validate_at(value, schema, "", &mut out);
+    for e in &mut out {
+        e.field = if e.field.is_empty() {
+            at.to_owned()
+        } else {
+            format!("{at}.{}", e.field)
+        };
+    }
+    out
+}
+
 fn validate_at(value: &Value, schema: &Value, path: &str, out: &mut Vec<FieldError>) {
     if value.is_null() && schema.get("nullable").and_then(Value::as_bool) == Some(true) {
         return;

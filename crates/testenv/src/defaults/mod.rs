@@ -7,6 +7,7 @@
 //! the allocators run after the field manager, so nobody owns what they set
 //! ([`prepare_for_create`], [`prepare_for_update`]).
 
+mod apiextensions;
 mod apps;
 mod json;
 mod namespace;
@@ -39,6 +40,7 @@ pub(crate) fn on_write(def: &ResourceDef, obj: &mut Map<String, Value>) {
         ("", "Secret") => secret::on_write(obj),
         ("", "Service") => service::on_write(obj),
         ("apps", kind) => apps::workload(kind, obj),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => apiextensions::crd_on_write(obj),
         _ => {}
     }
 }

@@ -22,6 +22,12 @@
 
 /// The table (see the module docs for its format).
 pub(super) const BUILTIN_TYPES: &str = "\
+apiextensions.v1.CustomResourceDefinition
+ apiVersion s
+ kind s
+ metadata @meta.v1.ObjectMeta =
+ spec @apiextensions.v1.CustomResourceDefinitionSpec =
+ status @apiextensions.v1.CustomResourceDefinitionStatus =
 apps.v1.ControllerRevision
  apiVersion s
  data ?a
@@ -900,6 +906,33 @@ meta.v1.OwnerReference atomic
 apps.v1.DaemonSetUpdateStrategy
  rollingUpdate @apps.v1.RollingUpdateDaemonSet
  type s
+apiextensions.v1.CustomResourceConversion
+ strategy s
+ webhook ?
+apiextensions.v1.CustomResourceDefinitionCondition
+ lastTransitionTime s
+ message s
+ reason s
+ status s
+ type s
+apiextensions.v1.CustomResourceDefinitionNames
+ categories [a]s
+ kind s
+ listKind s
+ plural s
+ shortNames [a]s
+ singular s
+apiextensions.v1.CustomResourceDefinitionSpec
+ conversion @apiextensions.v1.CustomResourceConversion
+ group s
+ names @apiextensions.v1.CustomResourceDefinitionNames =
+ preserveUnknownFields s
+ scope s
+ versions [a]?
+apiextensions.v1.CustomResourceDefinitionStatus
+ acceptedNames @apiextensions.v1.CustomResourceDefinitionNames =
+ conditions [m:type]@apiextensions.v1.CustomResourceDefinitionCondition ~
+ storedVersions [a]s ~
 apps.v1.DaemonSetCondition
  lastTransitionTime s
  message s

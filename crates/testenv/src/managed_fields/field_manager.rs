@@ -314,20 +314,22 @@ impl FieldManager {
             .recursive_difference(&ignored)
             .difference(&strip_set());
         if !mine.is_empty() {
-            let now = meta::now_rfc3339();
+            // kube-apiserver's scale handler maps a Scale's entries back onto the object
+            // without their time: an entry of a write through `scale` has none.
+            let now = (self.subresource != "scale").then(meta::now_rfc3339);
             match entries
                 .iter_mut()
                 .find(|e| e.is(manager, UPDATE, &self.api_version, &self.subresource))
             {
                 Some(e) => {
                     e.set = e.set.union(&mine);
-                    e.time = Some(now);
+                    e.time = now;
                 }
                 None => entries.push(Entry {
                     manager: manager.to_owned(),
                     operation: UPDATE.into(),
                     api_version: self.api_version.clone(),
-                    time: Some(now),
+                    time: now,
                     subresource: self.subresource.clone(),
                     set: mine,
                 }),

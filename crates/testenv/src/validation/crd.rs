@@ -12,9 +12,7 @@
 use serde_json::{Map, Value, json};
 
 use super::field::FieldError;
-
-/// The types a structural schema may name.
-const TYPES: [&str; 6] = ["array", "boolean", "integer", "number", "object", "string"];
+use crate::custom_resource::{defaulting, openapi_schema, structural};
 
 /// Groups under `k8s.io` and `kubernetes.io` are reserved for APIs the Kubernetes project
 /// approves: a CRD in one needs the `api-approved.kubernetes.io` annotation.
@@ -22,6 +20,96 @@ fn protected_group(group: &str) -> bool {
     ["k8s.io", "kubernetes.io"]
         .iter()
         .any(|g| group == *g || group.ends_with(&format!(".{g}")))
+}
+
+/// How a CRD in a protected group states its approval: the `api-approved.kubernetes.io`
+/// annotation holds the URL of the approving pull request, or a reason starting with
+/// `unapproved` (accepted, but the CRD's `KubernetesAPIApprovalPolicyConformant` condition is
+/// `False`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Approval {
+    Missing,
+    Bypassed,
+    Approved,
+    Invalid,
+}
+
+const APPROVAL_ANNOTATION: &str = "api-approved.kubernetes.io";
+
+/// The approval state of `crd`'s annotations, with the reason kube-apiserver gives for it.
+pub(crate) fn approval_state(crd: &Value) -> (Approval, String) {
+    let annotation = crd
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(APPROVAL_ANNOTATION))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if annotation.is_empty() {
+        (
+            Approval::Missing,
+            format!(
+                "protected groups must have approval annotation {APPROVAL_ANNOTATION:?}, see https://github.com/kubernetes/enhancements/pull/1111"
+            ),
+        )
+    } else if annotation.starts_with("unapproved") {
+        (Approval::Bypassed, format!("not approved: {annotation:?}"))
+    } else if is_absolute_url(annotation) {
+        (Approval::Approved, format!("approved in {annotation}"))
+    } else {
+        (
+            Approval::Invalid,
+            format!(
+                "protected groups must have approval annotation {APPROVAL_ANNOTATION:?} with either a URL or a reason starting with \"unapproved\", see https://github.com/kubernetes/enhancements/pull/1111"
+            ),
+        )
+    }
+}
+
+/// Whether `s` is a URL with a scheme and a host (`https://github.com/...`).
+fn is_absolute_url(s: &str) -> bool {
+    let Some((scheme, rest)) = s.split_once("://") else {
+        return false;
+    };
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    scheme_ok && !host.is_empty() && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// The `KubernetesAPIApprovalPolicyConformant` condition of a CRD in a protected group.
+pub(crate) fn approval_condition(crd: &Value, now: &str) -> Option<Value> {
+    if !protected_group(str_at(crd, "/spec/group")) {
+        return None;
+    }
+    let (state, message) = approval_state(crd);
+    let (status, reason) = match state {
+        Approval::Invalid => ("False", "InvalidAnnotation"),
+        Approval::Missing => ("False", "MissingAnnotation"),
+        Approval::Approved => ("True", "ApprovedAnnotation"),
+        Approval::Bypassed => ("False", "UnapprovedAnnotation"),
+    };
+    Some(
+        json!({"type": "KubernetesAPIApprovalPolicyConformant", "status": status,
+        "lastTransitionTime": now, "reason": reason, "message": message}),
+    )
+}
+
+/// A missing or malformed approval annotation.
+fn api_approval(crd: &Value) -> Option<FieldError> {
+    let field = format!("metadata.annotations[{APPROVAL_ANNOTATION}]");
+    match approval_state(crd) {
+        (Approval::Missing, reason) => Some(FieldError::required(field, &reason)),
+        (Approval::Invalid, reason) => {
+            let value = crd
+                .pointer("/metadata/annotations")
+                .and_then(|a| a.get(APPROVAL_ANNOTATION))
+                .cloned()
+                .unwrap_or(json!(""));
+            Some(FieldError::invalid(field, &value, &reason))
+        }
+        _ => None,
+    }
 }
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -116,16 +204,8 @@ pub(crate) fn validate(crd: &Value) -> Vec<FieldError> {
     let plural = str_at(crd, "/spec/names/plural");
     let kind = str_at(crd, "/spec/names/kind");
     let scope = str_at(crd, "/spec/scope");
-    if protected_group(group)
-        && crd
-            .pointer("/metadata/annotations/api-approved.kubernetes.io")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-    {
-        errs.push(FieldError::required(
-            "metadata.annotations[api-approved.kubernetes.io]",
-            "protected groups must have approval annotation \"api-approved.kubernetes.io\", see https://github.com/kubernetes/enhancements/pull/1111",
-        ));
+    if protected_group(group) {
+        errs.extend(api_approval(crd));
     }
     if group.is_empty() {
         errs.push(FieldError::required("spec.group", ""));
@@ -178,6 +258,7 @@ pub(crate) fn validate(crd: &Value) -> Vec<FieldError> {
         });
     }
     schemas(&versions, &mut errs);
+    subresources(&versions, &mut errs);
     stored_versions(crd, &storage, &mut errs);
     errs
 }
@@ -192,9 +273,14 @@ pub(crate) fn check(crd: &Value, name: &str) -> Result<(), crate::status::ApiErr
     )
 }
 
-/// Every version needs a schema; each schema must be structural.
+/// Every version needs a schema; each schema must be structural and follow the OpenAPI rules
+/// ([`structural`], [`openapi_schema`]).
 fn schemas(versions: &[Value], errs: &mut Vec<FieldError>) {
     let lifted = !versions.is_empty() && common(versions, "/schema/openAPIV3Schema");
+    let has_status = |v: &Value| {
+        v.pointer("/subresources/status")
+            .is_some_and(|s| !s.is_null())
+    };
     for (i, v) in versions.iter().enumerate() {
         let Some(schema) = v.pointer("/schema/openAPIV3Schema") else {
             errs.push(FieldError::required(
@@ -203,52 +289,112 @@ fn schemas(versions: &[Value], errs: &mut Vec<FieldError>) {
             ));
             continue;
         };
-        let path = if lifted {
+        let (path, status) = if lifted {
             if i > 0 {
                 continue;
             }
-            "spec.validation.openAPIV3Schema".to_owned()
+            (
+                "spec.validation.openAPIV3Schema".to_owned(),
+                versions.iter().any(has_status),
+            )
         } else {
-            format!("spec.versions[{i}].schema.openAPIV3Schema")
+            (
+                format!("spec.versions[{i}].schema.openAPIV3Schema"),
+                has_status(v),
+            )
         };
-        match schema.get("type").and_then(Value::as_str) {
-            None | Some("") => {
-                errs.push(FieldError::required(
-                    format!("{path}.type"),
-                    "must not be empty at the root",
-                ));
-            }
-            Some("object") => {}
-            Some(other) => errs.push(FieldError::invalid(
-                format!("{path}.type"),
-                &json!(other),
-                "must be object at the root",
-            )),
-        }
-        schema_types(schema, &path, errs);
+        errs.extend(schema_causes(schema, &path, status));
     }
 }
 
-/// `type` of every nested schema is one of [`TYPES`].
-fn schema_types(schema: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    if let Some(t) = schema.get("type").and_then(Value::as_str)
-        && !t.is_empty()
-        && !TYPES.contains(&t)
-    {
-        errs.push(FieldError::not_supported(
+/// The causes of one `openAPIV3Schema` at `path`; `status`: its version has the status
+/// subresource.
+fn schema_causes(schema: &Value, path: &str, status: bool) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let ty = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if status && !ty.is_empty() && ty != "object" {
+        errs.push(FieldError::invalid(
             format!("{path}.type"),
-            &json!(t),
-            &TYPES,
+            &json!(ty),
+            "only \"object\" is allowed as the type at the root of the schema if the status subresource is enabled",
         ));
     }
-    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        for (k, p) in props {
-            schema_types(p, &format!("{path}.properties[{k}]"), errs);
-        }
+    if schema.get("nullable").and_then(Value::as_bool) == Some(true) {
+        errs.push(FieldError::forbidden(
+            format!("{path}.nullable"),
+            "nullable cannot be true at the root",
+        ));
     }
-    for k in ["items", "additionalProperties"] {
-        if let Some(s) = schema.get(k).filter(|s| s.is_object()) {
-            schema_types(s, &format!("{path}.{k}"), errs);
+    let unreadable = structural::conversion_error(schema);
+    if unreadable.is_none() {
+        // Defaults are checked only in a structural schema.
+        let structural = structural::validate(schema, path);
+        if structural.is_empty() {
+            errs.extend(defaulting::validate_defaults(schema, path));
+        }
+        errs.extend(structural);
+    }
+    errs.extend(openapi_schema::validate(schema, path));
+    if let Some(why) = unreadable
+        && errs.is_empty()
+    {
+        errs.push(FieldError::invalid(path, &json!(""), &why));
+    }
+    errs
+}
+
+/// The scale subresource names simple JSON paths: spec replicas under `.spec`, status replicas
+/// under `.status`, the label selector under either.
+fn subresources(versions: &[Value], errs: &mut Vec<FieldError>) {
+    let lifted = !versions.is_empty() && common(versions, "/subresources");
+    for (i, v) in versions.iter().enumerate() {
+        let Some(scale) = v.pointer("/subresources/scale").filter(|s| s.is_object()) else {
+            continue;
+        };
+        if lifted && i > 0 {
+            break;
+        }
+        let path = if lifted {
+            "spec.subresources.scale".to_owned()
+        } else {
+            format!("spec.versions[{i}].subresources.scale")
+        };
+        let text = |k: &str| scale.get(k).and_then(Value::as_str).unwrap_or_default();
+        for (key, under, detail) in [
+            (
+                "specReplicasPath",
+                &[".spec."][..],
+                "should be a json path under .spec",
+            ),
+            (
+                "statusReplicasPath",
+                &[".status."][..],
+                "should be a json path under .status",
+            ),
+            (
+                "labelSelectorPath",
+                &[".spec.", ".status."][..],
+                "should be a json path under either .spec or .status",
+            ),
+        ] {
+            let value = text(key);
+            let field = format!("{path}.{key}");
+            if value.is_empty() {
+                if key != "labelSelectorPath" {
+                    errs.push(FieldError::required(field, ""));
+                }
+            } else if !value.starts_with('.') {
+                errs.push(FieldError::invalid(
+                    field,
+                    &json!(value),
+                    "must be a simple json path starting with .",
+                ));
+            } else if !under.iter().any(|u| value.starts_with(u)) {
+                errs.push(FieldError::invalid(field, &json!(value), detail));
+            }
         }
     }
 }
