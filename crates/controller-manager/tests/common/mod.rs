@@ -62,6 +62,8 @@ pub async fn get(
 #[derive(Debug, Clone, Copy)]
 pub struct Timing {
     real: bool,
+    /// Lateness allowed on the wall clock on top of the usual.
+    extra_late: Duration,
 }
 
 impl Timing {
@@ -74,6 +76,17 @@ impl Timing {
     pub fn of(cluster: &TestCluster) -> Self {
         Self {
             real: cluster.is_real(),
+            extra_late: Duration::ZERO,
+        }
+    }
+
+    /// Allows `extra` more lateness on the wall clock, for a delay that includes work of its
+    /// own (under the paused clock such work takes no time).
+    #[must_use]
+    pub fn late_by(self, extra: Duration) -> Self {
+        Self {
+            extra_late: extra,
+            ..self
         }
     }
 
@@ -85,7 +98,8 @@ impl Timing {
     /// The durations that pass for `expected`: `expected` alone under the paused clock.
     pub fn window(self, expected: Duration) -> RangeInclusive<Duration> {
         if self.real {
-            expected.saturating_sub(Self::EARLY)..=expected + (expected / 2).max(Self::MIN_LATE)
+            let late = (expected / 2).max(Self::MIN_LATE) + self.extra_late;
+            expected.saturating_sub(Self::EARLY)..=expected + late
         } else {
             expected..=expected
         }
