@@ -8,12 +8,14 @@ usage: cargo xtask e2e --kubeconfig PATH [-- TEST ARGS]
 
 Runs the networked tests of kcr-reflector, kcr-informer, kcr-controller-manager
 (leader election included) and the examples against the cluster (current
-context) of PATH: `KCR_TEST_KUBECONFIG=PATH cargo test` of those crates. Each
-test works in a namespace of its own (kcr-e2e-<test>-<unique>), deleted when it
-ends. Tests that need kcr-testenv (fault injection, review rules, exact times
-under a paused clock) print `skipped on the real cluster ... needs ...`.
-Arguments after `--` go to the test binaries (e.g. `-- --nocapture`). Takes a
-few minutes: leader-election tests wait out real lease durations.";
+context) of PATH: `KCR_TEST_KUBECONFIG=PATH cargo test --no-fail-fast` of
+those crates (a failing test binary does not hide the results of the others).
+Each test works in a namespace of its own (kcr-e2e-<test>-<unique>), deleted
+when it ends. Tests that need kcr-testenv (fault injection, review rules) print
+`skipped on the real cluster ... needs ...`; durations asserted exactly under
+kcr-testenv's paused clock are checked within a window. Arguments after `--` go
+to the test binaries (e.g. `-- --nocapture`). Takes several minutes: the tests
+wait out real lease durations, timeouts and the event spam filter's refill.";
 
 /// The crates whose tests make up the e2e suite.
 pub const CRATES: [&str; 4] = [
@@ -61,7 +63,7 @@ impl Args {
 
     /// The `cargo` arguments of the run.
     pub fn cargo_args(&self) -> Vec<String> {
-        let mut args = vec!["test".to_owned()];
+        let mut args = vec!["test".to_owned(), "--no-fail-fast".to_owned()];
         for krate in CRATES {
             args.extend(["-p".to_owned(), krate.to_owned()]);
         }
@@ -107,7 +109,7 @@ mod tests {
         assert_eq!(parsed.kubeconfig, "k.yaml");
         assert_eq!(
             parsed.cargo_args().join(" "),
-            "test -p kcr-reflector -p kcr-informer -p kcr-controller-manager -p kcr-examples -- --nocapture"
+            "test --no-fail-fast -p kcr-reflector -p kcr-informer -p kcr-controller-manager -p kcr-examples -- --nocapture"
         );
         assert!(
             Args::parse(&[])

@@ -1,9 +1,10 @@
 //! The event recorder against kcr-testenv: events land on the server,
 //! repeats are counted, similar events aggregated, spam dropped.
 //!
-//! With `KCR_TEST_KUBECONFIG` set, the tests of what lands on the server run against that
-//! cluster in a namespace of their own, on a real clock; those that drive minutes of the
-//! recorder's filters with the paused clock, or need fault injection, skip there, saying so.
+//! With `KCR_TEST_KUBECONFIG` set, the tests run against that cluster in a namespace of their
+//! own, on the wall clock: those of the recorder's filters then wait out the minutes they
+//! assert (two for the aggregation, five for the spam filter's refill). Those that need fault
+//! injection skip there, saying so.
 
 use std::time::Duration;
 
@@ -76,14 +77,8 @@ async fn repeats_of_an_event_should_become_one_events_v1_event_with_a_series() -
 
 #[tokio::test(start_paused = true)]
 async fn similar_events_should_be_aggregated_on_the_server() -> TestResult {
-    if TestCluster::skip_on_real_cluster(
-        "similar_events_should_be_aggregated_on_the_server",
-        "two minutes of the recorder's aggregation window driven by the paused clock",
-    ) {
-        return Ok(());
-    }
-    let env = TestEnv::start().await?;
-    let cm = config_map(&env.client(), "default", "settings").await?;
+    let env = TestCluster::start_paused("similar-events-should-be-aggre").await?;
+    let cm = config_map(&env.client(), env.namespace(), "settings").await?;
     let recorder = EventRecorder::new(env.client(), reporter())?;
     for i in 1..=12 {
         recorder.event_for(
@@ -95,7 +90,7 @@ async fn similar_events_should_be_aggregated_on_the_server() -> TestResult {
         tokio::time::sleep(Duration::from_secs(10)).await;
     }
     recorder.flush().await;
-    let events = events_v1(&env.client(), "default").await?;
+    let events = events_v1(&env.client(), env.namespace()).await?;
     // Nine individual events, then one aggregate counting the 10th to 12th.
     assert_eq!(events.len(), 10, "{events:?}");
     let aggregated: Vec<_> = events
@@ -112,21 +107,17 @@ async fn similar_events_should_be_aggregated_on_the_server() -> TestResult {
         Some("(combined from similar events): attempt 12 failed")
     );
     assert_eq!(aggregated[0].series.as_ref().map(|s| s.count), Some(3));
+    env.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(start_paused = true)]
 async fn spam_about_one_object_should_be_capped_at_a_burst_then_one_per_five_minutes() -> TestResult
 {
-    if TestCluster::skip_on_real_cluster(
-        "spam_about_one_object_should_be_capped_at_a_burst_then_one_per_five_minutes",
-        "five minutes of the recorder's spam filter driven by the paused clock",
-    ) {
-        return Ok(());
-    }
-    let env = TestEnv::start().await?;
-    let cm = config_map(&env.client(), "default", "noisy").await?;
-    let quiet = config_map(&env.client(), "default", "quiet").await?;
+    let env = TestCluster::start_paused("spam-about-one-object-should-b").await?;
+    let ns = env.namespace();
+    let cm = config_map(&env.client(), ns, "noisy").await?;
+    let quiet = config_map(&env.client(), ns, "quiet").await?;
     let recorder = EventRecorder::new(env.client(), reporter())?;
     for _ in 0..40 {
         recorder.event_for(&cm, EventType::Warning, "Flapping", "again");
@@ -139,19 +130,22 @@ async fn spam_about_one_object_should_be_capped_at_a_burst_then_one_per_five_min
             .find(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
             .map(|e| e.series.as_ref().map_or(1, |s| s.count))
     };
-    let events = events_v1(&env.client(), "default").await?;
+    let events = events_v1(&env.client(), ns).await?;
     assert_eq!(count(&events, "noisy"), Some(25));
     assert_eq!(count(&events, "quiet"), Some(1));
 
+    // On the wall clock too: the budget refills by one event in 300 s, and the two events
+    // below are a moment apart, so only the first gets one.
     tokio::time::sleep(Duration::from_secs(301)).await;
     recorder.event_for(&cm, EventType::Warning, "Flapping", "again");
     recorder.event_for(&cm, EventType::Warning, "Flapping", "again");
     recorder.flush().await;
     // One more write after five minutes, carrying the true count.
     assert_eq!(
-        count(&events_v1(&env.client(), "default").await?, "noisy"),
+        count(&events_v1(&env.client(), ns).await?, "noisy"),
         Some(41)
     );
+    env.shutdown().await;
     Ok(())
 }
 

@@ -10,8 +10,9 @@
 //! jumps to the next timer, and every timeout fires at once. So such a test starts its cluster
 //! with [`TestCluster::start_paused`], which resumes the clock on a real cluster (the test then
 //! takes the real durations it asserts) and leaves it paused on kcr-testenv (no added wall-clock
-//! wait there). Waits are bounded by [`TestCluster::bound`], longer on a real cluster. A test
-//! that asserts exact times of in-process parts, or needs fault injection, skips on a real
+//! wait there). Waits are bounded by [`TestCluster::bound`], longer on a real cluster; a
+//! duration asserted exactly under the paused clock is asserted within a window on the real
+//! one (see [`TestCluster::is_real`]). A test that needs fault injection skips on a real
 //! cluster with [`TestCluster::skip_on_real_cluster`], which prints why.
 
 use std::path::PathBuf;
