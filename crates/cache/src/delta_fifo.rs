@@ -314,9 +314,14 @@ impl<K> FifoConfig<K> {
         }
     }
 
-    /// Computes `(key, transformed object)` for every listed object, and the
-    /// delta type `replace` emits.
-    pub(crate) fn prepare_replace(&self, list: Vec<Arc<K>>) -> Result<(DeltaType, Vec<Keyed<K>>)> {
+    /// Computes `(key, transformed object)` for every listed object (the
+    /// transform skipped when the objects are `transformed` already), and
+    /// the delta type `replace` emits.
+    pub(crate) fn prepare_replace(
+        &self,
+        list: Vec<Arc<K>>,
+        transformed: bool,
+    ) -> Result<(DeltaType, Vec<Keyed<K>>)> {
         let action = if self.emit_delta_type_replaced {
             DeltaType::Replaced
         } else {
@@ -326,10 +331,31 @@ impl<K> FifoConfig<K> {
             .into_iter()
             .map(|obj| {
                 let key = (self.key_func)(&obj)?;
-                Ok((key, self.transform(DeltaObject::Object(obj))?))
+                let obj = DeltaObject::Object(obj);
+                Ok((
+                    key,
+                    if transformed {
+                        obj
+                    } else {
+                        self.transform(obj)?
+                    },
+                ))
             })
             .collect::<Result<Vec<_>>>()?;
         Ok((action, prepared))
+    }
+
+    /// Applies the transform to every listed object, in place.
+    pub(crate) fn transform_list(&self, list: Vec<Arc<K>>) -> Result<Vec<Arc<K>>> {
+        if self.transformer.is_none() {
+            return Ok(list);
+        }
+        list.into_iter()
+            .map(|obj| match self.transform(DeltaObject::Object(obj))? {
+                DeltaObject::Object(obj) => Ok(obj),
+                _ => Err(Error::NoKey),
+            })
+            .collect()
     }
 
     /// `replace`'s deletions detected against the known objects: a
@@ -568,8 +594,24 @@ impl<K: Send + Sync + 'static> DeltaFifo<K> {
     /// object). The first call sets the initial population count that
     /// [`has_synced`](Self::has_synced) waits on. On a key or transform error
     /// nothing is queued.
-    pub fn replace(&self, list: Vec<Arc<K>>, _resource_version: &str) -> Result<()> {
-        let (action, prepared) = self.config.prepare_replace(list)?;
+    pub fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()> {
+        self.replace_listed(list, resource_version, false)
+    }
+
+    /// [`replace`](Self::replace) with objects that have been through this
+    /// FIFO's [`transformer`](Self::transformer) already (as a reflector
+    /// transforms each object as it arrives): they are not transformed again.
+    pub fn replace_transformed(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()> {
+        self.replace_listed(list, resource_version, true)
+    }
+
+    fn replace_listed(
+        &self,
+        list: Vec<Arc<K>>,
+        _resource_version: &str,
+        transformed: bool,
+    ) -> Result<()> {
+        let (action, prepared) = self.config.prepare_replace(list, transformed)?;
         {
             let mut state = self.state.lock();
             let mut listed: HashSet<ObjectKey, Hasher> =

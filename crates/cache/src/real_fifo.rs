@@ -509,22 +509,20 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
     /// event) that [`has_synced`](Self::has_synced) waits on. On a key or
     /// transform error nothing is queued.
     pub fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()> {
+        let list = self.config.transform_list(list)?;
+        self.replace_transformed(list, resource_version)
+    }
+
+    /// [`replace`](Self::replace) with objects that have been through this
+    /// FIFO's [`transformer`](Self::transformer) already (as a reflector
+    /// transforms each object as it arrives): they are not transformed
+    /// again, and with atomic events the list itself becomes the
+    /// `ReplacedAll` event, without a copy.
+    pub fn replace_transformed(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()> {
         if self.atomic_events {
-            let objects = match &self.config.transformer {
-                None => list,
-                Some(_) => list
-                    .into_iter()
-                    .map(
-                        |obj| match self.config.transform(DeltaObject::Object(obj))? {
-                            DeltaObject::Object(obj) => Ok(obj),
-                            _ => Err(Error::NoKey),
-                        },
-                    )
-                    .collect::<Result<Vec<_>>>()?,
-            };
             let info = ReplacedAllInfo {
                 resource_version: resource_version.to_owned(),
-                objects,
+                objects: list,
             };
             let mut state = self.state.lock();
             state.push_back(
@@ -537,13 +535,14 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
             self.replaced(state);
             return Ok(());
         }
-        let (_, prepared) = self.config.prepare_replace(list)?;
-        let listed: HashSet<ObjectKey, Hasher> = prepared.iter().map(|(k, _)| k.clone()).collect();
+        let (_, prepared) = self.config.prepare_replace(list, true)?;
+        // The deletion pass needs only the listed keys.
+        let listed: HashSet<&str, Hasher> = prepared.iter().map(|(k, _)| &**k).collect();
         let mut state = self.state.lock();
         // Deletions detected against the queue.
         let queued = state.keys_in_order();
         for key in &queued {
-            if listed.contains(key) {
+            if listed.contains(&**key) {
                 continue;
             }
             let Some(last) = state.last_of(key) else {
@@ -561,7 +560,8 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
         // Deletions detected against the known objects, for keys not queued.
         let known = self
             .config
-            .known_tombstones(|key| listed.contains(key) || state.keys.contains_key(&**key));
+            .known_tombstones(|key| listed.contains(&**key) || state.keys.contains_key(&**key));
+        drop(listed);
         for (key, delta) in known {
             state.push_back(Some(key), delta);
         }
@@ -1156,6 +1156,52 @@ mod tests {
         assert_eq!(versions, [100, 100], "the listed objects are transformed");
         assert_eq!(seen[2].type_, DeltaType::SyncAll);
         assert!(matches!(seen[2].object, DeltaObject::SyncAll));
+    }
+
+    #[tokio::test]
+    async fn replace_transformed_should_queue_the_objects_as_given_without_transforming_them() {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counting: TransformFunc<ConfigMap> = {
+            let calls = calls.clone();
+            Arc::new(move |obj| {
+                calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Ok(obj)
+            })
+        };
+        let cache = known(&[cm("ns", "gone", 1)]);
+        for fifo in [
+            Fifo::new(
+                RealFifoOptions::new()
+                    .atomic_events(true)
+                    .transformer(counting.clone()),
+            )
+            .unwrap(),
+            Fifo::new(
+                RealFifoOptions::new()
+                    .known_objects(cache.clone())
+                    .transformer(counting.clone()),
+            )
+            .unwrap(),
+        ] {
+            let listed = [cm("ns", "a", 1), cm("ns", "b", 1)];
+            fifo.replace_transformed(listed.to_vec(), "5").unwrap();
+            let mut queued = Vec::new();
+            while !fifo.is_empty() {
+                for delta in fifo.pop(|_, _| Ok(())).await.unwrap() {
+                    match &delta.object {
+                        DeltaObject::ReplacedAll(info) => queued.extend(info.objects.clone()),
+                        DeltaObject::Object(obj) => queued.push(obj.clone()),
+                        _ => {}
+                    }
+                }
+            }
+            assert_eq!(queued.len(), 2);
+            assert!(
+                queued.iter().zip(&listed).all(|(q, l)| Arc::ptr_eq(q, l)),
+                "the listed objects themselves are queued"
+            );
+        }
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 0);
     }
 
     #[tokio::test]

@@ -251,11 +251,12 @@ impl<K, T: Store<K> + ?Sized> Store<K> for Arc<T> {
 }
 
 /// What [`Cache::replace_with_changes`] changed: the deletions it detected
-/// and, per listed object in list order, the object it replaced.
+/// and, per listed key in list order, the object it replaced.
 pub struct ReplaceChanges<K> {
     /// A tombstone for every key the list lacked.
     pub deleted: Vec<crate::DeletedFinalStateUnknown<K>>,
-    /// `(old, new)` for every listed object (`old` is `None` for a new key).
+    /// `(old, new)` for every listed key (`old` is `None` for a new key; a
+    /// key listed twice appears once, with the last object listed).
     pub replaced: Vec<(Option<Arc<K>>, Arc<K>)>,
 }
 
@@ -470,34 +471,41 @@ impl<K: Resource + Send + Sync + 'static> Cache<K> {
     /// tombstone (with the last stored state) for every stored key the list
     /// lacks, and for every listed object the object it replaces, if any.
     /// On a key or index error the cache is unchanged.
-    pub fn replace_with_changes(
+    ///
+    /// The objects are taken as `list` yields them (a borrowed list can be
+    /// passed as `list.iter().cloned()`): no second list is built, and the
+    /// deletions are found by looking the old keys up in the new content.
+    pub fn replace_with_changes<I>(
         &self,
-        list: Vec<Arc<K>>,
+        list: I,
         resource_version: &str,
-    ) -> Result<ReplaceChanges<K>> {
+    ) -> Result<ReplaceChanges<K>>
+    where
+        I: IntoIterator<Item = Arc<K>>,
+        I::IntoIter: ExactSizeIterator,
+    {
         let items = list
             .into_iter()
-            .map(|obj| Ok(((self.key_func)(&obj)?, obj)))
-            .collect::<Result<Vec<_>>>()?;
-        let listed: std::collections::HashSet<&str, foldhash::fast::RandomState> =
-            items.iter().map(|(k, _)| &**k).collect();
-        let deleted = self
-            .list_keys()
-            .into_iter()
-            .filter(|key| !listed.contains(&**key))
-            .map(|key| crate::DeletedFinalStateUnknown {
-                obj: self.get_by_key(&key),
-                key,
-            })
-            .collect();
-        drop(listed);
-        let replaced = items
-            .iter()
-            .map(|(key, obj)| (self.get_by_key(key), obj.clone()))
-            .collect();
-        self.store.replace(items, resource_version)?;
+            .map(|obj| Ok((self.stored_key(&obj)?, obj)));
+        let changes = self
+            .store
+            .replace_with(items, resource_version, |old, new| {
+                let deleted = old
+                    .iter()
+                    .filter(|(key, _)| new.get(key).is_none())
+                    .map(|(key, obj)| crate::DeletedFinalStateUnknown {
+                        key: key.clone(),
+                        obj: Some(obj.clone()),
+                    })
+                    .collect();
+                let replaced = new
+                    .iter()
+                    .map(|(key, obj)| (old.get(key).cloned(), obj.clone()))
+                    .collect();
+                ReplaceChanges { deleted, replaced }
+            })?;
         self.record_size();
-        Ok(ReplaceChanges { deleted, replaced })
+        Ok(changes)
     }
 
     /// Records a bookmark's resource version as the cache's last synced one
@@ -548,9 +556,9 @@ impl<K: Resource + Send + Sync + 'static> Cache<K> {
     pub fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<()> {
         let items = list
             .into_iter()
-            .map(|obj| Ok(((self.key_func)(&obj)?, obj)))
-            .collect::<Result<Vec<_>>>()?;
-        self.store.replace(items, resource_version)?;
+            .map(|obj| Ok((self.stored_key(&obj)?, obj)));
+        self.store
+            .replace_with(items, resource_version, |_, _| ())?;
         self.record_size();
         Ok(())
     }

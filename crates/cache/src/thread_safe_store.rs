@@ -251,6 +251,26 @@ impl KeyIn {
     }
 }
 
+/// A store's content as [`ThreadSafeStore::replace_with`] hands it over:
+/// the objects in table order, and lookups by key.
+pub(crate) struct ReplacedContent<'a, K>(&'a Inner<K>);
+
+impl<'a, K> ReplacedContent<'a, K> {
+    /// Every `(key, object)`, in table order (insertion order after a
+    /// replace).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<K>)> + use<'a, K> {
+        self.0.slots.iter().map(|s| (&s.key, &s.obj))
+    }
+
+    /// The object stored under `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Arc<K>> {
+        self.0
+            .find(key)
+            .and_then(|id| self.0.slots.get(id))
+            .map(|s| &s.obj)
+    }
+}
+
 /// Objects by key plus their indices, under one lock (client-go's
 /// `ThreadSafeStore` / `threadSafeMap`).
 ///
@@ -815,10 +835,30 @@ impl<K> ThreadSafeStore<K> {
     /// store's last synced resource version becomes `resource_version`. On
     /// error the store is unchanged.
     pub fn replace(&self, items: Vec<(ObjectKey, Arc<K>)>, resource_version: &str) -> Result<()> {
+        let items = items
+            .into_iter()
+            .map(|(key, obj)| Ok((KeyIn::Owned(key), obj)));
+        self.replace_with(items, resource_version, |_, _| ())
+    }
+
+    /// [`replace`](Self::replace) taking the objects as `items` yields them
+    /// (keys computed one at a time, so a per-thread key buffer serves them
+    /// all and no second list is built); `changes` sees the content replaced
+    /// and the new one, under the lock, before the old content is dropped.
+    pub(crate) fn replace_with<I, R>(
+        &self,
+        items: I,
+        resource_version: &str,
+        changes: impl FnOnce(ReplacedContent<'_, K>, ReplacedContent<'_, K>) -> R,
+    ) -> Result<R>
+    where
+        I: ExactSizeIterator<Item = Result<(KeyIn, Arc<K>)>>,
+    {
         // Built outside the lock, so readers are not held up meanwhile.
         let mut fresh = self.inner.read().empty_like(items.len());
-        for (key, obj) in items {
-            fresh.put(KeyIn::Owned(key), obj)?;
+        for item in items {
+            let (key, obj) = item?;
+            fresh.put(key, obj)?;
         }
         let mut inner = self.inner.write();
         // Indexers added between the read above and now (they are only
@@ -832,9 +872,10 @@ impl<K> ThreadSafeStore<K> {
         fresh.add_indices(added)?;
         fresh.rv = LastRv::Explicit(Arc::from(resource_version));
         let old = std::mem::replace(&mut *inner, fresh);
+        let result = changes(ReplacedContent(&old), ReplacedContent(&inner));
         drop(inner);
         drop(old);
-        Ok(())
+        Ok(result)
     }
 
     /// The objects that share at least one `index_name` value with `obj`.

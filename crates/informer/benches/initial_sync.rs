@@ -30,17 +30,22 @@
 //! also written to `<target>/kcr-initial-sync.md`, which `cargo xtask bench`
 //! prints after its own table.
 //!
-//! Last run (50,000 objects, medians of 3, shared 2-core machine at load
-//! average 13): kcr defaults (streaming list, managedFields skipped while
-//! decoding) 2.28 s / 166 MiB, kcr keeping managedFields 5.35 s / 379 MiB,
-//! kube-runtime paged 5.85 s / 173 MiB, kube-runtime streaming 6.88 s /
-//! 169 MiB (a second run at load 8–9: 2.54 / 2.77 / 3.78 / 3.86 s, the
-//! same peaks). kcr's peak is its cache at rest (2,781 bytes per object
-//! requested, about 3.1 KB with the allocator's per-allocation cost,
-//! `cache_bytes`) plus the 8 MiB the process starts with. Before streaming
-//! lists and the decoding skip were the defaults: 3.01 s / 450 MiB (the
-//! whole list decoded with its managedFields before the transform dropped
-//! them).
+//! Last runs (50,000 objects, medians of 3, shared 2-core machine at load
+//! average 12–15, so times vary run to run by ±50 %): kcr defaults
+//! (streaming list, managedFields skipped while decoding) 1.77 s / 162 MiB
+//! (client CPU 0.73 s) and 2.27 s / 163 MiB (0.88 s), kcr keeping
+//! managedFields 3.89 s / 376 MiB and 2.74 s / 377 MiB, kube-runtime paged
+//! 19.1 s / 173 MiB and 38.3 s / 173 MiB, kube-runtime streaming 3.60 s /
+//! 170 MiB and 5.65 s / 169 MiB. The same runs of the code before a list
+//! went from decoder to cache transformed once and without copies (a
+//! keyed temporary map for the streaming list, the list collected again by
+//! the FIFO's transform and the informer's cache replace): kcr defaults
+//! 2.12 s / 167 MiB and 2.50 s / 167 MiB, kept 2.59 s / 380 MiB. kcr's peak
+//! is its cache at rest (2,781 bytes per object requested, about 3.1 KB
+//! with the allocator's per-allocation cost, `cache_bytes`) plus the 9 MiB
+//! the process starts with. Before streaming lists and the decoding skip
+//! were the defaults: 3.01 s / 450 MiB (the whole list decoded with its
+//! managedFields before the transform dropped them).
 
 #![allow(missing_docs)]
 

@@ -233,26 +233,15 @@ impl Registration {
     }
 }
 
-/// Drops `metadata.managedFields` and keeps a right-sized copy: a decoder
-/// leaves spare capacity in the vectors it grows, a `clone` does not (which
-/// is also why kube-runtime's `Store`, which clones every object, holds less
-/// than the decoded objects). Objects without `managedFields` are kept as
-/// they are.
-fn strip_managed_fields<K: Resource + Clone>(obj: Arc<K>) -> Arc<K> {
+/// Drops `metadata.managedFields`: in place when the object is not shared
+/// (as it comes from the decoder: the same `Arc` goes on), else from a copy.
+/// Objects without `managedFields` are kept as they are.
+fn strip_managed_fields<K: Resource + Clone>(mut obj: Arc<K>) -> Arc<K> {
     if obj.meta().managed_fields.is_none() {
         return obj;
     }
-    match Arc::try_unwrap(obj) {
-        Ok(mut decoded) => {
-            decoded.meta_mut().managed_fields = None;
-            Arc::new(decoded)
-        }
-        Err(shared) => {
-            let mut copy = (*shared).clone();
-            copy.meta_mut().managed_fields = None;
-            Arc::new(copy)
-        }
-    }
+    Arc::make_mut(&mut obj).meta_mut().managed_fields = None;
+    obj
 }
 
 impl<K> SharedIndexInformer<K>
@@ -811,7 +800,7 @@ where
     fn handle_replaced_all(&self, info: &kcr_cache::ReplacedAllInfo<K>, is_in_initial_list: bool) {
         let changes = match self
             .indexer
-            .replace_with_changes(info.objects.clone(), &info.resource_version)
+            .replace_with_changes(info.objects.iter().cloned(), &info.resource_version)
         {
             Ok(changes) => changes,
             Err(e) => {

@@ -447,3 +447,69 @@ async fn a_streaming_list_should_be_transformed_as_it_arrives_before_it_reaches_
     cancel.cancel();
     let _ = task.await;
 }
+
+/// Runs an informer on `queue` with a transform that counts its calls and
+/// notes the object it returns; lists `a` and `b` (streamed or paged) and
+/// returns, once synced, how many calls there were and whether every cached
+/// object is an object the transform returned (the same `Arc`).
+async fn transform_calls(queue: InformerQueue, streaming: bool) -> (usize, bool) {
+    let lists = if streaming {
+        vec![(Vec::new(), 1)]
+    } else {
+        vec![(vec![cm("a", 1), cm("b", 1)], 1)]
+    };
+    let (lw, watches) = Scripted::new(lists);
+    let informer = SharedIndexInformer::new(lw, Duration::ZERO, Indexers::default())
+        .name("transformed-once")
+        .queue(queue)
+        .reflector_options(move |r| r.use_watch_list(streaming));
+    let returned: Arc<Mutex<Vec<usize>>> = Arc::default();
+    informer
+        .set_transform({
+            let returned = returned.clone();
+            move |obj: Arc<ConfigMap>| {
+                let mut obj = Arc::unwrap_or_clone(obj);
+                obj.metadata
+                    .labels
+                    .get_or_insert_default()
+                    .insert("transformed".to_owned(), "yes".to_owned());
+                let obj = Arc::new(obj);
+                returned.lock().push(Arc::as_ptr(&obj) as usize);
+                Ok(obj)
+            }
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (cancel, task) = run(&informer);
+    if streaming {
+        send(&watches[0], WatchEvent::Added(cm("a", 1)));
+        send(&watches[0], WatchEvent::Added(cm("b", 1)));
+        send(&watches[0], bookmark(1, true));
+    }
+    until("the list is cached", || informer.has_synced()).await;
+    let cached = informer.get_indexer().list();
+    assert_eq!(cached.len(), 2);
+    let returned = returned.lock().clone();
+    let same = cached
+        .iter()
+        .all(|o| returned.contains(&(Arc::as_ptr(o) as usize)));
+    cancel.cancel();
+    let _ = task.await;
+    (returned.len(), same)
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_listed_object_should_be_transformed_once_and_cached_as_the_transform_returned_it() {
+    for queue in [
+        InformerQueue::RealFifo,
+        InformerQueue::RealFifoWithKnownObjects,
+        InformerQueue::DeltaFifo,
+    ] {
+        for streaming in [true, false] {
+            assert_eq!(
+                transform_calls(queue, streaming).await,
+                (2, true),
+                "{queue:?}, streaming {streaming}: one transform per object, its Arc cached"
+            );
+        }
+    }
+}

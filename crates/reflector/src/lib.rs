@@ -93,6 +93,7 @@ mod listwatch;
 mod reflector;
 mod retry_with_deadline;
 mod store;
+mod temporary_store;
 mod without_managed_fields;
 
 pub use api::{ApiListerWatcher, DEFAULT_MAX_EVENT_BYTES};

@@ -1,7 +1,6 @@
 //! [`Reflector`]: keeps a store in step with the API server through List &
 //! Watch and the resource version (client-go's `reflector.go`).
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
@@ -25,6 +24,7 @@ use crate::listwatch::{
 };
 use crate::retry_with_deadline::RetryWithDeadline;
 use crate::store::ReflectorStore;
+use crate::temporary_store::TemporaryStore;
 
 /// client-go's default list page size (its pager's).
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
@@ -602,32 +602,37 @@ where
     }
 
     /// Applies the store's transform to a page's objects as the page
-    /// arrives, so a list is never held whole untransformed (the store
-    /// applies it again on `replace`: client-go asks transforms to be
-    /// idempotent for that reason). A failing or panicking transform fails
-    /// the list, as it would fail the store's `replace`.
+    /// arrives, adding them to `items`, so a list is never held whole
+    /// untransformed; the store's `replace` takes them as they are and does
+    /// not transform them again. A failing or panicking transform fails the
+    /// list, as it would fail the store's `replace`.
     fn transform_page(
         &self,
         transformer: Option<&TransformFunc<K>>,
-        items: Vec<K>,
-    ) -> Result<impl Iterator<Item = Arc<K>>> {
-        let items = items.into_iter().map(Arc::new);
+        page: Vec<K>,
+        items: &mut Vec<Arc<K>>,
+    ) -> Result<()> {
+        let page = page.into_iter().map(Arc::new);
         let Some(transform) = transformer else {
-            return Ok(items.collect::<Vec<_>>().into_iter());
+            items.extend(page);
+            return Ok(());
         };
-        items
-            .map(|obj| match catch("transform", || transform(obj)) {
+        for obj in page {
+            let transformed = match catch("transform", || transform(obj)) {
                 Some(result) => result.map_err(|source| Error::Store {
                     op: "transform",
                     source,
-                }),
-                None => Err(Error::Store {
-                    op: "transform",
-                    source: "the transform panicked".into(),
-                }),
-            })
-            .collect::<Result<Vec<_>>>()
-            .map(Vec::into_iter)
+                })?,
+                None => {
+                    return Err(Error::Store {
+                        op: "transform",
+                        source: "the transform panicked".into(),
+                    });
+                }
+            };
+            items.push(transformed);
+        }
+        Ok(())
     }
 
     /// client-go's pager: lists at `resource_version` in pages of
@@ -659,7 +664,8 @@ where
                     self.note(&error);
                     drop(items);
                     let page = self.lister_watcher.list(&first).await?;
-                    let items = self.transform_page(transformer, page.items)?.collect();
+                    let mut items = Vec::with_capacity(page.items.len());
+                    self.transform_page(transformer, page.items, &mut items)?;
                     return Ok((items, page.resource_version, paginated));
                 }
                 Err(error) => return Err(error),
@@ -671,7 +677,7 @@ where
                 items.reserve(page.items.len() + remaining.min(1 << 20));
             }
             let version = list_version.get_or_insert(page.resource_version);
-            items.extend(self.transform_page(transformer, page.items)?);
+            self.transform_page(transformer, page.items, &mut items)?;
             match page.continue_token {
                 Some(token) => {
                     paginated = true;
@@ -737,15 +743,16 @@ where
     }
 
     /// Collects a streaming list's initial events into a temporary store
-    /// (transformed as the real store would) until the initial-events-end
-    /// bookmark, warning every 10 s while it is late.
+    /// (each object transformed as it arrives, as the real store would, and
+    /// only then) until the initial-events-end bookmark, warning every 10 s
+    /// while it is late.
     async fn stream_initial_events(
         &self,
         mut stream: WatchStream<K>,
         started: Instant,
         transformer: Option<&TransformFunc<K>>,
     ) -> Result<Streamed<K>> {
-        let mut state: HashMap<String, Arc<K>> = HashMap::new();
+        let mut state = TemporaryStore::new();
         let mut ticker = tokio::time::interval_at(
             Instant::now() + INITIAL_EVENTS_END_WARNING_INTERVAL,
             INITIAL_EVENTS_END_WARNING_INTERVAL,
@@ -769,13 +776,13 @@ where
                 Some(Err(error)) => return Err(error),
                 Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj))) => Some(obj),
                 Some(Ok(WatchEvent::Deleted(obj))) => {
-                    state.remove(&object_key(&obj));
+                    state.remove(&obj);
                     None
                 }
                 Some(Ok(WatchEvent::Bookmark(bookmark))) => {
                     if bookmark.is_initial_events_end() {
                         return Ok(Streamed::Complete {
-                            items: state.into_values().collect(),
+                            items: state.into_objects(),
                             resource_version: bookmark.resource_version,
                             stream,
                         });
@@ -787,9 +794,9 @@ where
             count += 1;
             last_event = Some(Instant::now());
             let Some(obj) = obj else { continue };
-            let key = object_key(&obj);
             let mut obj = Arc::new(obj);
             if let Some(transform) = transformer {
+                let key = object_key(&*obj);
                 match catch("transform", || transform(obj)) {
                     Some(Ok(transformed)) => obj = transformed,
                     Some(Err(error)) => {
@@ -799,7 +806,7 @@ where
                     None => continue,
                 }
             }
-            state.insert(key, obj);
+            state.upsert(obj);
         }
         if count == 0 && started.elapsed() < Duration::from_secs(1) {
             self.metrics.short_watches.inc();

@@ -25,6 +25,11 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn delete(&self, obj: Arc<K>) -> Result<(), BoxError>;
     /// The whole content, as listed at `resource_version`. Keys absent from
     /// `list` are deletions.
+    ///
+    /// The reflector has already applied [`transformer`](Self::transformer)
+    /// to every listed object, as each arrived: a store must not apply it
+    /// again (each object is transformed once, and the list is handed over
+    /// without a copy).
     fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError>;
     /// A periodic resync (see [`Reflector::resync_period`](crate::Reflector::resync_period)).
     fn resync(&self) -> Result<(), BoxError>;
@@ -46,19 +51,20 @@ pub trait ReflectorStore<K>: Send + Sync {
 
     /// The transform this store applies to each object it takes in
     /// (client-go's optional `TransformingStore`). A reflector applies it
-    /// also to the objects of a streaming list, which it holds in a
-    /// temporary store until the list ends, so that they are held
-    /// transformed (without `managedFields`, say). Default: none.
+    /// to every listed object as it arrives (a page, a streaming list's
+    /// event), so that a list is held transformed (without `managedFields`,
+    /// say), and hands [`replace`](Self::replace) the transformed objects.
+    /// Default: none.
     fn transformer(&self) -> Option<TransformFunc<K>> {
         None
     }
 }
 
 /// Implements [`ReflectorStore`] for a kcr-cache store by forwarding to its
-/// [`Store`](kcr_cache::Store) methods; extra trait items (a FIFO's
-/// `transformer`, `bookmark`) follow the type.
+/// [`Store`](kcr_cache::Store) methods; its `replace` (a FIFO's takes the
+/// objects transformed) follows the type, then the extra trait items (a FIFO's `transformer`, `bookmark`).
 macro_rules! impl_for_cache_store {
-    ($ty:ident $(, $extra:item)*) => {
+    ($ty:ident, $replace:item $(, $extra:item)*) => {
         impl<K> ReflectorStore<K> for kcr_cache::$ty<K>
         where
             K: kube::Resource + Send + Sync + 'static,
@@ -76,9 +82,7 @@ macro_rules! impl_for_cache_store {
                     .map_err(Into::into)
             }
 
-            fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError> {
-                kcr_cache::Store::replace(self, list, resource_version).map_err(Into::into)
-            }
+            $replace
 
             fn resync(&self) -> Result<(), BoxError> {
                 kcr_cache::Store::resync(self).map_err(Into::into)
@@ -89,15 +93,26 @@ macro_rules! impl_for_cache_store {
     };
 }
 
-impl_for_cache_store!(Cache);
+impl_for_cache_store!(
+    Cache,
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError> {
+        kcr_cache::Cache::replace(self, list, resource_version).map_err(Into::into)
+    }
+);
 impl_for_cache_store!(
     DeltaFifo,
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError> {
+        kcr_cache::DeltaFifo::replace_transformed(self, list, resource_version).map_err(Into::into)
+    },
     fn transformer(&self) -> Option<TransformFunc<K>> {
         kcr_cache::DeltaFifo::transformer(self)
     }
 );
 impl_for_cache_store!(
     RealFifo,
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError> {
+        kcr_cache::RealFifo::replace_transformed(self, list, resource_version).map_err(Into::into)
+    },
     fn transformer(&self) -> Option<TransformFunc<K>> {
         kcr_cache::RealFifo::transformer(self)
     },
