@@ -410,7 +410,10 @@ async fn bookmarks_of_a_streaming_list_should_reach_the_cache_only_after_the_ini
     send(&watches[0], bookmark(9, false));
     until("the bookmark", || cache_version() == "9").await;
     assert_eq!(informer.last_sync_resource_version(), "9");
-    assert_eq!(informer.get_indexer().list_keys(), vec![Arc::<str>::from("ns/a")]);
+    assert_eq!(
+        informer.get_indexer().list_keys(),
+        vec![Arc::<str>::from("ns/a")]
+    );
     cancel.cancel();
     let _ = task.await;
 }
