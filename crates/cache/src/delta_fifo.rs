@@ -366,11 +366,28 @@ impl<K> FifoConfig<K> {
         &self,
         covered: impl Fn(&ObjectKey) -> bool,
     ) -> Vec<(ObjectKey, Delta<K>)> {
+        self.known_tombstones_of(self.known_keys(), covered)
+    }
+
+    /// Every key of the known objects (none without them).
+    pub(crate) fn known_keys(&self) -> Vec<ObjectKey> {
+        self.known_objects
+            .as_ref()
+            .map(|known| known.list_keys())
+            .unwrap_or_default()
+    }
+
+    /// [`known_tombstones`](Self::known_tombstones) over `known_keys`, the
+    /// keys the known objects listed.
+    pub(crate) fn known_tombstones_of(
+        &self,
+        known_keys: Vec<ObjectKey>,
+        covered: impl Fn(&ObjectKey) -> bool,
+    ) -> Vec<(ObjectKey, Delta<K>)> {
         let Some(known) = &self.known_objects else {
             return Vec::new();
         };
-        known
-            .list_keys()
+        known_keys
             .into_iter()
             .filter(|key| !covered(key))
             .map(|key| {

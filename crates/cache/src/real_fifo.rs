@@ -1,9 +1,10 @@
 //! [`RealFifo`]: client-go's in-order FIFO, one entry per event (client-go's
 //! `the_real_fifo.go`).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
+use hashbrown::{HashMap, hash_map};
 use kube_core::Resource;
 use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::Notify;
@@ -174,11 +175,49 @@ struct State<K> {
     head: u64,
     /// Per key, its chain of queued events: `contains_key`, `get_by_key`,
     /// `add_if_not_present` and `replace` never scan the whole queue.
+    ///
+    /// The last `unindexed` events (a list's `Replaced` events) are not in
+    /// it yet: they are indexed the first time the index is needed, each at
+    /// most once, so a list popped before anything else reaches the queue
+    /// (an informer's initial list) never pays for the index.
     keys: HashMap<ObjectKey, Links, Hasher>,
+    unindexed: usize,
     populated: bool,
     initial_population_count: usize,
     synced: bool,
     closed: bool,
+}
+
+/// Adds the event `seq` (at `items[seq - head]`) of `key` to `key`'s chain.
+fn link<K>(
+    keys: &mut HashMap<ObjectKey, Links, Hasher>,
+    items: &mut VecDeque<Entry<K>>,
+    head: u64,
+    seq: u64,
+    key: ObjectKey,
+) {
+    // One hash lookup, whether the key is new or not.
+    match keys.entry(key) {
+        hash_map::Entry::Occupied(mut occupied) => {
+            let links = occupied.get_mut();
+            let last = links.last;
+            links.last = seq;
+            links.count += 1;
+            if let Some(prev) = usize::try_from(last.wrapping_sub(head))
+                .ok()
+                .and_then(|i| items.get_mut(i))
+            {
+                prev.next = seq;
+            }
+        }
+        hash_map::Entry::Vacant(vacant) => {
+            vacant.insert(Links {
+                first: seq,
+                last: seq,
+                count: 1,
+            });
+        }
+    }
 }
 
 impl<K> State<K> {
@@ -194,35 +233,39 @@ impl<K> State<K> {
             .and_then(|i| self.items.get(i))
     }
 
-    fn entry_mut(&mut self, seq: u64) -> Option<&mut Entry<K>> {
-        usize::try_from(seq.wrapping_sub(self.head))
-            .ok()
-            .and_then(|i| self.items.get_mut(i))
+    /// Indexes the events not indexed yet, oldest first.
+    fn ensure_indexed(&mut self) {
+        if self.unindexed == 0 {
+            return;
+        }
+        let start = self.items.len() - self.unindexed;
+        self.keys.reserve(self.unindexed);
+        for i in start..self.items.len() {
+            let Some(key) = self.items[i].key.clone() else {
+                continue;
+            };
+            let seq = self.head.wrapping_add(i as u64);
+            link(&mut self.keys, &mut self.items, self.head, seq, key);
+        }
+        self.unindexed = 0;
+    }
+
+    /// The per-key index, complete.
+    fn index(&mut self) -> &HashMap<ObjectKey, Links, Hasher> {
+        self.ensure_indexed();
+        &self.keys
+    }
+
+    /// Whether an event of `key` is queued.
+    fn contains_key(&mut self, key: &str) -> bool {
+        self.index().contains_key(key)
     }
 
     fn push_back(&mut self, key: Option<ObjectKey>, delta: Delta<K>) {
+        self.ensure_indexed();
         let seq = self.head.wrapping_add(self.items.len() as u64);
         if let Some(key) = &key {
-            match self.keys.get_mut(&**key) {
-                Some(links) => {
-                    let last = links.last;
-                    links.last = seq;
-                    links.count += 1;
-                    if let Some(prev) = self.entry_mut(last) {
-                        prev.next = seq;
-                    }
-                }
-                None => {
-                    self.keys.insert(
-                        key.clone(),
-                        Links {
-                            first: seq,
-                            last: seq,
-                            count: 1,
-                        },
-                    );
-                }
-            }
+            link(&mut self.keys, &mut self.items, self.head, seq, key.clone());
         }
         self.items.push_back(Entry {
             key,
@@ -231,26 +274,35 @@ impl<K> State<K> {
         });
     }
 
+    /// Queues an event without indexing it yet (see `unindexed`).
+    fn push_back_unindexed(&mut self, key: ObjectKey, delta: Delta<K>) {
+        self.items.push_back(Entry {
+            key: Some(key),
+            delta,
+            next: NONE,
+        });
+        self.unindexed += 1;
+    }
+
     fn push_front(&mut self, key: Option<ObjectKey>, delta: Delta<K>) {
+        self.ensure_indexed();
         self.head = self.head.wrapping_sub(1);
         let seq = self.head;
         let mut next = NONE;
         if let Some(key) = &key {
-            match self.keys.get_mut(&**key) {
-                Some(links) => {
+            match self.keys.entry(key.clone()) {
+                hash_map::Entry::Occupied(mut occupied) => {
+                    let links = occupied.get_mut();
                     next = links.first;
                     links.first = seq;
                     links.count += 1;
                 }
-                None => {
-                    self.keys.insert(
-                        key.clone(),
-                        Links {
-                            first: seq,
-                            last: seq,
-                            count: 1,
-                        },
-                    );
+                hash_map::Entry::Vacant(vacant) => {
+                    vacant.insert(Links {
+                        first: seq,
+                        last: seq,
+                        count: 1,
+                    });
                 }
             }
         }
@@ -258,14 +310,19 @@ impl<K> State<K> {
     }
 
     fn pop_front(&mut self) -> Option<Entry<K>> {
+        let front_unindexed = self.unindexed == self.items.len();
         let entry = self.items.pop_front()?;
         self.head = self.head.wrapping_add(1);
-        if let Some(key) = &entry.key
-            && let Some(links) = self.keys.get_mut(&**key)
+        if front_unindexed {
+            // Not in the index: nothing to unlink.
+            self.unindexed -= 1;
+        } else if let Some(key) = &entry.key
+            && let hash_map::EntryRef::Occupied(mut occupied) = self.keys.entry_ref(&**key)
         {
+            let links = occupied.get_mut();
             links.count -= 1;
             if links.count == 0 {
-                self.keys.remove(&**key);
+                occupied.remove();
             } else {
                 links.first = entry.next;
             }
@@ -274,14 +331,15 @@ impl<K> State<K> {
     }
 
     /// The newest queued event of `key`.
-    fn last_of(&self, key: &str) -> Option<&Entry<K>> {
-        self.keys.get(key).and_then(|l| self.entry(l.last))
+    fn last_of(&mut self, key: &str) -> Option<&Entry<K>> {
+        let last = self.index().get(key).map(|l| l.last)?;
+        self.entry(last)
     }
 
     /// The queued events of `key`, oldest first.
-    fn events_of(&self, key: &str) -> Vec<Delta<K>> {
+    fn events_of(&mut self, key: &str) -> Vec<Delta<K>> {
         let mut out = Vec::new();
-        let mut seq = self.keys.get(key).map_or(NONE, |l| l.first);
+        let mut seq = self.index().get(key).map_or(NONE, |l| l.first);
         while seq != NONE {
             let Some(entry) = self.entry(seq) else { break };
             out.push(entry.delta.clone());
@@ -291,10 +349,10 @@ impl<K> State<K> {
     }
 
     /// Queued keys in order of their first queued event.
-    fn keys_in_order(&self) -> Vec<ObjectKey> {
+    fn keys_in_order(&mut self) -> Vec<ObjectKey> {
         let head = self.head;
         let mut keys: Vec<(u64, &ObjectKey)> = self
-            .keys
+            .index()
             .iter()
             .map(|(k, l)| (l.first.wrapping_sub(head), k))
             .collect();
@@ -385,6 +443,7 @@ impl<K: Resource + Send + Sync + 'static> RealFifo<K> {
                 // Room below for events put back at the front.
                 head: 1 << 62,
                 keys: HashMap::default(),
+                unindexed: 0,
                 populated: false,
                 initial_population_count: 0,
                 synced: false,
@@ -458,7 +517,7 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
             let mut state = self.state.lock();
             state.populated = true;
             state.check_synced();
-            if !state.keys.contains_key(&*key) {
+            if !state.contains_key(&key) {
                 for delta in deltas {
                     state.push_back(Some(key.clone()), delta);
                 }
@@ -536,40 +595,45 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
             return Ok(());
         }
         let (_, prepared) = self.config.prepare_replace(list, true)?;
-        // The deletion pass needs only the listed keys.
-        let listed: HashSet<&str, Hasher> = prepared.iter().map(|(k, _)| &**k).collect();
         let mut state = self.state.lock();
-        // Deletions detected against the queue.
-        let queued = state.keys_in_order();
-        for key in &queued {
-            if listed.contains(&**key) {
-                continue;
+        let known_keys = self.config.known_keys();
+        // Nothing queued and nothing known (a first list): no deletion to
+        // detect, and no need for the set of listed keys.
+        if !state.items.is_empty() || !known_keys.is_empty() {
+            // The deletion passes need only the listed keys.
+            let listed: HashSet<&str, Hasher> = prepared.iter().map(|(k, _)| &**k).collect();
+            // Deletions detected against the queue.
+            let queued = state.keys_in_order();
+            for key in &queued {
+                if listed.contains(&**key) {
+                    continue;
+                }
+                let Some(last) = state.last_of(key) else {
+                    continue;
+                };
+                if last.delta.type_ == DeltaType::Deleted {
+                    continue;
+                }
+                let tombstone = DeletedFinalStateUnknown {
+                    key: key.clone(),
+                    obj: last.delta.object.object().cloned(),
+                };
+                state.push_back(Some(key.clone()), Delta::new(DeltaType::Deleted, tombstone));
             }
-            let Some(last) = state.last_of(key) else {
-                continue;
-            };
-            if last.delta.type_ == DeltaType::Deleted {
-                continue;
+            // Deletions detected against the known objects, for keys not queued.
+            let known = self.config.known_tombstones_of(known_keys, |key| {
+                listed.contains(&**key) || state.keys.contains_key(&**key)
+            });
+            drop(listed);
+            for (key, delta) in known {
+                state.push_back(Some(key), delta);
             }
-            let tombstone = DeletedFinalStateUnknown {
-                key: key.clone(),
-                obj: last.delta.object.object().cloned(),
-            };
-            state.push_back(Some(key.clone()), Delta::new(DeltaType::Deleted, tombstone));
         }
-        // Deletions detected against the known objects, for keys not queued.
-        let known = self
-            .config
-            .known_tombstones(|key| listed.contains(&**key) || state.keys.contains_key(&**key));
-        drop(listed);
-        for (key, delta) in known {
-            state.push_back(Some(key), delta);
-        }
+        // Indexed when the index is next needed.
         state.items.reserve(prepared.len());
-        state.keys.reserve(prepared.len());
         for (key, object) in prepared {
-            state.push_back(
-                Some(key),
+            state.push_back_unindexed(
+                key,
                 Delta {
                     type_: DeltaType::Replaced,
                     object,
@@ -610,7 +674,7 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
         {
             let mut state = self.state.lock();
             for key in known.list_keys() {
-                if state.keys.contains_key(&*key) {
+                if state.contains_key(&key) {
                     continue;
                 }
                 let Some(obj) = known.get_by_key(&key) else {
@@ -879,10 +943,9 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
     /// The queued events grouped per key, keys in order of their first
     /// queued event (atomic events, which have no key, are left out).
     pub fn list(&self) -> Vec<Deltas<K>> {
-        let state = self.state.lock();
-        state
-            .keys_in_order()
-            .iter()
+        let mut state = self.state.lock();
+        let keys = state.keys_in_order();
+        keys.iter()
             .map(|k| Deltas::new(state.events_of(k)))
             .collect()
     }
@@ -907,7 +970,7 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
 
     /// Whether an event of `key` is queued (a per-key index lookup).
     pub fn contains_key(&self, key: &str) -> bool {
-        self.state.lock().keys.contains_key(key)
+        self.state.lock().contains_key(key)
     }
 
     /// The queued events of `obj`'s key, oldest first.
@@ -1091,6 +1154,56 @@ mod tests {
             popped.iter().all(|(_, t, _, _)| *t != DeltaType::Sync),
             "never Sync"
         );
+    }
+
+    #[tokio::test]
+    async fn a_lists_events_should_be_found_by_key_whatever_comes_after_them() {
+        let fifo = with_known(&known(&[]));
+        fifo.replace(
+            vec![cm("ns", "a", 1), cm("ns", "b", 1), cm("ns", "c", 1)],
+            "1",
+        )
+        .unwrap();
+        assert!(fifo.contains_key("ns/b"));
+        assert!(!fifo.contains_key("ns/z"));
+        // Popped before anything else came: gone from the index too.
+        fifo.pop(|_, _| Ok(())).await.unwrap();
+        assert!(!fifo.contains_key("ns/a"));
+        assert_eq!(
+            summary(&fifo.get_by_key("ns/b").unwrap()),
+            [(DeltaType::Replaced, false, 1)]
+        );
+        // A watch event after the list joins its key's events.
+        fifo.update(cm("ns", "c", 2)).unwrap();
+        assert_eq!(
+            summary(&fifo.get_by_key("ns/c").unwrap()),
+            [
+                (DeltaType::Replaced, false, 1),
+                (DeltaType::Updated, false, 2)
+            ]
+        );
+        // A second list while the first is queued: tombstones from the
+        // queue's newest states, then the listed objects.
+        fifo.replace(vec![cm("ns", "d", 3)], "3").unwrap();
+        fifo.add_if_not_present(Deltas::new(vec![Delta::new(
+            DeltaType::Added,
+            cm("ns", "b", 0),
+        )]))
+        .unwrap();
+        fifo.pop(|_, _| Err(ProcessError::requeue())).await.unwrap();
+        assert_eq!(fifo.list_keys().len(), 3);
+        assert_eq!(
+            view(&pop_all(&fifo).await),
+            [
+                ("ns/b", DeltaType::Replaced, false, 1),
+                ("ns/c", DeltaType::Replaced, false, 1),
+                ("ns/c", DeltaType::Updated, false, 2),
+                ("ns/b", DeltaType::Deleted, true, 1),
+                ("ns/c", DeltaType::Deleted, true, 2),
+                ("ns/d", DeltaType::Replaced, false, 3),
+            ]
+        );
+        assert!(fifo.list_keys().is_empty());
     }
 
     #[tokio::test]

@@ -386,6 +386,39 @@ async fn a_watch_bookmark_should_reach_the_cache_through_the_atomic_real_fifo() 
 }
 
 #[tokio::test(start_paused = true)]
+async fn bookmarks_of_a_streaming_list_should_reach_the_cache_only_after_the_initial_events() {
+    let (lw, watches) = Scripted::new(vec![(Vec::new(), 1)]);
+    let informer = SharedIndexInformer::new(lw, Duration::ZERO, Indexers::default())
+        .name("streaming-bookmarks")
+        .reflector_options(|r| r.use_watch_list(true));
+    let (cancel, task) = run(&informer);
+    let cache_version = || informer.get_indexer().last_store_sync_resource_version();
+    send(&watches[0], WatchEvent::Added(cm("a", 2)));
+    // A bookmark among the initial events moves only the streamed state's
+    // version: neither the FIFO nor the reflector sees it yet.
+    send(&watches[0], bookmark(3, false));
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(!informer.has_synced());
+    assert_eq!(cache_version(), "");
+    assert_eq!(informer.last_sync_resource_version(), "");
+    send(&watches[0], bookmark(4, true));
+    until("the streaming list is stored", || informer.has_synced()).await;
+    // The initial-events-end bookmark's version comes with the replace.
+    assert_eq!(cache_version(), "4");
+    assert_eq!(informer.last_sync_resource_version(), "4");
+    // Later bookmarks of the same stream are `Bookmark` events of the FIFO.
+    send(&watches[0], bookmark(9, false));
+    until("the bookmark", || cache_version() == "9").await;
+    assert_eq!(informer.last_sync_resource_version(), "9");
+    assert_eq!(
+        informer.get_indexer().list_keys(),
+        vec![Arc::<str>::from("ns/a")]
+    );
+    cancel.cancel();
+    let _ = task.await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_streaming_list_should_be_transformed_as_it_arrives_before_it_reaches_the_cache() {
     let (lw, watches) = Scripted::new(vec![(Vec::new(), 1)]);
     let informer = SharedIndexInformer::new(lw, Duration::ZERO, Indexers::default())

@@ -332,9 +332,10 @@ where
     /// and never when the [`ListerWatcher`] says it cannot stream
     /// ([`ListerWatcher::is_watch_list_semantics_unsupported`]): then it
     /// always lists. A `429` or an unreachable server is retried after the
-    /// backoff, an expired or too large version is retried from `""`, and a
-    /// stream that closes before the initial-events-end bookmark is opened
-    /// again (after the backoff).
+    /// backoff, an expired or too large version is retried at once from
+    /// `""`, and a stream that closes before the initial-events-end bookmark
+    /// (after an event, or after a second) is opened again at once, from the
+    /// same version, its partial state dropped.
     #[must_use]
     pub fn use_watch_list(mut self, enabled: bool) -> Self {
         self.use_watch_list = enabled;
@@ -720,9 +721,11 @@ where
                         self.set_last_sync_resource_version(&resource_version);
                         return Ok(stream);
                     }
+                    // As client-go's `watchList` loop: opened again at
+                    // once, from the same version (not a very short watch:
+                    // that one falls back to a list).
                     Ok(Streamed::Closed) => {
-                        debug!("the streaming list closed before its initial events ended; retrying");
-                        tokio::time::sleep(self.next_delay()).await;
+                        debug!("the streaming list closed before its initial events ended; re-opening it");
                     }
                     Err(error) if error.is_watch_error_retriable() => {
                         self.note(&error);
