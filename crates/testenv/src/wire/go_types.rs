@@ -61,6 +61,9 @@ pub(crate) struct GoStruct {
     pub(crate) name: String,
     /// Its package's name (`v1`).
     pub(crate) package: String,
+    /// Its name qualified by its API group's short name (`apps.v1.DeploymentSpec`,
+    /// `core.v1.Container`, `meta.v1.ObjectMeta`).
+    pub(crate) qualified: String,
     /// The Go type of each JSON field.
     pub(crate) fields: HashMap<String, GoType>,
 }
@@ -155,6 +158,17 @@ impl de::Error for RecordError {
 /// What a visitor says it expects (`IntOrString`, `a base64-encoded string`).
 fn expecting<'de, V: Visitor<'de>>(visitor: &V) -> String {
     (visitor as &dyn Expected).to_string()
+}
+
+/// The name of a k8s-openapi type qualified by its API group's short name, from its Rust path:
+/// the module before the version module (`...::api::apps::v1::deployment_spec::DeploymentSpec`
+/// is `apps.v1.DeploymentSpec`, `...::apimachinery::pkg::apis::meta::v1::...` is `meta.v1.*`).
+fn qualified(rust_name: &str, name: &str) -> String {
+    let segments: Vec<&str> = rust_name.split("::").collect();
+    match segments.iter().rposition(|s| is_version(s)) {
+        Some(i) if i > 0 => format!("{}.{}.{name}", segments[i - 1], segments[i]),
+        _ => name.to_owned(),
+    }
 }
 
 /// The Go package of a k8s-openapi type, from its Rust path
@@ -323,6 +337,7 @@ impl<'de> de::Deserializer<'de> for Recorder<'_> {
         self.builder.structs.push(GoStruct {
             name: name.to_owned(),
             package: package.to_owned(),
+            qualified: qualified(rust_name, name),
             fields: HashMap::new(),
         });
         self.builder.index.insert(rust_name, i);
@@ -480,6 +495,20 @@ mod tests {
             "v1alpha2"
         );
         assert_eq!(package("a::vbeta::v1alpha::Y"), "v1");
+        assert_eq!(
+            qualified(
+                "k8s_openapi::v1_36::api::apps::v1::deployment_spec::DeploymentSpec",
+                "DeploymentSpec"
+            ),
+            "apps.v1.DeploymentSpec"
+        );
+        assert_eq!(
+            qualified(
+                "k8s_openapi::v1_36::apimachinery::pkg::apis::meta::v1::object_meta::ObjectMeta",
+                "ObjectMeta"
+            ),
+            "meta.v1.ObjectMeta"
+        );
     }
 
     #[test]
