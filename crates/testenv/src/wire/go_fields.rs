@@ -9,9 +9,10 @@
 //! `flowcontrol/v1`, `networking/v1`, `node/v1`, `policy/v1`, `rbac/v1`, `scheduling/v1`,
 //! `storage/v1`: `types.go`), of `k8s.io/apimachinery` v0.36.2 (`pkg/apis/meta/v1/types.go`)
 //! and of `k8s.io/kube-aggregator` v0.36.2 (`pkg/apis/apiregistration/v1/types.go`), read
-//! field by field (embedded fields with a JSON name included, `json:",inline"` and `json:"-"`
-//! left out). Format, one struct a line: its name qualified by its package's group and version,
-//! then its fields by JSON name:
+//! field by field (an embedded field with a JSON name as a field, the fields of an embedded
+//! struct of the same package tagged `json:",inline"` as its own, `json:"-"` left out).
+//! Format, one struct a line: its name qualified by its package's group and version, then its
+//! fields by JSON name:
 //!
 //! ```text
 //! <group>.<version>.<Struct> <field>...
@@ -41,11 +42,11 @@ admissionregistration.v1.MutatingWebhook name= clientConfig= rules failurePolicy
 admissionregistration.v1.MutatingWebhookConfiguration metadata? webhooks\n\
 admissionregistration.v1.MutatingWebhookConfigurationList metadata? items=\n\
 admissionregistration.v1.Mutation patchType= applyConfiguration jsonPatch\n\
-admissionregistration.v1.NamedRuleWithOperations resourceNames\n\
+admissionregistration.v1.NamedRuleWithOperations resourceNames operations apiGroups apiVersions resources scope\n\
 admissionregistration.v1.ParamKind apiVersion kind\n\
 admissionregistration.v1.ParamRef name namespace selector parameterNotFoundAction\n\
 admissionregistration.v1.Rule apiGroups apiVersions resources scope\n\
-admissionregistration.v1.RuleWithOperations operations\n\
+admissionregistration.v1.RuleWithOperations operations apiGroups apiVersions resources scope\n\
 admissionregistration.v1.ServiceReference namespace= name= path port\n\
 admissionregistration.v1.TypeChecking expressionWarnings\n\
 admissionregistration.v1.ValidatingAdmissionPolicy metadata? spec? status?\n\
@@ -189,12 +190,12 @@ core.v1.ComponentCondition type= status= message error\n\
 core.v1.ComponentStatus metadata? conditions\n\
 core.v1.ComponentStatusList metadata? items=\n\
 core.v1.ConfigMap metadata? immutable data binaryData\n\
-core.v1.ConfigMapEnvSource optional\n\
-core.v1.ConfigMapKeySelector key= optional\n\
+core.v1.ConfigMapEnvSource name optional\n\
+core.v1.ConfigMapKeySelector name key= optional\n\
 core.v1.ConfigMapList metadata? items=\n\
 core.v1.ConfigMapNodeConfigSource namespace= name= uid? resourceVersion kubeletConfigKey=\n\
-core.v1.ConfigMapProjection items optional\n\
-core.v1.ConfigMapVolumeSource items defaultMode optional\n\
+core.v1.ConfigMapProjection name items optional\n\
+core.v1.ConfigMapVolumeSource name items defaultMode optional\n\
 core.v1.Container name= image command args workingDir ports envFrom env resources? resizePolicy restartPolicy restartPolicyRules volumeMounts volumeDevices livenessProbe readinessProbe startupProbe lifecycle terminationMessagePath terminationMessagePolicy? imagePullPolicy? securityContext stdin stdinOnce tty\n\
 core.v1.ContainerExtendedResourceRequest containerName= resourceName= requestName=\n\
 core.v1.ContainerImage names= sizeBytes\n\
@@ -221,7 +222,7 @@ core.v1.EndpointsList metadata? items=\n\
 core.v1.EnvFromSource prefix configMapRef secretRef\n\
 core.v1.EnvVar name= value valueFrom\n\
 core.v1.EnvVarSource fieldRef resourceFieldRef configMapKeyRef secretKeyRef fileKeyRef\n\
-core.v1.EphemeralContainer targetContainerName\n\
+core.v1.EphemeralContainer name= image command args workingDir ports envFrom env resources? resizePolicy restartPolicy restartPolicyRules volumeMounts volumeDevices livenessProbe readinessProbe startupProbe lifecycle terminationMessagePath terminationMessagePolicy? imagePullPolicy? securityContext stdin stdinOnce tty targetContainerName\n\
 core.v1.EphemeralContainerCommon name= image command args workingDir ports envFrom env resources? resizePolicy restartPolicy restartPolicyRules volumeMounts volumeDevices livenessProbe readinessProbe startupProbe lifecycle terminationMessagePath terminationMessagePolicy? imagePullPolicy? securityContext stdin stdinOnce tty\n\
 core.v1.EphemeralVolumeSource volumeClaimTemplate\n\
 core.v1.Event metadata= involvedObject= reason message source? firstTimestamp? lastTimestamp? count type eventTime? series action related reportingComponent= reportingInstance=\n\
@@ -299,7 +300,7 @@ core.v1.PersistentVolumeClaimTemplate metadata? spec=\n\
 core.v1.PersistentVolumeClaimVolumeSource claimName= readOnly\n\
 core.v1.PersistentVolumeList metadata? items=\n\
 core.v1.PersistentVolumeSource gcePersistentDisk awsElasticBlockStore hostPath glusterfs nfs rbd iscsi cinder cephfs fc flocker flexVolume azureFile vsphereVolume quobyte azureDisk photonPersistentDisk portworxVolume scaleIO local storageos csi\n\
-core.v1.PersistentVolumeSpec capacity? accessModes claimRef persistentVolumeReclaimPolicy? storageClassName mountOptions volumeMode nodeAffinity volumeAttributesClassName\n\
+core.v1.PersistentVolumeSpec capacity? gcePersistentDisk awsElasticBlockStore hostPath glusterfs nfs rbd iscsi cinder cephfs fc flocker flexVolume azureFile vsphereVolume quobyte azureDisk photonPersistentDisk portworxVolume scaleIO local storageos csi accessModes claimRef persistentVolumeReclaimPolicy? storageClassName mountOptions volumeMode nodeAffinity volumeAttributesClassName\n\
 core.v1.PersistentVolumeStatus phase? message reason lastPhaseTransitionTime\n\
 core.v1.PhotonPersistentDiskVolumeSource pdID= fsType\n\
 core.v1.Pod metadata? spec? status?\n\
@@ -337,7 +338,7 @@ core.v1.PortworxVolumeSource volumeID= fsType readOnly\n\
 core.v1.Preconditions uid\n\
 core.v1.PreferAvoidPodsEntry podSignature= evictionTime? reason message\n\
 core.v1.PreferredSchedulingTerm weight= preference=\n\
-core.v1.Probe initialDelaySeconds timeoutSeconds periodSeconds successThreshold failureThreshold terminationGracePeriodSeconds\n\
+core.v1.Probe exec httpGet tcpSocket grpc initialDelaySeconds timeoutSeconds periodSeconds successThreshold failureThreshold terminationGracePeriodSeconds\n\
 core.v1.ProbeHandler exec httpGet tcpSocket grpc\n\
 core.v1.ProjectedVolumeSource sources= defaultMode\n\
 core.v1.QuobyteVolumeSource registry= volume= readOnly user group tenant\n\
@@ -365,10 +366,10 @@ core.v1.ScopeSelector matchExpressions\n\
 core.v1.ScopedResourceSelectorRequirement scopeName= operator= values\n\
 core.v1.SeccompProfile type= localhostProfile\n\
 core.v1.Secret metadata? immutable data stringData type?\n\
-core.v1.SecretEnvSource optional\n\
-core.v1.SecretKeySelector key= optional\n\
+core.v1.SecretEnvSource name optional\n\
+core.v1.SecretKeySelector name key= optional\n\
 core.v1.SecretList metadata? items=\n\
-core.v1.SecretProjection items optional\n\
+core.v1.SecretProjection name items optional\n\
 core.v1.SecretReference name namespace\n\
 core.v1.SecretVolumeSource secretName items defaultMode optional\n\
 core.v1.SecurityContext capabilities privileged seLinuxOptions windowsOptions runAsUser runAsGroup runAsNonRoot readOnlyRootFilesystem allowPrivilegeEscalation procMount seccompProfile appArmorProfile\n\
@@ -395,7 +396,7 @@ core.v1.TopologySelectorTerm matchLabelExpressions\n\
 core.v1.TopologySpreadConstraint maxSkew= topologyKey= whenUnsatisfiable= labelSelector minDomains nodeAffinityPolicy nodeTaintsPolicy matchLabelKeys\n\
 core.v1.TypedLocalObjectReference *apiGroup kind= name=\n\
 core.v1.TypedObjectReference *apiGroup kind= name= namespace\n\
-core.v1.Volume name=\n\
+core.v1.Volume name= hostPath emptyDir gcePersistentDisk awsElasticBlockStore gitRepo secret nfs iscsi glusterfs persistentVolumeClaim rbd flexVolume cinder cephfs flocker downwardAPI fc azureFile configMap vsphereVolume quobyte azureDisk photonPersistentDisk projected portworxVolume scaleIO storageos csi ephemeral image\n\
 core.v1.VolumeDevice name= devicePath=\n\
 core.v1.VolumeMount name= readOnly recursiveReadOnly mountPath= subPath mountPropagation subPathExpr\n\
 core.v1.VolumeMountStatus name= mountPath= readOnly recursiveReadOnly volumeStatus\n\
@@ -441,43 +442,43 @@ flowcontrol.v1.ResourcePolicyRule verbs= apiGroups= resources= clusterScope name
 flowcontrol.v1.ServiceAccountSubject namespace= name=\n\
 flowcontrol.v1.Subject kind= user group serviceAccount\n\
 flowcontrol.v1.UserSubject name=\n\
-meta.v1.APIGroup name= versions= preferredVersion? serverAddressByClientCIDRs\n\
-meta.v1.APIGroupList groups=\n\
+meta.v1.APIGroup kind apiVersion name= versions= preferredVersion? serverAddressByClientCIDRs\n\
+meta.v1.APIGroupList kind apiVersion groups=\n\
 meta.v1.APIResource name= singularName= namespaced= group version kind= verbs= shortNames categories storageVersionHash\n\
-meta.v1.APIResourceList groupVersion= resources=\n\
-meta.v1.APIVersions versions= serverAddressByClientCIDRs=\n\
-meta.v1.ApplyOptions dryRun force= fieldManager=\n\
+meta.v1.APIResourceList kind apiVersion groupVersion= resources=\n\
+meta.v1.APIVersions kind apiVersion versions= serverAddressByClientCIDRs=\n\
+meta.v1.ApplyOptions kind apiVersion dryRun force= fieldManager=\n\
 meta.v1.Condition type= status= observedGeneration lastTransitionTime= reason= message=\n\
-meta.v1.CreateOptions dryRun fieldManager fieldValidation\n\
-meta.v1.DeleteOptions gracePeriodSeconds preconditions orphanDependents propagationPolicy dryRun ignoreStoreReadErrorWithClusterBreakingPotential\n\
+meta.v1.CreateOptions kind apiVersion dryRun fieldManager fieldValidation\n\
+meta.v1.DeleteOptions kind apiVersion gracePeriodSeconds preconditions orphanDependents propagationPolicy dryRun ignoreStoreReadErrorWithClusterBreakingPotential\n\
 meta.v1.FieldSelectorRequirement key= operator= values\n\
-meta.v1.GetOptions resourceVersion\n\
+meta.v1.GetOptions kind apiVersion resourceVersion\n\
 meta.v1.GroupVersionForDiscovery groupVersion= version=\n\
 meta.v1.LabelSelector matchLabels matchExpressions\n\
 meta.v1.LabelSelectorRequirement key= operator= values\n\
-meta.v1.List metadata? items=\n\
+meta.v1.List kind apiVersion metadata? items=\n\
 meta.v1.ListMeta selfLink resourceVersion continue remainingItemCount shardInfo\n\
-meta.v1.ListOptions labelSelector fieldSelector watch allowWatchBookmarks resourceVersion resourceVersionMatch? timeoutSeconds limit continue sendInitialEvents shardSelector\n\
+meta.v1.ListOptions kind apiVersion labelSelector fieldSelector watch allowWatchBookmarks resourceVersion resourceVersionMatch? timeoutSeconds limit continue sendInitialEvents shardSelector\n\
 meta.v1.ManagedFieldsEntry manager operation? apiVersion time fieldsType fieldsV1 subresource\n\
 meta.v1.ObjectMeta name generateName namespace selfLink uid? resourceVersion generation creationTimestamp! deletionTimestamp deletionGracePeriodSeconds labels annotations ownerReferences finalizers managedFields\n\
 meta.v1.OwnerReference apiVersion= kind= name= uid= controller blockOwnerDeletion\n\
-meta.v1.PartialObjectMetadata metadata?\n\
-meta.v1.PartialObjectMetadataList metadata? items=\n\
-meta.v1.PatchOptions dryRun force fieldManager fieldValidation\n\
+meta.v1.PartialObjectMetadata kind apiVersion metadata?\n\
+meta.v1.PartialObjectMetadataList kind apiVersion metadata? items=\n\
+meta.v1.PatchOptions kind apiVersion dryRun force fieldManager fieldValidation\n\
 meta.v1.Preconditions uid resourceVersion\n\
 meta.v1.RootPaths paths=\n\
 meta.v1.ServerAddressByClientCIDR clientCIDR= serverAddress=\n\
 meta.v1.ShardInfo selector=\n\
-meta.v1.Status metadata? status message reason? details code\n\
+meta.v1.Status kind apiVersion metadata? status message reason? details code\n\
 meta.v1.StatusCause reason? message field\n\
 meta.v1.StatusDetails name group kind uid? causes retryAfterSeconds\n\
-meta.v1.Table metadata? columnDefinitions= rows=\n\
+meta.v1.Table kind apiVersion metadata? columnDefinitions= rows=\n\
 meta.v1.TableColumnDefinition name= type= format= description= priority=\n\
-meta.v1.TableOptions includeObject?\n\
+meta.v1.TableOptions kind apiVersion includeObject?\n\
 meta.v1.TableRow cells= conditions object?\n\
 meta.v1.TableRowCondition type= status= reason message\n\
 meta.v1.TypeMeta kind apiVersion\n\
-meta.v1.UpdateOptions dryRun fieldManager fieldValidation\n\
+meta.v1.UpdateOptions kind apiVersion dryRun fieldManager fieldValidation\n\
 networking.v1.HTTPIngressPath path *pathType backend=\n\
 networking.v1.HTTPIngressRuleValue paths=\n\
 networking.v1.IPAddress metadata? spec?\n\
@@ -494,7 +495,7 @@ networking.v1.IngressList metadata? items=\n\
 networking.v1.IngressLoadBalancerIngress ip hostname ports\n\
 networking.v1.IngressLoadBalancerStatus ingress\n\
 networking.v1.IngressPortStatus port= protocol= error\n\
-networking.v1.IngressRule host\n\
+networking.v1.IngressRule host http\n\
 networking.v1.IngressRuleValue http\n\
 networking.v1.IngressServiceBackend name= port?\n\
 networking.v1.IngressSpec ingressClassName defaultBackend tls rules\n\

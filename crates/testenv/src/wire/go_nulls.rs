@@ -251,6 +251,21 @@ mod tests {
     }
 
     #[test]
+    fn the_fields_of_an_inline_struct_should_be_its_container_s() {
+        // `EphemeralContainer` inlines `EphemeralContainerCommon`; `Volume` inlines
+        // `VolumeSource`.
+        let p = normalized::<api::core::v1::Pod>(json!({"spec": {
+            "ephemeralContainers": [{"name": null, "resources": null, "image": null}],
+            "volumes": [{"name": null, "emptyDir": null}]
+        }}));
+        assert_eq!(
+            p,
+            json!({"spec": {"ephemeralContainers": [{"name": "", "resources": {}}],
+                "volumes": [{"name": ""}]}})
+        );
+    }
+
+    #[test]
     fn the_table_should_read_the_go_tags() {
         let spec = &TABLE["apps.v1.DeploymentSpec"];
         assert_eq!(spec["replicas"], Tag::OmitEmpty);
@@ -362,5 +377,87 @@ mod tests {
             json!({"data": null, "revision": null}),
         );
         assert_eq!(r, json!({"data": null, "revision": 0}));
+    }
+
+    /// Every non-null scalar of `v` with its path.
+    fn scalars(v: &Value, path: String, out: &mut Vec<(String, Value)>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    scalars(x, format!("{path}/{k}"), out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    scalars(x, format!("{path}/{i}"), out);
+                }
+            }
+            Value::Null => {}
+            _ => out.push((path, v.clone())),
+        }
+    }
+
+    fn json_tree() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        const KEYS: &[&str] = &[
+            "metadata",
+            "spec",
+            "template",
+            "containers",
+            "resources",
+            "labels",
+            "replicas",
+            "name",
+            "image",
+            "strategy",
+            "selector",
+            "matchLabels",
+            "status",
+            "conditions",
+            "creationTimestamp",
+            "ports",
+            "containerPort",
+            "command",
+            "limits",
+            "x",
+        ];
+        let leaf = prop_oneof![
+            4 => Just(Value::Null),
+            1 => any::<bool>().prop_map(Value::Bool),
+            1 => any::<i32>().prop_map(Value::from),
+            1 => "[a-z0-9]{0,4}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(6, 64, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                proptest::collection::btree_map(proptest::sample::select(KEYS), inner, 0..6)
+                    .prop_map(|m| Value::Object(
+                        m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+                    )),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn normalizing_should_keep_every_non_null_value_and_be_idempotent(
+            spec in json_tree(), metadata in json_tree(), status in json_tree(),
+        ) {
+            let types = go_types::of::<api::apps::v1::Deployment>().unwrap();
+            let mut m = Map::new();
+            m.insert("metadata".into(), metadata);
+            m.insert("spec".into(), spec);
+            m.insert("status".into(), status);
+            let before = Value::Object(m.clone());
+            normalize(&types, &mut m);
+            let once = Value::Object(m.clone());
+            normalize(&types, &mut m);
+            proptest::prop_assert_eq!(&Value::Object(m), &once);
+            let mut kept = Vec::new();
+            scalars(&before, String::new(), &mut kept);
+            for (path, v) in kept {
+                proptest::prop_assert_eq!(once.pointer(&path), Some(&v), "{}", path);
+            }
+        }
     }
 }
