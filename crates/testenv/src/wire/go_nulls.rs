@@ -18,58 +18,10 @@
 //! is a pointer and its `omitempty` and `omitzero` from the Go sources
 //! ([`go_fields`](super::go_fields)). A struct the table does not know has its `null`s dropped.
 
-use std::collections::HashMap;
-use std::sync::LazyLock;
-
 use serde_json::{Map, Value};
 
-use super::go_fields::GO_FIELDS;
+use super::go_fields::{Tag, lookup};
 use super::go_types::{GoType, GoTypes};
-
-/// What a field's zero encodes as, besides being dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tag {
-    /// Not a pointer, no `omitempty`: the zero of its type.
-    Value,
-    /// A pointer without `omitempty`: `null`.
-    Pointer,
-    /// Not a pointer, with `omitempty`, of a named type: a struct's zero (never dropped by
-    /// `omitempty`), else dropped.
-    NamedOmitEmpty,
-    /// `omitzero`: dropped.
-    OmitZero,
-    /// A pointer, slice, map or basic type with `omitempty`: dropped.
-    OmitEmpty,
-}
-
-/// The table's fields by struct, then by JSON name.
-type Table = HashMap<&'static str, HashMap<&'static str, Tag>>;
-
-static TABLE: LazyLock<Table> = LazyLock::new(|| {
-    GO_FIELDS
-        .lines()
-        .filter_map(|line| {
-            let mut words = line.split(' ');
-            let name = words.next().filter(|n| !n.is_empty())?;
-            let fields = words
-                .map(|w| {
-                    if let Some(f) = w.strip_prefix('*') {
-                        (f, Tag::Pointer)
-                    } else if let Some(f) = w.strip_suffix('?') {
-                        (f, Tag::NamedOmitEmpty)
-                    } else if let Some(f) = w.strip_suffix('!') {
-                        (f, Tag::OmitZero)
-                    } else if let Some(f) = w.strip_suffix('=') {
-                        (f, Tag::Value)
-                    } else {
-                        (w, Tag::OmitEmpty)
-                    }
-                })
-                .collect();
-            Some((name, fields))
-        })
-        .collect()
-});
 
 /// Structs nested deeper than this are not walked (no Go value struct nests so deep).
 const MAX_DEPTH: usize = 128;
@@ -86,7 +38,7 @@ fn walk(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize) {
     if depth > MAX_DEPTH {
         return;
     }
-    match (ty, v) {
+    match (ty.underlying(), v) {
         (GoType::Struct(i), Value::Object(m)) => walk_struct(types, *i, m, depth + 1),
         (GoType::Slice(elem), Value::Array(items)) => {
             for item in items {
@@ -143,13 +95,12 @@ fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usi
 
 /// What a field of struct `i` that is `null` (or zero) encodes as: `None` when it is dropped.
 fn null_field(types: &GoTypes, i: usize, name: &str, ty: &GoType, depth: usize) -> Option<Value> {
-    let s = &types.structs[i];
-    let tag = TABLE.get(s.qualified.as_str())?.get(name)?;
+    let tag = lookup(&types.structs[i].qualified, name)?.tag;
     match tag {
         Tag::OmitZero | Tag::OmitEmpty => None,
         Tag::Pointer => Some(Value::Null),
         Tag::Value => Some(zero(types, ty, depth + 1)),
-        Tag::NamedOmitEmpty => match ty {
+        Tag::NamedOmitEmpty => match ty.underlying() {
             GoType::Struct(_)
             | GoType::Time
             | GoType::MicroTime
@@ -163,7 +114,7 @@ fn null_field(types: &GoTypes, i: usize, name: &str, ty: &GoType, depth: usize) 
 
 /// What Go writes for the zero value of `ty`.
 fn zero(types: &GoTypes, ty: &GoType, depth: usize) -> Value {
-    match ty {
+    match ty.underlying() {
         GoType::Bool => Value::Bool(false),
         GoType::Int32 | GoType::Int64 | GoType::Uint8 | GoType::Float64 | GoType::IntOrString => {
             Value::from(0)
@@ -175,7 +126,8 @@ fn zero(types: &GoTypes, ty: &GoType, depth: usize) -> Value {
         | GoType::Map(_)
         | GoType::Time
         | GoType::MicroTime
-        | GoType::Raw(_) => Value::Null,
+        | GoType::Raw(_)
+        | GoType::Named(..) => Value::Null,
         GoType::Struct(i) => {
             let mut m = Map::new();
             if depth <= MAX_DEPTH
@@ -195,6 +147,7 @@ fn zero(types: &GoTypes, ty: &GoType, depth: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::go_fields::TABLE;
     use crate::wire::go_types;
     use k8s_openapi::api;
     use serde_json::json;
@@ -268,12 +221,12 @@ mod tests {
     #[test]
     fn the_table_should_read_the_go_tags() {
         let spec = &TABLE["apps.v1.DeploymentSpec"];
-        assert_eq!(spec["replicas"], Tag::OmitEmpty);
-        assert_eq!(spec["selector"], Tag::Pointer);
-        assert_eq!(spec["template"], Tag::Value);
-        assert_eq!(spec["strategy"], Tag::NamedOmitEmpty);
+        assert_eq!(spec["replicas"].tag, Tag::OmitEmpty);
+        assert_eq!(spec["selector"].tag, Tag::Pointer);
+        assert_eq!(spec["template"].tag, Tag::Value);
+        assert_eq!(spec["strategy"].tag, Tag::NamedOmitEmpty);
         assert_eq!(
-            TABLE["meta.v1.ObjectMeta"]["creationTimestamp"],
+            TABLE["meta.v1.ObjectMeta"]["creationTimestamp"].tag,
             Tag::OmitZero
         );
     }
