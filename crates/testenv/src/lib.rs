@@ -251,9 +251,9 @@
 //!   window), and protobuf responses. Of what kube-apiserver's decoding of a built-in object
 //!   into its Go types and encoding again changes, kcr-testenv does the `null`s (dropped, made
 //!   zero values or kept, as each Go field's type and tags say) but not the rest: a zero value
-//!   sent for a non-pointer `omitempty` field (`paused: false`) is kept, and a
-//!   field left out is not written with its zero (`lastProbeTime: null` in a Pod condition,
-//!   `""` for a string without `omitempty`).
+//!   sent for a non-pointer `omitempty` field (`paused: false`) is kept, and a field left out
+//!   is not written with its zero (`lastProbeTime: null` in a Pod condition, `""` for a string
+//!   without `omitempty`).
 //!
 //! # Admin endpoint
 //!
