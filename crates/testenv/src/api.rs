@@ -628,17 +628,28 @@ fn dry_run(req: &Request) -> bool {
 }
 
 /// Drops (or, under `fieldValidation=Strict`, refuses) fields the kind does not have, and
-/// refuses values of the wrong type; the warnings go into the response.
+/// refuses values of the wrong type; the warnings go into the response. A built-in object's
+/// `null`s become what its Go types make of them ([`decoded`]).
 fn decode_fields(req: &Request, def: &ResourceDef, obj: &mut Map<String, Value>) -> ApiResult<()> {
     use validation::unknown_fields::{FieldValidation, decode};
     let mode = FieldValidation::from_param(req.param("fieldValidation"));
     let warnings = if def.custom {
         custom_resource::decode(def, obj, mode)?
     } else {
-        decode(def, obj, mode, &req.body)?
+        let warnings = decode(def, obj, mode, &req.body)?;
+        decoded(def, obj);
+        warnings
     };
     req.warnings.lock().extend(warnings);
     Ok(())
+}
+
+/// An object as kube-apiserver has it once decoded into its kind's Go types: every write of a
+/// built-in object (create, update, each kind of patch, apply, subresources) passes here before
+/// it is defaulted, so that its `null`s are dropped or become zero values as Go's decoding and
+/// encoding make them. Custom resources keep theirs.
+pub(crate) fn decoded(def: &ResourceDef, obj: &mut Map<String, Value>) {
+    validation::unknown_fields::normalize_nulls(def, obj);
 }
 
 /// Parses a request body as an object of the target's kind.
@@ -1441,6 +1452,8 @@ fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
     let mut patched = patched;
     if def.custom {
         decode_fields(req, def, &mut patched)?;
+    } else {
+        decoded(def, &mut patched);
     }
     if let Some(n) = patched
         .get("metadata")
@@ -1533,6 +1546,8 @@ fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> 
     };
     if def.custom {
         decode_fields(req, def, &mut applied)?;
+    } else {
+        decoded(def, &mut applied);
     }
     let part = if t.sub.as_deref() == Some("status") {
         Part::Status

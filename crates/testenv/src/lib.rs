@@ -248,10 +248,12 @@
 //!   ServiceAccount does not exist (kcr-testenv admits it without the token volume),
 //!   dual-stack Services, exact lists older than the watch cache window but not compacted in
 //!   storage (kube-apiserver reads them from etcd; kcr-testenv keeps no history beyond its
-//!   window), the names Go gives its string, slice and map types declared with a name of their
-//!   own in `cannot unmarshal ... of type T` messages (kcr-testenv names what they are made of:
-//!   `string` for `v1.PullPolicy`, `map[string]resource.Quantity` for `v1.ResourceList`), and
-//!   protobuf responses.
+//!   window), and protobuf responses. Of what kube-apiserver's decoding of a built-in object
+//!   into its Go types and encoding again changes, kcr-testenv does the `null`s (dropped, made
+//!   zero values or kept, as each Go field's type and tags say) but not the rest: a zero value
+//!   sent for a non-pointer `omitempty` field (`paused: false`) is kept, and a field left out
+//!   is not written with its zero (`lastProbeTime: null` in a Pod condition, `""` for a string
+//!   without `omitempty`).
 //!
 //! # Admin endpoint
 //!

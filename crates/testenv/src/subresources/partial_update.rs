@@ -586,7 +586,10 @@ pub(crate) fn handle(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
     if req.method == Method::GET {
         return Ok((200, to_bytes(&current)));
     }
-    let new = requested(shared, req, t, &current)?;
+    let mut new = requested(shared, req, t, &current)?;
+    if let Some(m) = new.as_object_mut() {
+        api::decoded(def, m);
+    }
     if let Some(n) = meta_str(&new, "name").filter(|n| *n != name) {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({n}) does not match the name on the URL ({name})"

@@ -38,7 +38,7 @@ impl FieldValidation {
 }
 
 /// The Go types of the built-in kinds kcr-testenv serves; `None` for others.
-fn types(def: &ResourceDef) -> Option<Arc<GoTypes>> {
+pub(crate) fn go_types(def: &ResourceDef) -> Option<Arc<GoTypes>> {
     use k8s_openapi::api;
     match (def.group.as_str(), def.kind.as_str()) {
         ("", "ConfigMap") => go_types::of::<api::core::v1::ConfigMap>(),
@@ -97,7 +97,7 @@ pub(crate) fn decode(
     if def.custom {
         return Ok(Vec::new());
     }
-    let Some(types) = types(def) else {
+    let Some(types) = go_types(def) else {
         return Ok(Vec::new());
     };
     let body = Node::parse(raw).unwrap_or_else(|| Node::from_object(obj));
@@ -118,6 +118,18 @@ pub(crate) fn decode(
     }
     drop_unknown(obj, &outcome.strict);
     Ok(messages)
+}
+
+/// Turns the `null`s of a built-in object into what kube-apiserver's decoding into the kind's Go
+/// types and encoding again make of them (see [`go_nulls`](crate::wire::go_nulls)): dropped, a
+/// zero value, or kept. Custom resources and kinds kcr-testenv has no type for pass unchanged.
+pub(crate) fn normalize_nulls(def: &ResourceDef, obj: &mut Map<String, Value>) {
+    if def.custom {
+        return;
+    }
+    if let Some(types) = go_types(def) {
+        crate::wire::go_nulls::normalize(&types, obj);
+    }
 }
 
 /// Drops the unknown fields (a duplicate keeps its last value, as the decoded object has it).

@@ -385,6 +385,9 @@ impl Walker<'_> {
 
     /// Decodes a value; `Err` stops decoding.
     fn value(&mut self, node: &Node, ty: &GoType) -> Result<(), String> {
+        // A named type decodes as what it is made of; its errors name it.
+        let named = ty;
+        let ty = ty.underlying();
         match ty {
             GoType::Raw(_) => return Ok(()),
             GoType::Quantity => return self.quantity(node),
@@ -396,7 +399,7 @@ impl Walker<'_> {
             (Node::Null, _) => {}
             (Node::Bool(_), GoType::Bool) => {}
             (Node::Number(n), _) => {
-                if let Some(e) = self.number(n, ty) {
+                if let Some(e) = self.number(n, ty, named) {
                     self.save(e);
                 }
             }
@@ -435,8 +438,8 @@ impl Walker<'_> {
                 }
             }
             (Node::Object(members), GoType::Struct(s)) => self.object(members, *s)?,
-            (node, ty) => {
-                let e = self.type_error(node.kind(), ty);
+            (node, _) => {
+                let e = self.type_error(node.kind(), named);
                 self.save(e);
             }
         }
@@ -466,16 +469,17 @@ impl Walker<'_> {
         Ok(())
     }
 
-    /// The error of a number literal decoded into `ty`, if any.
-    fn number(&self, n: &str, ty: &GoType) -> Option<String> {
+    /// The error of a number literal decoded into `ty` (what the type `named` is made of), if
+    /// any.
+    fn number(&self, n: &str, ty: &GoType, named: &GoType) -> Option<String> {
         let fits = match ty {
             GoType::Int32 => go_strconv::parse_int(n).is_ok_and(|v| i32::try_from(v).is_ok()),
             GoType::Int64 => go_strconv::parse_int(n).is_ok(),
             GoType::Uint8 => go_strconv::parse_uint(n).is_ok_and(|v| u8::try_from(v).is_ok()),
             GoType::Float64 => n.parse::<f64>().is_ok_and(f64::is_finite),
-            _ => return Some(self.type_error("number", ty)),
+            _ => return Some(self.type_error("number", named)),
         };
-        (!fits).then(|| self.type_error(&format!("number {n}"), ty))
+        (!fits).then(|| self.type_error(&format!("number {n}"), named))
     }
 
     /// `resource.Quantity`'s decoder: the text (a string's undecoded, spaces trimmed) must
@@ -496,7 +500,7 @@ impl Walker<'_> {
     fn int_or_string(&self, node: &Node) -> Result<(), String> {
         match node {
             Node::Null | Node::String(..) => Ok(()),
-            Node::Number(n) => match self.number(n, &GoType::Int32) {
+            Node::Number(n) => match self.number(n, &GoType::Int32, &GoType::Int32) {
                 None => Ok(()),
                 Some(_) => Err(self.type_error(&format!("number {n}"), &GoType::Int32)),
             },
@@ -666,6 +670,28 @@ mod tests {
         assert_eq!(
             outcome::<Deployment>(r#"{"spec":{"replicas":null,"template":null}}"#),
             Outcome::default()
+        );
+    }
+
+    #[test]
+    fn a_type_go_declares_with_a_name_should_be_named_so() {
+        assert_eq!(
+            error::<Pod>(r#"{"spec":{"containers":[{"name":"a","imagePullPolicy":1}]}}"#),
+            "json: cannot unmarshal number into Go struct field Container.spec.containers.imagePullPolicy of type v1.PullPolicy"
+        );
+        assert_eq!(
+            error::<Pod>(r#"{"spec":{"containers":[{"name":"a","resources":{"limits":"x"}}]}}"#),
+            "json: cannot unmarshal string into Go struct field ResourceRequirements.spec.containers.resources.limits of type v1.ResourceList"
+        );
+        assert_eq!(
+            error::<Pod>(
+                r#"{"spec":{"containers":[{"name":"a","securityContext":{"capabilities":{"add":[1]}}}]}}"#
+            ),
+            "json: cannot unmarshal number into Go struct field Capabilities.spec.containers.securityContext.capabilities.add of type v1.Capability"
+        );
+        assert_eq!(
+            error::<Pod>(r#"{"metadata":{"uid":5}}"#),
+            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.uid of type types.UID"
         );
     }
 

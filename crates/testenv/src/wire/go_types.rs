@@ -6,8 +6,10 @@
 //! Go types: a recording deserializer drives a type's `Deserialize` implementation and notes
 //! what it asks for at each field (`deserialize_i32` for an `int32`, `deserialize_struct` for a
 //! struct, `deserialize_newtype_struct("Quantity")` for a quantity, ...). A Go type declared
-//! with a name of its own over a string, slice or map (`v1.PullPolicy`, `v1.ResourceList`) is
-//! known here by what it is made of (`string`, `map[string]resource.Quantity`).
+//! with a name of its own over a string, slice or map (`v1.PullPolicy`, `v1.ResourceList`),
+//! which k8s-openapi knows only by what it is made of (`string`,
+//! `map[string]resource.Quantity`), takes its name from the table of Go fields
+//! ([`go_fields`](super::go_fields)).
 
 use std::any::{TypeId, type_name};
 use std::collections::HashMap;
@@ -52,6 +54,21 @@ pub(crate) enum GoType {
     Map(Box<GoType>),
     /// A struct: its index in [`GoTypes::structs`].
     Struct(usize),
+    /// A type Go declares with a name of its own (`v1.PullPolicy`, `v1.ResourceList`), or a
+    /// map with a named key (`map[v1.ResourceName]resource.Quantity`): its name, and what it is
+    /// made of.
+    Named(String, Box<GoType>),
+}
+
+impl GoType {
+    /// What a named type is made of; any other type itself.
+    pub(crate) fn underlying(&self) -> &GoType {
+        let mut t = self;
+        while let GoType::Named(_, inner) = t {
+            t = inner;
+        }
+        t
+    }
 }
 
 /// A Go struct.
@@ -61,6 +78,9 @@ pub(crate) struct GoStruct {
     pub(crate) name: String,
     /// Its package's name (`v1`).
     pub(crate) package: String,
+    /// Its name qualified by its API group's short name (`apps.v1.DeploymentSpec`,
+    /// `core.v1.Container`, `meta.v1.ObjectMeta`).
+    pub(crate) qualified: String,
     /// The Go type of each JSON field.
     pub(crate) fields: HashMap<String, GoType>,
 }
@@ -96,6 +116,70 @@ impl GoTypes {
                 let s = &self.structs[*i];
                 format!("{}.{}", s.package, s.name)
             }
+            GoType::Named(name, _) => name.clone(),
+        }
+    }
+}
+
+/// `ty` under the Go type `go` names it (`v1.PullPolicy`, `[]v1.Capability`,
+/// `v1.ResourceList`, written as `reflect.Type.String` does): wrapped in [`GoType::Named`]
+/// wherever Go names a type that `ty` knows only by its shape.
+fn with_go_name(go: &str, ty: GoType) -> GoType {
+    if let Some((_, made_of)) = super::go_fields::NAMED_TYPES.iter().find(|(n, _)| *n == go) {
+        return GoType::Named(go.to_owned(), Box::new(with_go_name(made_of, ty)));
+    }
+    match ty {
+        GoType::Slice(elem) => match go.strip_prefix("[]") {
+            Some(e) => GoType::Slice(Box::new(with_go_name(e, *elem))),
+            None => GoType::Slice(elem),
+        },
+        GoType::Map(elem) => {
+            let Some((key, value)) = go.strip_prefix("map[").and_then(split_map) else {
+                return GoType::Map(elem);
+            };
+            let map = GoType::Map(Box::new(with_go_name(value, *elem)));
+            if key == "string" {
+                map
+            } else {
+                GoType::Named(go.to_owned(), Box::new(map))
+            }
+        }
+        GoType::Bool | GoType::Int32 | GoType::Int64 | GoType::Float64 | GoType::String
+            if go.contains('.') =>
+        {
+            GoType::Named(go.to_owned(), Box::new(ty))
+        }
+        other => other,
+    }
+}
+
+/// The key and value types of a map type written after its `map[`.
+fn split_map(rest: &str) -> Option<(&str, &str)> {
+    let mut depth = 1;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((&rest[..i], &rest[i + 1..]));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Names the fields of `structs` whose Go type has a name of its own.
+fn name_fields(structs: &mut [GoStruct]) {
+    for s in structs {
+        for (field, ty) in &mut s.fields {
+            if let Some(go) = super::go_fields::lookup(&s.qualified, field).and_then(|f| f.go_type)
+            {
+                let shaped = std::mem::replace(ty, GoType::Bool);
+                *ty = with_go_name(go, shaped);
+            }
         }
     }
 }
@@ -116,8 +200,10 @@ pub(crate) fn of<T: DeserializeOwned + 'static>() -> Option<Arc<GoTypes>> {
                 out: &mut root,
             })
             .ok()?;
+            let mut structs = builder.structs;
+            name_fields(&mut structs);
             Some(Arc::new(GoTypes {
-                structs: builder.structs,
+                structs,
                 root: root?,
             }))
         })
@@ -155,6 +241,17 @@ impl de::Error for RecordError {
 /// What a visitor says it expects (`IntOrString`, `a base64-encoded string`).
 fn expecting<'de, V: Visitor<'de>>(visitor: &V) -> String {
     (visitor as &dyn Expected).to_string()
+}
+
+/// The name of a k8s-openapi type qualified by its API group's short name, from its Rust path:
+/// the module before the version module (`...::api::apps::v1::deployment_spec::DeploymentSpec`
+/// is `apps.v1.DeploymentSpec`, `...::apimachinery::pkg::apis::meta::v1::...` is `meta.v1.*`).
+fn qualified(rust_name: &str, name: &str) -> String {
+    let segments: Vec<&str> = rust_name.split("::").collect();
+    match segments.iter().rposition(|s| is_version(s)) {
+        Some(i) if i > 0 => format!("{}.{}.{name}", segments[i - 1], segments[i]),
+        _ => name.to_owned(),
+    }
 }
 
 /// The Go package of a k8s-openapi type, from its Rust path
@@ -323,6 +420,7 @@ impl<'de> de::Deserializer<'de> for Recorder<'_> {
         self.builder.structs.push(GoStruct {
             name: name.to_owned(),
             package: package.to_owned(),
+            qualified: qualified(rust_name, name),
             fields: HashMap::new(),
         });
         self.builder.index.insert(rust_name, i);
@@ -465,6 +563,36 @@ mod tests {
     }
 
     #[test]
+    fn a_go_name_should_wrap_the_shape_it_names() {
+        let quantities = GoType::Map(Box::new(GoType::Quantity));
+        let list = with_go_name("v1.ResourceList", quantities.clone());
+        let GoType::Named(name, inner) = &list else {
+            panic!("{list:?}")
+        };
+        assert_eq!(name, "v1.ResourceList");
+        assert_eq!(
+            **inner,
+            GoType::Named(
+                "map[v1.ResourceName]resource.Quantity".into(),
+                Box::new(quantities.clone())
+            )
+        );
+        assert_eq!(list.underlying(), &quantities);
+        let caps = with_go_name("[]v1.Capability", GoType::Slice(Box::new(GoType::String)));
+        assert_eq!(
+            caps,
+            GoType::Slice(Box::new(GoType::Named(
+                "v1.Capability".into(),
+                Box::new(GoType::String)
+            )))
+        );
+        assert_eq!(
+            with_go_name("map[string]string", GoType::Map(Box::new(GoType::String))),
+            GoType::Map(Box::new(GoType::String))
+        );
+    }
+
+    #[test]
     fn a_type_s_package_should_be_its_api_version() {
         assert_eq!(
             package("k8s_openapi::v1_36::api::apps::v1::deployment::Deployment"),
@@ -480,6 +608,20 @@ mod tests {
             "v1alpha2"
         );
         assert_eq!(package("a::vbeta::v1alpha::Y"), "v1");
+        assert_eq!(
+            qualified(
+                "k8s_openapi::v1_36::api::apps::v1::deployment_spec::DeploymentSpec",
+                "DeploymentSpec"
+            ),
+            "apps.v1.DeploymentSpec"
+        );
+        assert_eq!(
+            qualified(
+                "k8s_openapi::v1_36::apimachinery::pkg::apis::meta::v1::object_meta::ObjectMeta",
+                "ObjectMeta"
+            ),
+            "meta.v1.ObjectMeta"
+        );
     }
 
     #[test]
@@ -504,8 +646,31 @@ mod tests {
                     "limits"
                 ]
             )),
-            "map[string]resource.Quantity"
+            "v1.ResourceList"
         );
+        assert_eq!(
+            d.name(field(
+                &d,
+                &["spec", "template", "spec", "containers", "imagePullPolicy"]
+            )),
+            "v1.PullPolicy"
+        );
+        assert_eq!(
+            d.name(field(
+                &d,
+                &[
+                    "spec",
+                    "template",
+                    "spec",
+                    "containers",
+                    "securityContext",
+                    "capabilities",
+                    "add"
+                ]
+            )),
+            "[]v1.Capability"
+        );
+        assert_eq!(d.name(field(&d, &["metadata", "uid"])), "types.UID");
         assert_eq!(
             field(&d, &["spec", "strategy", "rollingUpdate", "maxSurge"]),
             &GoType::IntOrString
@@ -533,7 +698,7 @@ mod tests {
         let n = of::<api::core::v1::Node>().unwrap();
         assert_eq!(
             n.name(field(&n, &["status", "capacity"])),
-            "map[string]resource.Quantity"
+            "v1.ResourceList"
         );
     }
 }
