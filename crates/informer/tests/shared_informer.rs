@@ -392,14 +392,16 @@ async fn a_relist_should_deliver_missed_deletions_as_tombstones_and_missed_updat
     eventually("x", 10, || recorder.len() == 4).await;
     let before = informer.last_sync_resource_version();
 
-    // Keep the informer away for 2 s: its next watch gets a 429 that the
-    // client retries after `Retry-After`. Change things meanwhile and
-    // compact the history, so the retried watch gets 410 and it relists.
-    faults.fail_next(1, Failure::too_many_requests(2).verb("watch"));
+    // Keep the informer away: its watches get a 429 that the client retries
+    // after `Retry-After`, until things have changed and the history is
+    // compacted (however slow the machine), so the watch that follows gets
+    // 410 and it relists.
+    faults.fail_next(usize::MAX, Failure::too_many_requests(1).verb("watch"));
     faults.close_all_watches();
     delete(&api, "cm1").await;
     let updated = update(&api, "cm2", "1").await;
     faults.compact_history();
+    faults.clear();
 
     eventually("the relist's changes", 20, || recorder.len() == 6).await;
     let calls = recorder.calls();
