@@ -205,7 +205,12 @@
 //!   `apiVersion`, `metadata` in `ObjectMeta`'s order, then the rest); `PartialObjectMetadata` when asked for (metadata informers);
 //!   protobuf request bodies for `ConfigMap`, `Secret`, `Namespace`, `ServiceAccount`, `Lease`
 //!   and `apps/v1` `Deployment` (typed `kubectl create` commands), other protobuf bodies (and
-//!   fields the decoder does not know, unless zero) get `415`. Answers are JSON.
+//!   fields the decoder does not know, unless zero) get `415`. A client that asks for protobuf
+//!   first (`Accept: application/vnd.kubernetes.protobuf, application/json`, client-go's
+//!   default) gets objects and list pages of those kinds in protobuf (`k8s\0` +
+//!   `runtime.Unknown`, through kcr-protobuf), and watches of all but `Deployment` as
+//!   length-delimited `WatchEvent` frames (`application/vnd.kubernetes.protobuf;stream=watch`);
+//!   other answers (errors included) are JSON.
 //! - **Faults**: see [`Faults`] (in-process) and the admin endpoint (`/kcr/faults/...`, enabled
 //!   with [`TestEnvBuilder::admin_endpoint`], on in `kcr-apiserver`): close every watch, close
 //!   watches after N events, compact the history, fail the next N requests, add latency,
@@ -251,7 +256,7 @@
 //!   window), the names Go gives its string, slice and map types declared with a name of their
 //!   own in `cannot unmarshal ... of type T` messages (kcr-testenv names what they are made of:
 //!   `string` for `v1.PullPolicy`, `map[string]resource.Quantity` for `v1.ResourceList`), and
-//!   protobuf responses.
+//!   protobuf responses for kinds without a protobuf table and for errors.
 //!
 //! # Admin endpoint
 //!
