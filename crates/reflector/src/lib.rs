@@ -90,13 +90,14 @@ mod api;
 mod backoff;
 mod error;
 mod listwatch;
+mod protobuf;
 mod reflector;
 mod retry_with_deadline;
 mod store;
 mod temporary_store;
 mod without_managed_fields;
 
-pub use api::{ApiListerWatcher, DEFAULT_MAX_EVENT_BYTES};
+pub use api::{ApiListerWatcher, DEFAULT_MAX_EVENT_BYTES, WireFormat};
 pub use backoff::BackoffConfig;
 pub use error::{Error, Result};
 pub use listwatch::{
