@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::de::{DecodeOptions, from_message};
 use crate::error::{Error, Result};
-use crate::json::{from_json, to_json};
+use crate::json::{Path, from_json, to_json};
 use crate::schema::{LIST_META, Schema, item_schema_for, schema_for};
 use crate::wire::{self, Reader};
 
@@ -128,7 +128,13 @@ pub fn object_to_json(body: &[u8]) -> Result<Value> {
 /// The message of an object's JSON form (without envelope), through its kind's table.
 pub fn encode_message(object: &Map<String, Value>, schema: &Schema) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    from_json(object, schema.fields, &["apiVersion", "kind"], "", &mut out)?;
+    from_json(
+        object,
+        schema.fields,
+        &["apiVersion", "kind"],
+        &Path::Root,
+        &mut out,
+    )?;
     Ok(out)
 }
 
@@ -161,14 +167,17 @@ pub fn encode_list<'v>(
     items: impl IntoIterator<Item = &'v Value>,
 ) -> Result<Vec<u8>> {
     let mut list = Vec::new();
+    let root = Path::Root;
+    let meta_path = Path::Field(&root, "metadata");
     wire::put_message_field(1, &mut list, |buf| {
-        from_json(metadata, LIST_META, &[], ".metadata", buf)
+        from_json(metadata, LIST_META, &[], &meta_path, buf)
     })?;
+    let items_path = Path::Field(&root, "items");
     for (i, item) in items.into_iter().enumerate() {
         let obj = item
             .as_object()
             .ok_or_else(|| Error::Invalid(format!("items[{i}] is not an object")))?;
-        let path = format!(".items[{i}]");
+        let path = Path::Index(&items_path, i);
         wire::put_message_field(2, &mut list, |buf| {
             from_json(obj, schema.fields, &["apiVersion", "kind"], &path, buf)
         })?;

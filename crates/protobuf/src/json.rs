@@ -261,13 +261,31 @@ fn message_into(
     Ok(())
 }
 
-/// Encodes a JSON object as a message of `fields`, in field number order. Keys in `skip`
-/// (`apiVersion` and `kind` of a top-level object) are left out.
+/// Where a JSON value sits, for error messages (built only when one is reported).
+#[derive(Clone, Copy)]
+pub(crate) enum Path<'a> {
+    Root,
+    Field(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
+/// Encodes a JSON object as a message of `fields`, in field number order (the tables' order).
+/// Keys in `skip` (`apiVersion` and `kind` of a top-level object) are left out.
 pub(crate) fn from_json(
     v: &Map<String, Value>,
     fields: &'static [Field],
     skip: &[&str],
-    path: &str,
+    path: &Path<'_>,
     out: &mut Vec<u8>,
 ) -> Result<()> {
     // Every key must belong to the table (or to an inlined table).
@@ -276,12 +294,10 @@ pub(crate) fn from_json(
             continue;
         }
         return Err(Error::UnknownJsonField {
-            path: format!("{path}.{key}"),
+            path: Path::Field(path, key).to_string(),
         });
     }
-    let mut sorted: Vec<&Field> = fields.iter().collect();
-    sorted.sort_by_key(|f| f.0);
-    for &&(number, name, kind) in &sorted {
+    for &(number, name, kind) in fields {
         if let Kind::Inline(inner) = kind {
             // The inlined struct's fields are keys of the same JSON object.
             let own: Map<String, Value> = v
@@ -295,8 +311,7 @@ pub(crate) fn from_json(
             continue;
         }
         let Some(value) = v.get(name) else { continue };
-        let here = format!("{path}.{name}");
-        encode_field(number, kind, value, &here, out)?;
+        encode_field(number, kind, value, &Path::Field(path, name), out)?;
     }
     Ok(())
 }
@@ -309,15 +324,15 @@ fn knows(fields: &[Field], key: &str) -> bool {
     })
 }
 
-fn invalid(path: &str, what: &str) -> Error {
+fn invalid(path: &Path<'_>, what: &str) -> Error {
     Error::Invalid(format!("{path} is not {what}"))
 }
 
-fn int_of(value: &Value, path: &str) -> Result<i64> {
+fn int_of(value: &Value, path: &Path<'_>) -> Result<i64> {
     value.as_i64().ok_or_else(|| invalid(path, "an integer"))
 }
 
-fn str_of<'v>(value: &'v Value, path: &str) -> Result<&'v str> {
+fn str_of<'v>(value: &'v Value, path: &Path<'_>) -> Result<&'v str> {
     value.as_str().ok_or_else(|| invalid(path, "a string"))
 }
 
@@ -325,7 +340,7 @@ fn encode_field(
     number: u64,
     kind: Kind,
     value: &Value,
-    path: &str,
+    path: &Path<'_>,
     out: &mut Vec<u8>,
 ) -> Result<()> {
     if value.is_null() {
@@ -397,7 +412,7 @@ fn encode_field(
             keys.sort();
             for k in keys {
                 let v = &obj[k];
-                let here = format!("{path}.{k}");
+                let here = Path::Field(path, k);
                 let mut entry = Vec::new();
                 wire::put_bytes_field(1, k.as_bytes(), &mut entry);
                 match kind {
@@ -425,7 +440,7 @@ fn encode_field(
         Kind::RepMsg(s) => {
             let items = value.as_array().ok_or_else(|| invalid(path, "an array"))?;
             for (i, item) in items.iter().enumerate() {
-                let here = format!("{path}[{i}]");
+                let here = Path::Index(path, i);
                 let obj = item
                     .as_object()
                     .ok_or_else(|| invalid(&here, "an object"))?;
@@ -437,7 +452,7 @@ fn encode_field(
 }
 
 /// A quantity's string (JSON numbers are quantities too).
-fn quantity_string(value: &Value, path: &str) -> Result<String> {
+fn quantity_string(value: &Value, path: &Path<'_>) -> Result<String> {
     match value {
         Value::String(s) => Ok(s.clone()),
         Value::Number(n) => Ok(n.to_string()),
