@@ -20,6 +20,10 @@
 //!   (managedFields dropped), synced when the informer's `has_synced` is true
 //!   (polled every millisecond);
 //! - `kcr keep managedFields`: the same with `keep_managed_fields(true)`;
+//! - `kcr protobuf`: the defaults with `wire_format(WireFormat::Protobuf)` (lists and
+//!   watches in Kubernetes' protobuf, as client-go asks by default; kcr-testenv encodes each
+//!   object from its stored JSON form per request, where kube-apiserver's watch cache keeps
+//!   encoded objects);
 //! - `kube-runtime paged list`: `watcher(api, Config::default())` (pages of
 //!   500) with `.modify(|cm| cm.metadata.managed_fields = None)` feeding
 //!   `reflector(writer, ..)`, synced at `Event::InitDone`;
@@ -30,7 +34,13 @@
 //! also written to `<target>/kcr-initial-sync.md`, which `cargo xtask bench`
 //! prints after its own table.
 //!
-//! Last runs (50,000 objects, medians of 3, shared 2-core machine at load
+//! Protobuf beside JSON, one run (50,000 objects, medians of 3): kcr defaults 0.98 s /
+//! 162 MiB (client CPU 0.65 s), the same in protobuf 1.06 s / 162 MiB (0.65 s; runs 0.91,
+//! 1.06 and 1.20 s), managedFields kept 1.26 s / 376 MiB, kube-runtime paged 7.84 s /
+//! 173 MiB, streaming 2.11 s / 168 MiB: the cache at rest sets the peak either way, and the
+//! client spends as much CPU on either format.
+//!
+//! Earlier runs (50,000 objects, medians of 3, shared 2-core machine at load
 //! average 12–15, so times vary run to run by ±50 %): kcr defaults
 //! (streaming list, managedFields skipped while decoding) 1.77 s / 162 MiB
 //! (client CPU 0.73 s) and 2.27 s / 163 MiB (0.88 s), kcr keeping
@@ -58,7 +68,7 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kcr_informer::SharedInformerFactory;
+use kcr_informer::{SharedInformerFactory, WireFormat};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio::time::Instant;
@@ -66,10 +76,14 @@ use tokio::time::Instant;
 use fixture::NAMESPACE;
 
 /// (argument, row label) of every variant, in the order they run.
-const VARIANTS: [(&str, &str); 4] = [
+const VARIANTS: [(&str, &str); 5] = [
     (
         "kcr",
         "kcr `SharedInformerFactory` defaults (managedFields dropped)",
+    ),
+    (
+        "kcr-protobuf",
+        "kcr defaults + `wire_format(WireFormat::Protobuf)` (managedFields dropped)",
     ),
     ("kcr-keep", "kcr, managedFields kept"),
     (
@@ -175,9 +189,10 @@ fn server() {
 }
 
 /// One kcr initial sync through the factory; returns the objects cached.
-async fn sync_kcr(client: kube::Client, keep_managed_fields: bool) -> usize {
-    let factory =
-        SharedInformerFactory::new(client, Duration::ZERO).keep_managed_fields(keep_managed_fields);
+async fn sync_kcr(client: kube::Client, keep_managed_fields: bool, format: WireFormat) -> usize {
+    let factory = SharedInformerFactory::new(client, Duration::ZERO)
+        .keep_managed_fields(keep_managed_fields)
+        .wire_format(format);
     let informer = factory.informer::<ConfigMap>();
     factory.start();
     while !informer.has_synced() {
@@ -253,8 +268,9 @@ fn measure() {
         let cpu_before = cpu_seconds();
         let started = Instant::now();
         let n = match variant.as_str() {
-            "kcr" => sync_kcr(client, false).await,
-            "kcr-keep" => sync_kcr(client, true).await,
+            "kcr" => sync_kcr(client, false, WireFormat::Json).await,
+            "kcr-protobuf" => sync_kcr(client, false, WireFormat::Protobuf).await,
+            "kcr-keep" => sync_kcr(client, true, WireFormat::Json).await,
             "kube-runtime" => sync_kube_runtime(client, false).await,
             "kube-runtime-streaming" => sync_kube_runtime(client, true).await,
             other => panic!("unknown variant {other:?}"),
