@@ -164,6 +164,15 @@ async fn scripted(
     content_type: &'static str,
     chunks: Vec<Vec<u8>>,
 ) -> (String, Arc<Mutex<Vec<String>>>) {
+    scripted_with_code(200, content_type, chunks).await
+}
+
+/// [`scripted`] with another status code.
+async fn scripted_with_code(
+    code: u16,
+    content_type: &'static str,
+    chunks: Vec<Vec<u8>>,
+) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let accepts = Arc::new(Mutex::new(Vec::new()));
@@ -189,7 +198,7 @@ async fn scripted(
                         .to_owned();
                     accepts.lock().push(accept);
                     let mut out = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\n\
+                        "HTTP/1.1 {code} Scripted\r\ncontent-type: {content_type}\r\n\
                          transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
                     )
                     .into_bytes();
@@ -326,5 +335,28 @@ async fn a_watch_cut_inside_a_frame_or_a_malformed_frame_should_give_typed_error
             assert!(events[0].as_ref().unwrap_err().is_decode());
         }
         other => panic!("expected a protobuf decode error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_protobuf_status_body_should_become_the_api_error() {
+    // kube-apiserver answers a protobuf client's failed list with a protobuf Status.
+    let status = kcr_protobuf::encode_object(&json!({
+        "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
+        "message": "The provided continue parameter is too old", "reason": "Expired",
+        "code": 410,
+    }))
+    .unwrap();
+    let (url, _) = scripted_with_code(410, kcr_protobuf::MEDIA_TYPE, vec![status]).await;
+    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
+    match protobuf(&api).list(&ListOptions::default()).await {
+        Err(e @ Error::Api { .. }) => {
+            assert!(e.is_expired(), "{e}");
+            let Error::Api { status, .. } = e else {
+                unreachable!()
+            };
+            assert_eq!(status.message, "The provided continue parameter is too old");
+        }
+        other => panic!("expected an API error, got {other:?}"),
     }
 }
