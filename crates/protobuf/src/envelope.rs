@@ -189,6 +189,29 @@ pub fn encode_list<'v>(
     ))
 }
 
+/// Encodes a list from `metadata` (a `ListMeta`'s JSON form) and the items' messages (as
+/// [`encode_message`] writes them), as a `<Kind>List` of the item schema's group and version.
+pub fn encode_list_of_messages<'m>(
+    schema: &Schema,
+    metadata: &Map<String, Value>,
+    items: impl IntoIterator<Item = &'m [u8]>,
+) -> Result<Vec<u8>> {
+    let mut list = Vec::new();
+    let root = Path::Root;
+    let meta_path = Path::Field(&root, "metadata");
+    wire::put_message_field(1, &mut list, |buf| {
+        from_json(metadata, LIST_META, &[], &meta_path, buf)
+    })?;
+    for item in items {
+        wire::put_bytes_field(2, item, &mut list);
+    }
+    Ok(wrap(
+        schema.api_version(),
+        &format!("{}List", schema.kind()),
+        &list,
+    ))
+}
+
 /// A list's metadata.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListMeta {

@@ -54,7 +54,8 @@ pub use de::DecodeOptions;
 pub use envelope::{
     FrameReader, ItemError, List, ListMeta, MAGIC, MEDIA_TYPE, Unknown, WATCH_MEDIA_TYPE,
     WatchEvent, decode_list, decode_message, decode_object, decode_watch_event, describe,
-    encode_list, encode_message, encode_object, encode_watch_frame, object_to_json, unwrap, wrap,
+    encode_list, encode_list_of_messages, encode_message, encode_object, encode_watch_frame,
+    object_to_json, unwrap, wrap,
 };
 pub use error::{Error, Result};
 pub use schema::{Schema, item_schema_for, kinds, schema_for};

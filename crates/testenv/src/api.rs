@@ -344,8 +344,8 @@ fn get(shared: &Shared, t: &Target) -> ApiResult<(u16, Bytes)> {
     if t.sub.as_deref() == Some("scale") {
         return Ok((200, to_bytes(&scale_for(&t.def, &stored.value))));
     }
-    if t.protobuf.is_some()
-        && let Some(body) = crate::protobuf::encode_object(&served_value(t, stored))
+    if let Some(schema) = t.protobuf
+        && let Some(body) = crate::protobuf::encode_object(schema, stored)
     {
         return Ok((200, Bytes::from(body)));
     }
@@ -591,13 +591,10 @@ fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
         // Custom resource lists (unstructured on kube-apiserver) always carry `continue`.
         list_meta.insert("continue".into(), Value::String(String::new()));
     }
-    if let Some(schema) = t.protobuf {
-        let items: Vec<Arc<Value>> = page.items.iter().map(|s| served_value(t, s)).collect();
-        if let Some(body) =
-            crate::protobuf::encode_list(schema, &list_meta, items.iter().map(|v| &**v))
-        {
-            return Ok((200, Bytes::from(body)));
-        }
+    if let Some(schema) = t.protobuf
+        && let Some(body) = crate::protobuf::encode_list(schema, &list_meta, &page.items)
+    {
+        return Ok((200, Bytes::from(body)));
     }
     let (kind, api_version) = list_type(t);
     let head = json!({"kind": kind, "apiVersion": api_version, "metadata": list_meta});
@@ -605,15 +602,6 @@ fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
         200,
         list_body(&head, page.items.iter().map(|s| list_item_json(t, s))),
     ))
-}
-
-/// The object as served to a protobuf client (a built-in kind, read in its stored version or
-/// converted from it).
-pub(crate) fn served_value(t: &Target, stored: &Stored) -> Arc<Value> {
-    match conversion::from_storage(&t.def, &stored.value) {
-        Some(v) => Arc::new(v),
-        None => stored.value.clone(),
-    }
 }
 
 /// An item of a list: built-in lists carry no `kind`/`apiVersion` on their items (the list's

@@ -13,7 +13,10 @@
 //! length-delimited `WatchEvent` frames; any other kind, or an object the tables cannot encode
 //! whole, is answered in JSON.
 
+use bytes::Bytes;
 use serde_json::{Map, Value};
+
+use crate::store::Stored;
 
 /// A malformed or unsupported protobuf body.
 #[derive(Debug)]
@@ -65,22 +68,40 @@ pub(crate) fn schema(api_version: &str, kind: &str) -> Option<&'static kcr_proto
     kcr_protobuf::schema_for(api_version, kind)
 }
 
-/// An object's protobuf body, `None` when the tables cannot encode it whole.
-pub(crate) fn encode_object(value: &Value) -> Option<Vec<u8>> {
-    kcr_protobuf::encode_object(value).ok()
+/// A stored object's protobuf body, `None` when the tables cannot encode it whole.
+pub(crate) fn encode_object(schema: &kcr_protobuf::Schema, stored: &Stored) -> Option<Vec<u8>> {
+    let message = stored.protobuf(schema)?;
+    Some(kcr_protobuf::wrap(
+        schema.api_version(),
+        schema.kind(),
+        message,
+    ))
 }
 
 /// A list's protobuf body, `None` when the tables cannot encode every item whole.
-pub(crate) fn encode_list<'v>(
+pub(crate) fn encode_list(
     schema: &kcr_protobuf::Schema,
     metadata: &Map<String, Value>,
-    items: impl IntoIterator<Item = &'v Value>,
+    items: &[Stored],
 ) -> Option<Vec<u8>> {
-    kcr_protobuf::encode_list(schema, metadata, items).ok()
+    let messages: Option<Vec<&Bytes>> = items.iter().map(|s| s.protobuf(schema)).collect();
+    kcr_protobuf::encode_list_of_messages(schema, metadata, messages?.into_iter().map(|m| &m[..]))
+        .ok()
 }
 
-/// One watch frame of an event about an object (or a bookmark, or an error's Status).
-pub(crate) fn watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>, Unsupported> {
+/// One watch frame of an event about a stored object.
+pub(crate) fn watch_frame(
+    schema: &kcr_protobuf::Schema,
+    event_type: &str,
+    stored: &Stored,
+) -> Result<Vec<u8>, Unsupported> {
+    let body = encode_object(schema, stored)
+        .ok_or_else(|| Unsupported("a field does not encode as protobuf".into()))?;
+    kcr_protobuf::encode_watch_frame(event_type, &body).map_err(|e| Unsupported(e.to_string()))
+}
+
+/// One watch frame of an event about an object's JSON form (a bookmark, an error's Status).
+pub(crate) fn watch_frame_of(event_type: &str, object: &Value) -> Result<Vec<u8>, Unsupported> {
     let body = kcr_protobuf::encode_object(object).map_err(|e| Unsupported(e.to_string()))?;
     kcr_protobuf::encode_watch_frame(event_type, &body).map_err(|e| Unsupported(e.to_string()))
 }

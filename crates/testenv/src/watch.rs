@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::api::{ListOptions, Target, list_options, served_json, served_value};
+use crate::api::{ListOptions, Target, list_options, served_json};
 use crate::body::Body;
 use crate::server::{Request, Shared, error_response};
 use crate::status::ApiError;
@@ -53,8 +53,8 @@ fn bookmark_object(t: &Target, rv: u64, initial_events_end: bool) -> Value {
 #[derive(Clone, Copy)]
 enum Encoding {
     Json,
-    /// Length-delimited protobuf frames.
-    Protobuf,
+    /// Length-delimited protobuf frames of objects of this table's kind.
+    Protobuf(&'static kcr_protobuf::Schema),
 }
 
 impl Encoding {
@@ -62,7 +62,9 @@ impl Encoding {
     fn event(self, t: &Target, kind: &str, object: &Stored) -> Bytes {
         match self {
             Encoding::Json => event_line(kind, &served_json(t, object)),
-            Encoding::Protobuf => self.event_of(kind, &served_value(t, object)),
+            Encoding::Protobuf(schema) => {
+                self.frame_or_error(crate::protobuf::watch_frame(schema, kind, object))
+            }
         }
     }
 
@@ -70,15 +72,21 @@ impl Encoding {
     fn event_of(self, kind: &str, object: &Value) -> Bytes {
         match self {
             Encoding::Json => event_line(kind, &serde_json::to_vec(object).unwrap_or_default()),
-            Encoding::Protobuf => match crate::protobuf::watch_frame(kind, object) {
-                Ok(frame) => Bytes::from(frame),
-                // The tables of the kinds watched in protobuf cover every field the server
-                // writes; should one not, the watch ends with an error rather than lose it.
-                Err(e) => self.error(&ApiError::internal(format!(
-                    "unable to encode the watch event as protobuf: {}",
-                    e.0
-                ))),
-            },
+            Encoding::Protobuf(_) => {
+                self.frame_or_error(crate::protobuf::watch_frame_of(kind, object))
+            }
+        }
+    }
+
+    fn frame_or_error(self, frame: Result<Vec<u8>, crate::protobuf::Unsupported>) -> Bytes {
+        match frame {
+            Ok(frame) => Bytes::from(frame),
+            // The tables of the kinds watched in protobuf cover every field the server writes;
+            // should one not, the watch ends with an error rather than lose it.
+            Err(e) => self.error(&ApiError::internal(format!(
+                "unable to encode the watch event as protobuf: {}",
+                e.0
+            ))),
         }
     }
 
@@ -90,7 +98,7 @@ impl Encoding {
         let status = e.to_status();
         match self {
             Encoding::Json => event_line("ERROR", &serde_json::to_vec(&status).unwrap_or_default()),
-            Encoding::Protobuf => crate::protobuf::watch_frame("ERROR", &status)
+            Encoding::Protobuf(_) => crate::protobuf::watch_frame_of("ERROR", &status)
                 .map(Bytes::from)
                 .unwrap_or_default(),
         }
@@ -115,7 +123,7 @@ pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, t: &Target) -> Respons
     // Kinds whose tables cover every field the server writes are watched in protobuf when
     // asked (a watch cannot fall back to JSON halfway).
     let encoding = match t.protobuf {
-        Some(schema) if schema.complete() => Encoding::Protobuf,
+        Some(schema) if schema.complete() => Encoding::Protobuf(schema),
         _ => Encoding::Json,
     };
     let (tx, rx) = mpsc::channel(shared.options.watch_buffer.max(1));
@@ -173,7 +181,7 @@ pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, t: &Target) -> Respons
         header::CONTENT_TYPE,
         HeaderValue::from_static(match encoding {
             Encoding::Json => "application/json",
-            Encoding::Protobuf => kcr_protobuf::WATCH_MEDIA_TYPE,
+            Encoding::Protobuf(_) => kcr_protobuf::WATCH_MEDIA_TYPE,
         }),
     );
     resp
