@@ -35,8 +35,9 @@
 //! - only the error that ends a cycle (a failed list, a refused watch)
 //!   reaches the watch error handler, as in client-go;
 //! - optional: periodic `resync`, `MaxInternalErrorRetryDuration`, decoding
-//!   without `managedFields` ([`ApiListerWatcher::drop_managed_fields`]);
-//!   `tracing` spans per list and watch; metrics in `kcr_metrics::reflector`.
+//!   without `managedFields` ([`ApiListerWatcher::drop_managed_fields`]),
+//!   Kubernetes' protobuf wire format for the built-in kinds kcr-protobuf has
+//!   tables for ([`ApiListerWatcher::wire_format`]); `tracing` spans per list and watch; metrics in `kcr_metrics::reflector`.
 //!
 //! The source is a [`ListerWatcher`], implemented for [`kube::Api`] (typed
 //! objects, custom resources, `DynamicObject`).
