@@ -34,11 +34,13 @@
 //! also written to `<target>/kcr-initial-sync.md`, which `cargo xtask bench`
 //! prints after its own table.
 //!
-//! Protobuf beside JSON, one run (50,000 objects, medians of 3): kcr defaults 0.98 s /
-//! 162 MiB (client CPU 0.65 s), the same in protobuf 1.06 s / 162 MiB (0.65 s; runs 0.91,
-//! 1.06 and 1.20 s), managedFields kept 1.26 s / 376 MiB, kube-runtime paged 7.84 s /
-//! 173 MiB, streaming 2.11 s / 168 MiB: the cache at rest sets the peak either way, and the
-//! client spends as much CPU on either format.
+//! Protobuf beside JSON (50,000 objects, medians of 3, shared 2-core machine): kcr defaults
+//! 1.09 s / 162 MiB (client CPU 0.87 s), the same in protobuf 0.88 s / 162 MiB (0.59 s;
+//! runs 1.35, 0.88 and 0.77 s: the first run's server encodes each object, later runs send
+//! the encodings it kept), managedFields kept 1.69 s / 376 MiB, kube-runtime paged 6.26 s /
+//! 172 MiB, streaming 2.08 s / 169 MiB. A run before kcr-testenv kept encodings: JSON
+//! 0.98 s, protobuf 1.06 s (client CPU 0.65 s both). The peak is the cache at rest either
+//! way; protobuf saves client CPU (about a third here), not memory.
 //!
 //! Earlier runs (50,000 objects, medians of 3, shared 2-core machine at load
 //! average 12–15, so times vary run to run by ±50 %): kcr defaults
