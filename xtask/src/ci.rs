@@ -267,6 +267,7 @@ mod tests {
                 "kcr-controller-manager",
                 "kcr-informer",
                 "kcr-metrics",
+                "kcr-protobuf",
                 "kcr-reflector",
                 "kcr-testenv",
                 "kcr-workqueue"

@@ -20,6 +20,10 @@
 //!   (managedFields dropped), synced when the informer's `has_synced` is true
 //!   (polled every millisecond);
 //! - `kcr keep managedFields`: the same with `keep_managed_fields(true)`;
+//! - `kcr protobuf`: the defaults with `wire_format(WireFormat::Protobuf)` (lists and
+//!   watches in Kubernetes' protobuf, as client-go asks by default; kcr-testenv encodes each
+//!   object from its stored JSON form per request, where kube-apiserver's watch cache keeps
+//!   encoded objects);
 //! - `kube-runtime paged list`: `watcher(api, Config::default())` (pages of
 //!   500) with `.modify(|cm| cm.metadata.managed_fields = None)` feeding
 //!   `reflector(writer, ..)`, synced at `Event::InitDone`;
@@ -30,7 +34,15 @@
 //! also written to `<target>/kcr-initial-sync.md`, which `cargo xtask bench`
 //! prints after its own table.
 //!
-//! Last runs (50,000 objects, medians of 3, shared 2-core machine at load
+//! Protobuf beside JSON (50,000 objects, medians of 3, shared 2-core machine): kcr defaults
+//! 1.09 s / 162 MiB (client CPU 0.87 s), the same in protobuf 0.88 s / 162 MiB (0.59 s;
+//! runs 1.35, 0.88 and 0.77 s: the first run's server encodes each object, later runs send
+//! the encodings it kept), managedFields kept 1.69 s / 376 MiB, kube-runtime paged 6.26 s /
+//! 172 MiB, streaming 2.08 s / 169 MiB. A run before kcr-testenv kept encodings: JSON
+//! 0.98 s, protobuf 1.06 s (client CPU 0.65 s both). The peak is the cache at rest either
+//! way; protobuf saves client CPU (about a third here), not memory.
+//!
+//! Earlier runs (50,000 objects, medians of 3, shared 2-core machine at load
 //! average 12–15, so times vary run to run by ±50 %): kcr defaults
 //! (streaming list, managedFields skipped while decoding) 1.77 s / 162 MiB
 //! (client CPU 0.73 s) and 2.27 s / 163 MiB (0.88 s), kcr keeping
@@ -58,7 +70,7 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kcr_informer::SharedInformerFactory;
+use kcr_informer::{SharedInformerFactory, WireFormat};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio::time::Instant;
@@ -66,10 +78,14 @@ use tokio::time::Instant;
 use fixture::NAMESPACE;
 
 /// (argument, row label) of every variant, in the order they run.
-const VARIANTS: [(&str, &str); 4] = [
+const VARIANTS: [(&str, &str); 5] = [
     (
         "kcr",
         "kcr `SharedInformerFactory` defaults (managedFields dropped)",
+    ),
+    (
+        "kcr-protobuf",
+        "kcr defaults + `wire_format(WireFormat::Protobuf)` (managedFields dropped)",
     ),
     ("kcr-keep", "kcr, managedFields kept"),
     (
@@ -175,9 +191,10 @@ fn server() {
 }
 
 /// One kcr initial sync through the factory; returns the objects cached.
-async fn sync_kcr(client: kube::Client, keep_managed_fields: bool) -> usize {
-    let factory =
-        SharedInformerFactory::new(client, Duration::ZERO).keep_managed_fields(keep_managed_fields);
+async fn sync_kcr(client: kube::Client, keep_managed_fields: bool, format: WireFormat) -> usize {
+    let factory = SharedInformerFactory::new(client, Duration::ZERO)
+        .keep_managed_fields(keep_managed_fields)
+        .wire_format(format);
     let informer = factory.informer::<ConfigMap>();
     factory.start();
     while !informer.has_synced() {
@@ -253,8 +270,9 @@ fn measure() {
         let cpu_before = cpu_seconds();
         let started = Instant::now();
         let n = match variant.as_str() {
-            "kcr" => sync_kcr(client, false).await,
-            "kcr-keep" => sync_kcr(client, true).await,
+            "kcr" => sync_kcr(client, false, WireFormat::Json).await,
+            "kcr-protobuf" => sync_kcr(client, false, WireFormat::Protobuf).await,
+            "kcr-keep" => sync_kcr(client, true, WireFormat::Json).await,
             "kube-runtime" => sync_kube_runtime(client, false).await,
             "kube-runtime-streaming" => sync_kube_runtime(client, true).await,
             other => panic!("unknown variant {other:?}"),

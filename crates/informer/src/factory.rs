@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use kcr_cache::{Indexers, NAMESPACE_INDEX, meta_namespace_index_func};
-use kcr_reflector::ApiListerWatcher;
+use kcr_reflector::{ApiListerWatcher, WireFormat};
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::NamespaceScope;
 use kube::{Client, Resource};
@@ -111,6 +111,7 @@ struct Options {
     label_selector: Option<String>,
     field_selector: Option<String>,
     keep_managed_fields: bool,
+    wire_format: WireFormat,
     custom_resync: HashMap<(String, String), Duration>,
 }
 
@@ -213,6 +214,17 @@ impl SharedInformerFactory {
         self
     }
 
+    /// The wire format typed informers list and watch in (default [`WireFormat::Json`];
+    /// informers created before this call are not affected). With
+    /// [`WireFormat::Protobuf`], client-go's default, built-in kinds with a protobuf table
+    /// are listed and watched in protobuf and every other kind (and every dynamic informer)
+    /// in JSON.
+    #[must_use]
+    pub fn wire_format(self, format: WireFormat) -> Self {
+        self.inner.options.lock().wire_format = format;
+        self
+    }
+
     /// A resync period for one resource, instead of the default (client-go's
     /// `WithCustomResyncConfig`).
     #[must_use]
@@ -232,7 +244,10 @@ impl SharedInformerFactory {
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
         let resource = ApiResource::erase::<K>(&());
-        self.informer_for(&resource, None, || Api::<K>::all(self.inner.client.clone()))
+        let format = self.inner.options.lock().wire_format;
+        self.informer_for(&resource, None, || {
+            ApiListerWatcher::new(Api::<K>::all(self.inner.client.clone())).wire_format(format)
+        })
     }
 
     /// The shared informer of the namespaced `K` in `namespace`.
@@ -242,8 +257,10 @@ impl SharedInformerFactory {
         K::Scope: NamespaceScope,
     {
         let resource = ApiResource::erase::<K>(&());
+        let format = self.inner.options.lock().wire_format;
         self.informer_for(&resource, Some(namespace), || {
-            Api::<K>::all(self.inner.client.clone()).constrain(namespace)
+            ApiListerWatcher::new(Api::<K>::all(self.inner.client.clone()).constrain(namespace))
+                .wire_format(format)
         })
     }
 
@@ -251,7 +268,10 @@ impl SharedInformerFactory {
     /// namespaces (client-go's dynamic informer factory).
     pub fn dynamic_informer(&self, resource: &ApiResource) -> SharedIndexInformer<DynamicObject> {
         self.informer_for(resource, None, || {
-            Api::<DynamicObject>::all_with(self.inner.client.clone(), resource)
+            ApiListerWatcher::new(Api::<DynamicObject>::all_with(
+                self.inner.client.clone(),
+                resource,
+            ))
         })
     }
 
@@ -263,7 +283,11 @@ impl SharedInformerFactory {
         namespace: &str,
     ) -> SharedIndexInformer<DynamicObject> {
         self.informer_for(resource, Some(namespace), || {
-            Api::<DynamicObject>::namespaced_with(self.inner.client.clone(), namespace, resource)
+            ApiListerWatcher::new(Api::<DynamicObject>::namespaced_with(
+                self.inner.client.clone(),
+                namespace,
+                resource,
+            ))
         })
     }
 
@@ -275,7 +299,7 @@ impl SharedInformerFactory {
     ) -> SharedIndexInformer<K>
     where
         K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        F: FnOnce() -> Api<K>,
+        F: FnOnce() -> ApiListerWatcher<K>,
     {
         let dynamic = TypeId::of::<K>() == TypeId::of::<DynamicObject>();
         let key = InformerKey::of(resource, namespace, dynamic);
@@ -299,8 +323,7 @@ impl SharedInformerFactory {
         indexers.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
         // Objects are decoded without their managedFields unless they are
         // kept: the field is skipped while parsing, never built and dropped.
-        let lister_watcher =
-            ApiListerWatcher::new(api()).drop_managed_fields(!options.keep_managed_fields);
+        let lister_watcher = api().drop_managed_fields(!options.keep_managed_fields);
         let mut informer = SharedIndexInformer::new(lister_watcher, resync, indexers)
             .name(key.to_string())
             .keep_managed_fields(options.keep_managed_fields);

@@ -226,3 +226,56 @@ async fn wait_for_cache_sync_should_report_an_informer_that_cannot_sync_as_not_s
     factory.shutdown().await;
     env.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_factory_in_protobuf_should_fill_its_caches_as_one_in_json_does() {
+    let env = start_cluster("factory-protobuf").await;
+    let ns = env.namespace().to_owned();
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
+    for name in ["a", "b", "c"] {
+        create(&cms, name, "0").await;
+    }
+    let json = SharedInformerFactory::new(env.client(), Duration::ZERO);
+    let protobuf = SharedInformerFactory::new(env.client(), Duration::ZERO)
+        .wire_format(kcr_informer::WireFormat::Protobuf);
+    let (json_cms, protobuf_cms) = (
+        json.namespaced_informer::<ConfigMap>(&ns),
+        protobuf.namespaced_informer::<ConfigMap>(&ns),
+    );
+    let protobuf_dynamic = protobuf.dynamic_informer(&ApiResource::erase::<ConfigMap>(&()));
+    for f in [&json, &protobuf] {
+        f.start();
+        let synced = f.wait_for_cache_sync(&CancellationToken::new()).await;
+        assert!(synced.values().all(|s| *s), "{synced:?}");
+    }
+    create(&cms, "d", "1").await;
+    let key = format!("{ns}/d");
+    eventually("d in both caches", 10, || {
+        json_cms.get_indexer().get_by_key(&key).is_some()
+            && protobuf_cms.get_indexer().get_by_key(&key).is_some()
+    })
+    .await;
+    let mut keys = protobuf_cms.get_indexer().list_keys();
+    keys.sort();
+    let mut json_keys = json_cms.get_indexer().list_keys();
+    json_keys.sort();
+    assert_eq!(keys, json_keys);
+    for key in &keys {
+        let (p, j) = (
+            protobuf_cms.get_indexer().get_by_key(key),
+            json_cms.get_indexer().get_by_key(key),
+        );
+        assert_eq!(p, j, "{key}");
+        assert!(p.is_some_and(|cm| cm.metadata.managed_fields.is_none()));
+    }
+    assert!(
+        protobuf_dynamic
+            .get_indexer()
+            .get_by_key(&format!("{ns}/a"))
+            .is_some(),
+        "a dynamic informer of a protobuf factory lists in JSON"
+    );
+    json.shutdown().await;
+    protobuf.shutdown().await;
+    env.shutdown().await;
+}

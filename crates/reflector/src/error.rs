@@ -85,6 +85,21 @@ pub enum Error {
     #[error("very short watch: the watch closed within a second without delivering an event")]
     VeryShortWatch,
 
+    /// A protobuf list, watch frame or object (see
+    /// [`ApiListerWatcher::wire_format`](crate::ApiListerWatcher::wire_format)) that did not
+    /// decode as `K`.
+    #[error("{kind} {name:?} does not decode from protobuf: {source}")]
+    Protobuf {
+        /// The object's kind, or what was read (`"list"`, `"watch event"`).
+        kind: String,
+        /// The object's `namespace/name`, `"<unknown name>"`, or empty for a whole list or
+        /// event.
+        name: String,
+        /// The decoder's complaint.
+        #[source]
+        source: kcr_protobuf::Error,
+    },
+
     /// A watch line grew past the configured limit without ending (see
     /// [`ApiListerWatcher::max_event_bytes`](crate::ApiListerWatcher::max_event_bytes)).
     #[error("a watch event is longer than the limit of {limit} bytes")]
@@ -291,6 +306,7 @@ impl Error {
         matches!(
             self,
             Error::Decode { .. }
+                | Error::Protobuf { .. }
                 | Error::UnknownEventType { .. }
                 | Error::Malformed { .. }
                 | Error::EventTooLarge { .. }
@@ -308,7 +324,7 @@ impl Error {
             Error::Request(_) => "request",
             Error::BuildRequest(_) => "build_request",
             Error::Read(_) => "read",
-            Error::Decode { .. } => "decode",
+            Error::Decode { .. } | Error::Protobuf { .. } => "decode",
             Error::UnknownEventType { .. } => "unknown_event_type",
             Error::Malformed { .. } => "malformed",
             Error::Store { .. } => "store",

@@ -35,8 +35,9 @@
 //! - only the error that ends a cycle (a failed list, a refused watch)
 //!   reaches the watch error handler, as in client-go;
 //! - optional: periodic `resync`, `MaxInternalErrorRetryDuration`, decoding
-//!   without `managedFields` ([`ApiListerWatcher::drop_managed_fields`]);
-//!   `tracing` spans per list and watch; metrics in `kcr_metrics::reflector`.
+//!   without `managedFields` ([`ApiListerWatcher::drop_managed_fields`]),
+//!   Kubernetes' protobuf wire format for the built-in kinds kcr-protobuf has
+//!   tables for ([`ApiListerWatcher::wire_format`]); `tracing` spans per list and watch; metrics in `kcr_metrics::reflector`.
 //!
 //! The source is a [`ListerWatcher`], implemented for [`kube::Api`] (typed
 //! objects, custom resources, `DynamicObject`).
@@ -90,13 +91,14 @@ mod api;
 mod backoff;
 mod error;
 mod listwatch;
+mod protobuf;
 mod reflector;
 mod retry_with_deadline;
 mod store;
 mod temporary_store;
 mod without_managed_fields;
 
-pub use api::{ApiListerWatcher, DEFAULT_MAX_EVENT_BYTES};
+pub use api::{ApiListerWatcher, DEFAULT_MAX_EVENT_BYTES, WireFormat};
 pub use backoff::BackoffConfig;
 pub use error::{Error, Result};
 pub use listwatch::{

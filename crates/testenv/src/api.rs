@@ -32,6 +32,8 @@ pub(crate) struct Target {
     pub(crate) sub: Option<String>,
     /// The client asked for `PartialObjectMetadata` (`Accept: ...;as=PartialObjectMetadata...`).
     pub(crate) metadata_only: bool,
+    /// The client asked for protobuf first and the kind has a protobuf table.
+    pub(crate) protobuf: Option<&'static kcr_protobuf::Schema>,
 }
 
 impl Target {
@@ -122,6 +124,7 @@ fn route(store: &Store, path: &str) -> ApiResult<Option<Target>> {
         name: name.map(str::to_owned),
         sub: sub.map(str::to_owned),
         metadata_only: false,
+        protobuf: None,
     }))
 }
 
@@ -154,6 +157,13 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
         return error_response(&crate::wire::negotiation::not_acceptable());
     }
     target.metadata_only = req.header("accept").contains("as=PartialObjectMetadata");
+    if !target.metadata_only
+        && !target.def.custom
+        && target.sub.is_none()
+        && crate::protobuf::wanted(req.header("accept"))
+    {
+        target.protobuf = crate::protobuf::schema(&target.def.api_version(), &target.def.kind);
+    }
     if let Some(resp) = crate::subresources::handle(shared, &req, &target) {
         return resp;
     }
@@ -237,6 +247,15 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
         _ => delete_collection(shared, &req, &target),
     };
     let mut resp = match result {
+        // Only a protobuf body starts with the `k8s\0` prefix.
+        Ok((code, body)) if body.starts_with(kcr_protobuf::MAGIC) => {
+            let mut resp = json_response(code, body);
+            resp.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static(kcr_protobuf::MEDIA_TYPE),
+            );
+            resp
+        }
         Ok((code, body)) => json_response(code, body),
         Err(e) => error_response(&e),
     };
@@ -324,6 +343,11 @@ fn get(shared: &Shared, t: &Target) -> ApiResult<(u16, Bytes)> {
         .ok_or_else(|| ApiError::not_found(&t.def.group, &t.def.plural, t.name()))?;
     if t.sub.as_deref() == Some("scale") {
         return Ok((200, to_bytes(&scale_for(&t.def, &stored.value))));
+    }
+    if let Some(schema) = t.protobuf
+        && let Some(body) = crate::protobuf::encode_object(schema, stored)
+    {
+        return Ok((200, Bytes::from(body)));
     }
     Ok((200, served_json(t, stored)))
 }
@@ -566,6 +590,11 @@ fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
     if t.def.custom && !list_meta.contains_key("continue") {
         // Custom resource lists (unstructured on kube-apiserver) always carry `continue`.
         list_meta.insert("continue".into(), Value::String(String::new()));
+    }
+    if let Some(schema) = t.protobuf
+        && let Some(body) = crate::protobuf::encode_list(schema, &list_meta, &page.items)
+    {
+        return Ok((200, Bytes::from(body)));
     }
     let (kind, api_version) = list_type(t);
     let head = json!({"kind": kind, "apiVersion": api_version, "metadata": list_meta});

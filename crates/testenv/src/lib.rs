@@ -205,7 +205,12 @@
 //!   `apiVersion`, `metadata` in `ObjectMeta`'s order, then the rest); `PartialObjectMetadata` when asked for (metadata informers);
 //!   protobuf request bodies for `ConfigMap`, `Secret`, `Namespace`, `ServiceAccount`, `Lease`
 //!   and `apps/v1` `Deployment` (typed `kubectl create` commands), other protobuf bodies (and
-//!   fields the decoder does not know, unless zero) get `415`. Answers are JSON.
+//!   fields the decoder does not know, unless zero) get `415`. A client that asks for protobuf
+//!   first (`Accept: application/vnd.kubernetes.protobuf, application/json`, client-go's
+//!   default) gets objects and list pages of those kinds in protobuf (`k8s\0` +
+//!   `runtime.Unknown`, through kcr-protobuf), and watches of all but `Deployment` as
+//!   length-delimited `WatchEvent` frames (`application/vnd.kubernetes.protobuf;stream=watch`);
+//!   other answers (errors included) are JSON.
 //! - **Faults**: see [`Faults`] (in-process) and the admin endpoint (`/kcr/faults/...`, enabled
 //!   with [`TestEnvBuilder::admin_endpoint`], on in `kcr-apiserver`): close every watch, close
 //!   watches after N events, compact the history, fail the next N requests, add latency,
@@ -248,8 +253,9 @@
 //!   ServiceAccount does not exist (kcr-testenv admits it without the token volume),
 //!   dual-stack Services, exact lists older than the watch cache window but not compacted in
 //!   storage (kube-apiserver reads them from etcd; kcr-testenv keeps no history beyond its
-//!   window), and protobuf responses. Of what kube-apiserver's decoding of a built-in object
-//!   into its Go types and encoding again changes, kcr-testenv does the `null`s (dropped, made
+//!   window), and protobuf responses for kinds without a protobuf table and for errors. Of
+//!   what kube-apiserver's decoding of a built-in object into its Go types and encoding again
+//!   changes, kcr-testenv does the `null`s (dropped, made
 //!   zero values or kept, as each Go field's type and tags say) but not the rest: a zero value
 //!   sent for a non-pointer `omitempty` field (`paused: false`) is kept, and a field left out
 //!   is not written with its zero (`lastProbeTime: null` in a Pod condition, `""` for a string

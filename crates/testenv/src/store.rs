@@ -3,18 +3,21 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Bound;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use serde_json::Value;
 
 use crate::registry::{self, ResourceDef};
 
-/// One stored object version: the JSON value and its serialization (made once, sent many times).
+/// One stored object version: the JSON value and its serialization (made once, sent many times),
+/// and its protobuf message, made when a protobuf client first asks for it (as kube-apiserver's
+/// watch cache keeps the encodings it sends).
 #[derive(Debug, Clone)]
 pub(crate) struct Stored {
     pub(crate) value: Arc<Value>,
     pub(crate) json: Bytes,
+    protobuf: Arc<OnceLock<Option<Bytes>>>,
 }
 
 impl Stored {
@@ -23,7 +26,21 @@ impl Stored {
         Self {
             value: Arc::new(value),
             json,
+            protobuf: Arc::default(),
         }
+    }
+
+    /// The object's protobuf message (without envelope) through its kind's table, `None` when
+    /// a field of it does not encode.
+    pub(crate) fn protobuf(&self, schema: &kcr_protobuf::Schema) -> Option<&Bytes> {
+        self.protobuf
+            .get_or_init(|| {
+                let object = self.value.as_object()?;
+                kcr_protobuf::encode_message(object, schema)
+                    .ok()
+                    .map(Bytes::from)
+            })
+            .as_ref()
     }
 }
 

@@ -1,5 +1,7 @@
-//! Watches: a chunked stream of JSON lines (`{"type":"ADDED","object":{...}}`), replayed from the
-//! history from the requested resource version, with bookmarks, timeouts and watch-list.
+//! Watches: a chunked stream of JSON lines (`{"type":"ADDED","object":{...}}`), or of
+//! length-delimited protobuf `WatchEvent` frames for a client that asks for protobuf first,
+//! replayed from the history from the requested resource version, with bookmarks, timeouts
+//! and watch-list.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +32,7 @@ fn event_line(kind: &str, object: &[u8]) -> Bytes {
     b.freeze()
 }
 
-fn bookmark_line(t: &Target, rv: u64, initial_events_end: bool) -> Bytes {
+fn bookmark_object(t: &Target, rv: u64, initial_events_end: bool) -> Value {
     // An empty object of the kind: kube-apiserver v1.36 omits its zero `creationTimestamp`.
     let mut metadata = json!({"resourceVersion": rv.to_string()});
     if initial_events_end {
@@ -44,15 +46,63 @@ fn bookmark_line(t: &Target, rv: u64, initial_events_end: bool) -> Bytes {
     } else {
         (t.def.kind.clone(), t.def.api_version())
     };
-    let object = json!({"kind": kind, "apiVersion": api_version, "metadata": metadata});
-    event_line("BOOKMARK", &serde_json::to_vec(&object).unwrap_or_default())
+    json!({"kind": kind, "apiVersion": api_version, "metadata": metadata})
 }
 
-fn error_line(e: &ApiError) -> Bytes {
-    event_line(
-        "ERROR",
-        &serde_json::to_vec(&e.to_status()).unwrap_or_default(),
-    )
+/// How a watch writes its events.
+#[derive(Clone, Copy)]
+enum Encoding {
+    Json,
+    /// Length-delimited protobuf frames of objects of this table's kind.
+    Protobuf(&'static kcr_protobuf::Schema),
+}
+
+impl Encoding {
+    /// One event about a stored object.
+    fn event(self, t: &Target, kind: &str, object: &Stored) -> Bytes {
+        match self {
+            Encoding::Json => event_line(kind, &served_json(t, object)),
+            Encoding::Protobuf(schema) => {
+                self.frame_or_error(crate::protobuf::watch_frame(schema, kind, object))
+            }
+        }
+    }
+
+    /// One event about an object's JSON form.
+    fn event_of(self, kind: &str, object: &Value) -> Bytes {
+        match self {
+            Encoding::Json => event_line(kind, &serde_json::to_vec(object).unwrap_or_default()),
+            Encoding::Protobuf(_) => {
+                self.frame_or_error(crate::protobuf::watch_frame_of(kind, object))
+            }
+        }
+    }
+
+    fn frame_or_error(self, frame: Result<Vec<u8>, crate::protobuf::Unsupported>) -> Bytes {
+        match frame {
+            Ok(frame) => Bytes::from(frame),
+            // The tables of the kinds watched in protobuf cover every field the server writes;
+            // should one not, the watch ends with an error rather than lose it.
+            Err(e) => self.error(&ApiError::internal(format!(
+                "unable to encode the watch event as protobuf: {}",
+                e.0
+            ))),
+        }
+    }
+
+    fn bookmark(self, t: &Target, rv: u64, initial_events_end: bool) -> Bytes {
+        self.event_of("BOOKMARK", &bookmark_object(t, rv, initial_events_end))
+    }
+
+    fn error(self, e: &ApiError) -> Bytes {
+        let status = e.to_status();
+        match self {
+            Encoding::Json => event_line("ERROR", &serde_json::to_vec(&status).unwrap_or_default()),
+            Encoding::Protobuf(_) => crate::protobuf::watch_frame_of("ERROR", &status)
+                .map(Bytes::from)
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// Starts a watch: answers `200` at once and streams events until the client goes away, the
@@ -70,6 +120,12 @@ pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, t: &Target) -> Respons
         Some(send) => send,
         None => matches!(requested, None | Some(0)),
     };
+    // Kinds whose tables cover every field the server writes are watched in protobuf when
+    // asked (a watch cannot fall back to JSON halfway).
+    let encoding = match t.protobuf {
+        Some(schema) if schema.complete() => Encoding::Protobuf(schema),
+        _ => Encoding::Json,
+    };
     let (tx, rx) = mpsc::channel(shared.options.watch_buffer.max(1));
     let shared = shared.clone();
     let target = t.clone();
@@ -79,7 +135,7 @@ pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, t: &Target) -> Respons
         if let (Some(r), Some(true)) = (requested, o.send_initial_events)
             && let Err(e) = crate::watch_cache::wait_until_fresh(&shared, r).await
         {
-            let _ = tx.send(error_line(&e)).await;
+            let _ = tx.send(encoding.error(&e)).await;
             return;
         }
         // Subscribe before reading the state so no commit in between goes unnoticed.
@@ -116,13 +172,17 @@ pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, t: &Target) -> Respons
             close,
             tx,
             sent: 0,
+            encoding,
         };
         stream.run(initial_items, start_rv).await;
     });
     let mut resp = Response::new(Body::Stream(rx));
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
+        HeaderValue::from_static(match encoding {
+            Encoding::Json => "application/json",
+            Encoding::Protobuf(_) => kcr_protobuf::WATCH_MEDIA_TYPE,
+        }),
     );
     resp
 }
@@ -136,6 +196,7 @@ struct WatchStream {
     tx: mpsc::Sender<Bytes>,
     /// Events sent (bookmarks not counted).
     sent: u64,
+    encoding: Encoding,
 }
 
 /// Whether to stop after an event.
@@ -191,13 +252,13 @@ impl WatchStream {
 
     async fn run(mut self, initial: Vec<Stored>, mut rv: u64) {
         for item in &initial {
-            let line = event_line("ADDED", &served_json(&self.target, item));
+            let line = self.encoding.event(&self.target, "ADDED", item);
             if let Flow::Stop = self.send(line, true).await {
                 return;
             }
         }
         if self.options.send_initial_events == Some(true) {
-            let line = bookmark_line(&self.target, rv, true);
+            let line = self.encoding.bookmark(&self.target, rv, true);
             if let Flow::Stop = self.send(line, false).await {
                 return;
             }
@@ -225,7 +286,7 @@ impl WatchStream {
                     Err(VersionError::TooOld { compacted }) => {
                         let e =
                             ApiError::gone(format!("too old resource version: {rv} ({compacted})"));
-                        let _ = self.tx.send(error_line(&e)).await;
+                        let _ = self.tx.send(self.encoding.error(&e)).await;
                         return;
                     }
                     Err(VersionError::TooNew { .. }) => break,
@@ -251,9 +312,10 @@ impl WatchStream {
                                     Value::String(e.rv.to_string()),
                                 );
                             }
-                            event_line(kind.as_str(), &served_json(&self.target, &Stored::new(old)))
+                            self.encoding
+                                .event(&self.target, kind.as_str(), &Stored::new(old))
                         }
-                        _ => event_line(kind.as_str(), &served_json(&self.target, &e.object)),
+                        _ => self.encoding.event(&self.target, kind.as_str(), &e.object),
                     };
                     if let Flow::Stop = self.send(line, true).await {
                         return;
@@ -281,7 +343,7 @@ impl WatchStream {
                     if current > rv {
                         continue; // events first; then the bookmark
                     }
-                    let line = bookmark_line(&self.target, rv, false);
+                    let line = self.encoding.bookmark(&self.target, rv, false);
                     if let Flow::Stop = self.send(line, false).await {
                         return;
                     }

@@ -1,0 +1,461 @@
+//! Messages to and from their JSON form ([`serde_json::Value`]), through the field tables.
+//!
+//! Decoding is strict, for bodies a client sends: a field the table does not know is skipped
+//! when it holds only zero values and refused otherwise, so nothing a client set is dropped
+//! silently. Encoding refuses a JSON field the table does not know.
+
+use serde_json::{Map, Number, Value};
+
+use crate::error::{Error, Result};
+use crate::schema::{Field, Kind};
+use crate::time;
+use crate::wire::{self, Raw, Reader};
+
+/// How deep a field the decoder does not know is looked into for a value that is not zero.
+const MAX_UNKNOWN_DEPTH: usize = 16;
+
+/// How deep messages nest at most (the tables nest far less).
+const MAX_DEPTH: usize = 32;
+
+/// Whether a field holds only zero values: a zero number, an empty payload, or a message of
+/// such fields (what Go writes for a field that is not a pointer and was not set).
+fn is_zero(raw: &Raw<'_>, depth: usize) -> bool {
+    match raw.wire {
+        wire::VARINT => raw.varint == 0,
+        wire::LEN if raw.data.is_empty() => true,
+        wire::LEN if depth < MAX_UNKNOWN_DEPTH => {
+            Reader::new(raw.data).all(|inner| inner.is_ok_and(|inner| is_zero(&inner, depth + 1)))
+        }
+        wire::FIXED64 | wire::FIXED32 => raw.data.iter().all(|b| *b == 0),
+        _ => false,
+    }
+}
+
+pub(crate) fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Standard base64 with padding, as Go's `encoding/json` writes `[]byte`.
+pub(crate) fn unbase64(s: &str) -> Result<Vec<u8>> {
+    let bad = || Error::Invalid(format!("{s:?} is not base64"));
+    let b = s.as_bytes();
+    if !b.len().is_multiple_of(4) {
+        return Err(bad());
+    }
+    let mut out = Vec::with_capacity(b.len() / 4 * 3);
+    for (i, chunk) in b.chunks(4).enumerate() {
+        let last = i + 1 == b.len() / 4;
+        let mut n = 0u32;
+        let mut pad = 0;
+        for (j, c) in chunk.iter().enumerate() {
+            let v = match c {
+                b'A'..=b'Z' => c - b'A',
+                b'a'..=b'z' => c - b'a' + 26,
+                b'0'..=b'9' => c - b'0' + 52,
+                b'+' => 62,
+                b'/' => 63,
+                b'=' if last && j >= 2 => {
+                    pad += 1;
+                    0
+                }
+                _ => return Err(bad()),
+            };
+            if pad > 0 && *c != b'=' {
+                return Err(bad());
+            }
+            n = n << 6 | u32::from(v);
+        }
+        let bytes = n.to_be_bytes();
+        out.extend_from_slice(&bytes[1..4 - pad]);
+    }
+    Ok(out)
+}
+
+/// A string field. Go does not check UTF-8 when it decodes, and its JSON encoder writes an
+/// invalid byte as U+FFFD.
+pub(crate) fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A map entry (`key` = 1, `value` = 2): the key and value payloads.
+pub(crate) fn map_entry(b: &[u8]) -> Result<(&[u8], Option<&[u8]>)> {
+    let (mut key, mut value) = (&[][..], None);
+    for f in Reader::new(b) {
+        let f = f?;
+        match f.number {
+            1 => key = f.data,
+            2 => value = Some(f.data),
+            _ => {}
+        }
+    }
+    Ok((key, value))
+}
+
+/// `resource.Quantity` (`string` = 1): its string, `"0"` for the zero quantity.
+pub(crate) fn quantity(b: &[u8]) -> Result<&[u8]> {
+    let mut out = &b"0"[..];
+    for f in Reader::new(b) {
+        let f = f?;
+        if f.number == 1 && !f.data.is_empty() {
+            out = f.data;
+        }
+    }
+    Ok(out)
+}
+
+/// `intstr.IntOrString` (`type` = 1: 0 a number, 1 a string; `intVal` = 2; `strVal` = 3).
+pub(crate) enum IntOrString<'a> {
+    Int(i32),
+    Str(&'a [u8]),
+}
+
+pub(crate) fn int_or_string(b: &[u8]) -> Result<IntOrString<'_>> {
+    let (mut ty, mut int, mut string) = (0, 0u64, &[][..]);
+    for f in Reader::new(b) {
+        let f = f?;
+        match f.number {
+            1 => ty = f.varint,
+            2 => int = f.varint,
+            3 => string = f.data,
+            _ => {}
+        }
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    match ty {
+        0 => Ok(IntOrString::Int(int as i32)),
+        1 => Ok(IntOrString::Str(string)),
+        other => Err(Error::Invalid(format!(
+            "IntOrString of unknown type {other}"
+        ))),
+    }
+}
+
+/// `metav1.FieldsV1` (`Raw` = 1): the JSON bytes.
+pub(crate) fn fields_v1(b: &[u8]) -> Result<&[u8]> {
+    let mut out = &b"{}"[..];
+    for f in Reader::new(b) {
+        let f = f?;
+        if f.number == 1 {
+            out = f.data;
+        }
+    }
+    Ok(out)
+}
+
+/// Checks a field's wire type against its kind.
+pub(crate) fn check_wire(f: &Raw<'_>, name: &'static str, kind: Kind) -> Result<()> {
+    if f.wire == kind.wire() {
+        Ok(())
+    } else {
+        Err(Error::WrongWireType {
+            field: f.number,
+            name,
+            found: f.wire,
+            expected: kind.wire(),
+        })
+    }
+}
+
+/// Decodes a message into its JSON form (strictly: see the module docs).
+pub(crate) fn to_json(b: &[u8], fields: &'static [Field]) -> Result<Value> {
+    let mut out = Map::new();
+    message_into(b, fields, &mut out, 0)?;
+    Ok(Value::Object(out))
+}
+
+fn message_into(
+    b: &[u8],
+    fields: &'static [Field],
+    out: &mut Map<String, Value>,
+    depth: usize,
+) -> Result<()> {
+    if depth > MAX_DEPTH {
+        return Err(Error::TooDeep);
+    }
+    for f in Reader::new(b) {
+        let f = f?;
+        let Some(&(_, name, kind)) = fields.iter().find(|(num, _, _)| *num == f.number) else {
+            if is_zero(&f, 0) {
+                continue;
+            }
+            return Err(Error::UnknownField { field: f.number });
+        };
+        check_wire(&f, name, kind)?;
+        let zero = f.varint == 0 && f.data.is_empty();
+        let value = match kind {
+            Kind::Str | Kind::Int | Kind::Bool if zero => continue,
+            Kind::Str | Kind::OptStr => Value::String(text(f.data)),
+            #[allow(clippy::cast_possible_wrap)]
+            Kind::Int | Kind::OptInt => Value::Number(Number::from(f.varint as i64)),
+            Kind::Bool | Kind::OptBool => Value::Bool(f.varint != 0),
+            Kind::Time | Kind::MicroTime => match time::read(f.data)? {
+                Some((secs, nanos)) => {
+                    Value::String(time::format(secs, nanos, matches!(kind, Kind::MicroTime)))
+                }
+                None => continue,
+            },
+            Kind::Quantity => Value::String(text(quantity(f.data)?)),
+            Kind::IntOrString => match int_or_string(f.data)? {
+                IntOrString::Int(i) => Value::Number(i.into()),
+                IntOrString::Str(s) => Value::String(text(s)),
+            },
+            Kind::FieldsV1 => serde_json::from_slice(fields_v1(f.data)?)
+                .map_err(|e| Error::Invalid(format!("fieldsV1: {e}")))?,
+            Kind::Msg(s) => {
+                let mut inner = Map::new();
+                message_into(f.data, s, &mut inner, depth + 1)?;
+                Value::Object(inner)
+            }
+            Kind::Inline(s) => {
+                message_into(f.data, s, out, depth + 1)?;
+                continue;
+            }
+            Kind::MapStr | Kind::MapBytes | Kind::MapQuantity => {
+                let (k, v) = map_entry(f.data)?;
+                let v = match (kind, v) {
+                    (Kind::MapBytes, v) => Value::String(base64(v.unwrap_or_default())),
+                    (Kind::MapQuantity, Some(v)) => Value::String(text(quantity(v)?)),
+                    (Kind::MapQuantity, None) => Value::String("0".into()),
+                    (_, v) => Value::String(text(v.unwrap_or_default())),
+                };
+                let entry = out.entry(name).or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(m) = entry {
+                    m.insert(text(k), v);
+                }
+                continue;
+            }
+            Kind::RepStr | Kind::RepMsg(_) => {
+                let item = match kind {
+                    Kind::RepMsg(s) => {
+                        let mut inner = Map::new();
+                        message_into(f.data, s, &mut inner, depth + 1)?;
+                        Value::Object(inner)
+                    }
+                    _ => Value::String(text(f.data)),
+                };
+                if let Value::Array(a) = out.entry(name).or_insert_with(|| Value::Array(vec![])) {
+                    a.push(item);
+                }
+                continue;
+            }
+        };
+        out.insert(name.to_owned(), value);
+    }
+    Ok(())
+}
+
+/// Where a JSON value sits, for error messages (built only when one is reported).
+#[derive(Clone, Copy)]
+pub(crate) enum Path<'a> {
+    Root,
+    Field(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
+/// Encodes a JSON object as a message of `fields`, in field number order (the tables' order).
+/// Keys in `skip` (`apiVersion` and `kind` of a top-level object) are left out.
+pub(crate) fn from_json(
+    v: &Map<String, Value>,
+    fields: &'static [Field],
+    skip: &[&str],
+    path: &Path<'_>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    // Every key must belong to the table (or to an inlined table).
+    for key in v.keys() {
+        if skip.contains(&key.as_str()) || knows(fields, key) {
+            continue;
+        }
+        return Err(Error::UnknownJsonField {
+            path: Path::Field(path, key).to_string(),
+        });
+    }
+    for &(number, name, kind) in fields {
+        if let Kind::Inline(inner) = kind {
+            // The inlined struct's fields are keys of the same JSON object.
+            let own: Map<String, Value> = v
+                .iter()
+                .filter(|(k, _)| knows(inner, k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !own.is_empty() {
+                wire::put_message_field(number, out, |buf| from_json(&own, inner, &[], path, buf))?;
+            }
+            continue;
+        }
+        let Some(value) = v.get(name) else { continue };
+        encode_field(number, kind, value, &Path::Field(path, name), out)?;
+    }
+    Ok(())
+}
+
+/// Whether a table (or a table it inlines) has a field of that JSON name.
+fn knows(fields: &[Field], key: &str) -> bool {
+    fields.iter().any(|(_, name, kind)| match kind {
+        Kind::Inline(inner) => knows(inner, key),
+        _ => *name == key,
+    })
+}
+
+fn invalid(path: &Path<'_>, what: &str) -> Error {
+    Error::Invalid(format!("{path} is not {what}"))
+}
+
+fn int_of(value: &Value, path: &Path<'_>) -> Result<i64> {
+    value.as_i64().ok_or_else(|| invalid(path, "an integer"))
+}
+
+fn str_of<'v>(value: &'v Value, path: &Path<'_>) -> Result<&'v str> {
+    value.as_str().ok_or_else(|| invalid(path, "a string"))
+}
+
+fn encode_field(
+    number: u64,
+    kind: Kind,
+    value: &Value,
+    path: &Path<'_>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    if value.is_null() {
+        return Ok(());
+    }
+    match kind {
+        Kind::Str | Kind::OptStr => {
+            wire::put_bytes_field(number, str_of(value, path)?.as_bytes(), out);
+        }
+        Kind::Int | Kind::OptInt => {
+            wire::put_varint_field(number, int_of(value, path)?.cast_unsigned(), out);
+        }
+        Kind::Bool | Kind::OptBool => {
+            let b = value.as_bool().ok_or_else(|| invalid(path, "a boolean"))?;
+            wire::put_varint_field(number, u64::from(b), out);
+        }
+        Kind::Time | Kind::MicroTime => {
+            let (secs, nanos) = time::parse(str_of(value, path)?)?;
+            let mut t = Vec::new();
+            wire::put_varint_field(1, secs.cast_unsigned(), &mut t);
+            if nanos != 0 {
+                wire::put_varint_field(2, i64::from(nanos).cast_unsigned(), &mut t);
+            }
+            wire::put_bytes_field(number, &t, out);
+        }
+        Kind::Quantity => {
+            let q = quantity_string(value, path)?;
+            let mut m = Vec::new();
+            wire::put_bytes_field(1, q.as_bytes(), &mut m);
+            wire::put_bytes_field(number, &m, out);
+        }
+        Kind::IntOrString => {
+            let mut m = Vec::new();
+            match value {
+                Value::String(s) => {
+                    wire::put_varint_field(1, 1, &mut m);
+                    wire::put_varint_field(2, 0, &mut m);
+                    wire::put_bytes_field(3, s.as_bytes(), &mut m);
+                }
+                _ => {
+                    let i = i32::try_from(int_of(value, path)?)
+                        .map_err(|_| invalid(path, "a 32-bit integer"))?;
+                    wire::put_varint_field(1, 0, &mut m);
+                    wire::put_varint_field(2, i64::from(i).cast_unsigned(), &mut m);
+                    wire::put_bytes_field(3, b"", &mut m);
+                }
+            }
+            wire::put_bytes_field(number, &m, out);
+        }
+        Kind::FieldsV1 => {
+            let raw = serde_json::to_vec(value).map_err(|e| Error::Invalid(e.to_string()))?;
+            let mut m = Vec::new();
+            wire::put_bytes_field(1, &raw, &mut m);
+            wire::put_bytes_field(number, &m, out);
+        }
+        Kind::Msg(s) => {
+            let obj = value
+                .as_object()
+                .ok_or_else(|| invalid(path, "an object"))?;
+            wire::put_message_field(number, out, |buf| from_json(obj, s, &[], path, buf))?;
+        }
+        Kind::Inline(_) => {}
+        Kind::MapStr | Kind::MapBytes | Kind::MapQuantity => {
+            let obj = value
+                .as_object()
+                .ok_or_else(|| invalid(path, "an object"))?;
+            // Go writes map entries sorted by key.
+            let mut keys: Vec<&String> = obj.keys().collect();
+            keys.sort();
+            for k in keys {
+                let v = &obj[k];
+                let here = Path::Field(path, k);
+                let mut entry = Vec::new();
+                wire::put_bytes_field(1, k.as_bytes(), &mut entry);
+                match kind {
+                    Kind::MapStr => {
+                        wire::put_bytes_field(2, str_of(v, &here)?.as_bytes(), &mut entry)
+                    }
+                    Kind::MapBytes => {
+                        wire::put_bytes_field(2, &unbase64(str_of(v, &here)?)?, &mut entry);
+                    }
+                    _ => {
+                        let mut q = Vec::new();
+                        wire::put_bytes_field(1, quantity_string(v, &here)?.as_bytes(), &mut q);
+                        wire::put_bytes_field(2, &q, &mut entry);
+                    }
+                }
+                wire::put_bytes_field(number, &entry, out);
+            }
+        }
+        Kind::RepStr => {
+            let items = value.as_array().ok_or_else(|| invalid(path, "an array"))?;
+            for item in items {
+                wire::put_bytes_field(number, str_of(item, path)?.as_bytes(), out);
+            }
+        }
+        Kind::RepMsg(s) => {
+            let items = value.as_array().ok_or_else(|| invalid(path, "an array"))?;
+            for (i, item) in items.iter().enumerate() {
+                let here = Path::Index(path, i);
+                let obj = item
+                    .as_object()
+                    .ok_or_else(|| invalid(&here, "an object"))?;
+                wire::put_message_field(number, out, |buf| from_json(obj, s, &[], &here, buf))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A quantity's string (JSON numbers are quantities too).
+fn quantity_string(value: &Value, path: &Path<'_>) -> Result<String> {
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        _ => Err(invalid(path, "a quantity")),
+    }
+}

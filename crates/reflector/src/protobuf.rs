@@ -1,0 +1,188 @@
+//! List pages and watch streams in Kubernetes' protobuf wire format, decoded straight into
+//! `K` through kcr-protobuf's field tables (see [`WireFormat`](crate::WireFormat)).
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use kcr_protobuf::{DecodeOptions, Schema};
+use kube::core::Status;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, Result};
+use crate::listwatch::{Bookmark, ObjectList, WatchEvent};
+
+/// What a client that reads protobuf asks for (client-go's default): protobuf, else JSON.
+pub(crate) const ACCEPT: &str = "application/vnd.kubernetes.protobuf, application/json";
+
+/// Whether a response's `Content-Type` is protobuf (a body or a watch stream).
+pub(crate) fn is_protobuf(content_type: Option<&http::HeaderValue>) -> bool {
+    content_type
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case(kcr_protobuf::MEDIA_TYPE))
+}
+
+fn options(drop_managed_fields: bool) -> DecodeOptions {
+    DecodeOptions::default().skip_managed_fields(drop_managed_fields)
+}
+
+fn whole(what: &str, source: kcr_protobuf::Error) -> Error {
+    Error::Protobuf {
+        kind: what.to_owned(),
+        name: String::new(),
+        source,
+    }
+}
+
+/// Decodes a protobuf list page, each item straight into `K`.
+pub(crate) fn decode_list<K: DeserializeOwned>(
+    body: &[u8],
+    drop_managed_fields: bool,
+) -> Result<ObjectList<K>> {
+    let list = kcr_protobuf::decode_list::<K>(body, options(drop_managed_fields)).map_err(|e| {
+        Error::Protobuf {
+            kind: e.kind,
+            name: e.name,
+            source: e.source,
+        }
+    })?;
+    Ok(ObjectList {
+        items: list.items,
+        resource_version: list.metadata.resource_version,
+        continue_token: Some(list.metadata.continue_token).filter(|t| !t.is_empty()),
+        remaining_item_count: list.metadata.remaining_item_count,
+    })
+}
+
+/// A `Status` error body in protobuf.
+pub(crate) fn decode_status(body: &[u8]) -> Option<Status> {
+    kcr_protobuf::decode_object::<Status>(body, DecodeOptions::default()).ok()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BookmarkMeta {
+    #[serde(default)]
+    resource_version: String,
+    #[serde(default)]
+    annotations: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+struct BookmarkObject {
+    metadata: BookmarkMeta,
+}
+
+/// Decodes one watch frame (a `WatchEvent` whose object is a `k8s\0` body of `schema`'s kind,
+/// or a `Status` for an `ERROR`).
+pub(crate) fn decode_event<K: DeserializeOwned>(
+    frame: &[u8],
+    schema: &Schema,
+    drop_managed_fields: bool,
+) -> Result<WatchEvent<K>> {
+    let event = kcr_protobuf::decode_watch_event(frame).map_err(|e| whole("watch event", e))?;
+    let object = kcr_protobuf::unwrap(event.object).map_err(|e| whole("watch event", e))?;
+    let kind = if object.kind.is_empty() {
+        schema.kind().to_owned()
+    } else {
+        object.kind.clone().into_owned()
+    };
+    let failed = |source| Error::Protobuf {
+        kind: kind.clone(),
+        name: kcr_protobuf::describe(object.raw),
+        source,
+    };
+    let typed = |opts| kcr_protobuf::decode_message::<K>(object.raw, schema, opts).map_err(failed);
+    Ok(match &*event.event_type {
+        "ADDED" => WatchEvent::Added(typed(options(drop_managed_fields))?),
+        "MODIFIED" => WatchEvent::Modified(typed(options(drop_managed_fields))?),
+        "DELETED" => WatchEvent::Deleted(typed(options(drop_managed_fields))?),
+        "BOOKMARK" => {
+            let b: BookmarkObject =
+                kcr_protobuf::decode_message(object.raw, schema, options(true)).map_err(failed)?;
+            WatchEvent::Bookmark(Bookmark {
+                resource_version: b.metadata.resource_version,
+                annotations: b.metadata.annotations.unwrap_or_default(),
+            })
+        }
+        "ERROR" => {
+            let status =
+                kcr_protobuf::decode_object::<Status>(event.object, DecodeOptions::default())
+                    .map_err(failed)?;
+            WatchEvent::Error(Box::new(status))
+        }
+        other => {
+            return Err(Error::UnknownEventType {
+                event_type: other.to_owned(),
+                kind,
+                name: kcr_protobuf::describe(object.raw),
+            });
+        }
+    })
+}
+
+/// Splits a protobuf watch body into its frames and decodes each. A transport error ends the
+/// stream after one `Err(Error::Read)`; a frame longer than `max_event_bytes` after one
+/// `Err(Error::EventTooLarge)`, as soon as its length is read; a body that ends inside a
+/// frame after one `Err(Error::Protobuf)`.
+pub(crate) fn watch_events<K, S, E>(
+    body: S,
+    schema: &'static Schema,
+    max_event_bytes: usize,
+    drop_managed_fields: bool,
+) -> impl Stream<Item = Result<WatchEvent<K>>> + Send
+where
+    K: DeserializeOwned + Send + 'static,
+    S: Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    struct State<S> {
+        body: S,
+        frames: kcr_protobuf::FrameReader,
+        done: bool,
+    }
+    let state = State {
+        body,
+        frames: kcr_protobuf::FrameReader::new(max_event_bytes),
+        done: false,
+    };
+    futures::stream::unfold(state, move |mut state| async move {
+        loop {
+            if state.done {
+                return None;
+            }
+            match state.frames.next_frame() {
+                Ok(Some(frame)) => {
+                    return Some((decode_event(&frame, schema, drop_managed_fields), state));
+                }
+                Ok(None) => {}
+                Err(_) => {
+                    state.done = true;
+                    state.frames = kcr_protobuf::FrameReader::new(0);
+                    return Some((
+                        Err(Error::EventTooLarge {
+                            limit: max_event_bytes,
+                        }),
+                        state,
+                    ));
+                }
+            }
+            match state.body.next().await {
+                Some(Ok(chunk)) => state.frames.push(&chunk),
+                Some(Err(e)) => {
+                    state.done = true;
+                    return Some((Err(Error::Read(Box::new(e))), state));
+                }
+                None => {
+                    state.done = true;
+                    if let Err(e) = state.frames.finish() {
+                        return Some((Err(whole("watch event", e)), state));
+                    }
+                    return None;
+                }
+            }
+        }
+    })
+}

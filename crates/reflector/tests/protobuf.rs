@@ -1,0 +1,362 @@
+//! Lists and watches in Kubernetes' protobuf wire format: over real HTTP against kcr-testenv
+//! with `kube::Client` (paging, watches, streaming lists and their initial-events-end
+//! bookmark, `410 Expired`), and against a scripted server for what a real one would not send
+//! (an oversized or cut frame) and to see what is asked for.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kcr_reflector::{
+    ApiListerWatcher, Error, ListOptions, ListerWatcher, VersionMatch, WatchEvent, WatchOptions,
+    WireFormat,
+};
+use kcr_testenv::TestEnv;
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use parking_lot::Mutex;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+fn configmap(name: &str) -> ConfigMap {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {"app": "web"}},
+        "data": {"k": name},
+    }))
+    .unwrap()
+}
+
+async fn env_with_configmaps(history: usize, n: usize) -> (TestEnv, Api<ConfigMap>) {
+    let env = TestEnv::builder()
+        .history_size(history)
+        .start()
+        .await
+        .unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    for i in 0..n {
+        api.create(&PostParams::default(), &configmap(&format!("c{i}")))
+            .await
+            .unwrap();
+    }
+    (env, api)
+}
+
+fn protobuf(api: &Api<ConfigMap>) -> ApiListerWatcher<ConfigMap> {
+    ApiListerWatcher::new(api.clone()).wire_format(WireFormat::Protobuf)
+}
+
+async fn list_all(lw: &ApiListerWatcher<ConfigMap>, limit: u32) -> (Vec<ConfigMap>, usize) {
+    let mut options = ListOptions::default();
+    options.limit = Some(limit);
+    let (mut items, mut pages) = (Vec::new(), 0);
+    loop {
+        let page = lw.list(&options).await.unwrap();
+        pages += 1;
+        items.extend(page.items);
+        match page.continue_token {
+            Some(token) => options.continue_token = Some(token),
+            None => return (items, pages),
+        }
+    }
+}
+
+#[tokio::test]
+async fn protobuf_list_pages_should_decode_as_the_json_ones() {
+    let (_env, api) = env_with_configmaps(1000, 5).await;
+    for drop in [true, false] {
+        let (json_items, _) = list_all(
+            &ApiListerWatcher::new(api.clone()).drop_managed_fields(drop),
+            2,
+        )
+        .await;
+        let (mut items, pages) = list_all(&protobuf(&api).drop_managed_fields(drop), 2).await;
+        assert_eq!(pages, 3);
+        assert_eq!(items.len(), 5);
+        assert_eq!(
+            items.iter().all(|cm| cm.metadata.managed_fields.is_some()),
+            !drop,
+            "managedFields are skipped only when asked"
+        );
+        // kcr-testenv's JSON writes an empty `manager`, which protobuf reads as absent.
+        for cm in &mut items {
+            for entry in cm.metadata.managed_fields.iter_mut().flatten() {
+                entry.manager.get_or_insert_default();
+            }
+        }
+        assert_eq!(items, json_items);
+    }
+}
+
+fn names(events: &[WatchEvent<ConfigMap>]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| match e {
+            WatchEvent::Added(cm) => format!("ADDED {}", cm.metadata.name.as_deref().unwrap_or("")),
+            WatchEvent::Modified(cm) => {
+                format!("MODIFIED {}", cm.metadata.name.as_deref().unwrap_or(""))
+            }
+            WatchEvent::Deleted(cm) => {
+                format!("DELETED {}", cm.metadata.name.as_deref().unwrap_or(""))
+            }
+            WatchEvent::Bookmark(b) => format!("BOOKMARK end={}", b.is_initial_events_end()),
+            WatchEvent::Error(s) => format!("ERROR {} {}", s.code, s.reason),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_protobuf_streaming_list_should_end_its_initial_events_with_a_bookmark() {
+    let (_env, api) = env_with_configmaps(1000, 3).await;
+    let lw = protobuf(&api).drop_managed_fields(true);
+    let mut options = WatchOptions::new("");
+    options.resource_version_match = Some(VersionMatch::NotOlderThan);
+    options.allow_watch_bookmarks = true;
+    options.send_initial_events = true;
+    let mut stream = lw.watch(&options).await.unwrap();
+    let mut events = Vec::new();
+    for _ in 0..4 {
+        events.push(stream.next().await.unwrap().unwrap());
+    }
+    api.patch(
+        "c1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"k": "changed"}})),
+    )
+    .await
+    .unwrap();
+    let modified = stream.next().await.unwrap().unwrap();
+    let WatchEvent::Modified(cm) = &modified else {
+        panic!("expected an update, got {:?}", names(&[modified]));
+    };
+    assert_eq!(cm.data.as_ref().unwrap()["k"], "changed");
+    assert!(cm.metadata.managed_fields.is_none());
+    assert_eq!(
+        names(&events),
+        ["ADDED c0", "ADDED c1", "ADDED c2", "BOOKMARK end=true"]
+    );
+}
+
+#[tokio::test]
+async fn a_protobuf_watch_from_a_compacted_version_should_report_410_expired() {
+    let (env, api) = env_with_configmaps(5, 0).await;
+    let from = env.resource_version().to_string();
+    for i in 0..10 {
+        api.create(&PostParams::default(), &configmap(&format!("c{i}")))
+            .await
+            .unwrap();
+    }
+    let mut stream = protobuf(&api)
+        .watch(&WatchOptions::new(from))
+        .await
+        .unwrap();
+    let event = stream.next().await.unwrap().unwrap();
+    let WatchEvent::Error(status) = event else {
+        panic!("expected an ERROR event, got {:?}", names(&[event]));
+    };
+    assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+    assert!(status.message.starts_with("too old resource version"));
+}
+
+/// A server that answers every request with `content_type` and `body` in chunks, recording
+/// the `Accept` header of each request.
+async fn scripted(
+    content_type: &'static str,
+    chunks: Vec<Vec<u8>>,
+) -> (String, Arc<Mutex<Vec<String>>>) {
+    scripted_with_code(200, content_type, chunks).await
+}
+
+/// [`scripted`] with another status code.
+async fn scripted_with_code(
+    code: u16,
+    content_type: &'static str,
+    chunks: Vec<Vec<u8>>,
+) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let accepts = Arc::new(Mutex::new(Vec::new()));
+    tokio::spawn({
+        let accepts = accepts.clone();
+        async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let (accepts, chunks) = (accepts.clone(), chunks.clone());
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") {
+                        if socket.read(&mut byte).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        head.push(byte[0]);
+                    }
+                    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+                    let accept = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("accept: "))
+                        .unwrap_or_default()
+                        .to_owned();
+                    accepts.lock().push(accept);
+                    let mut out = format!(
+                        "HTTP/1.1 {code} Scripted\r\ncontent-type: {content_type}\r\n\
+                         transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+                    )
+                    .into_bytes();
+                    for chunk in &chunks {
+                        out.extend(format!("{:x}\r\n", chunk.len()).as_bytes());
+                        out.extend(chunk);
+                        out.extend(b"\r\n");
+                    }
+                    out.extend(b"0\r\n\r\n");
+                    let _ = socket.write_all(&out).await;
+                    let _ = socket.shutdown().await;
+                });
+            }
+        }
+    });
+    (url, accepts)
+}
+
+fn client(url: &str) -> kube::Client {
+    let mut config = kube::Config::new(url.parse().unwrap());
+    config.default_retry = false;
+    kube::Client::try_from(config).unwrap()
+}
+
+fn added_frame(name: &str, big: usize) -> Vec<u8> {
+    let object = kcr_protobuf::encode_object(&json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", "resourceVersion": "5"},
+        "data": {"big": "x".repeat(big)},
+    }))
+    .unwrap();
+    kcr_protobuf::encode_watch_frame("ADDED", &object).unwrap()
+}
+
+#[tokio::test]
+async fn protobuf_should_be_asked_for_first_and_only_for_kinds_with_a_table() {
+    let frames: Vec<Vec<u8>> = vec![added_frame("a", 1)];
+    let (url, accepts) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, frames).await;
+    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
+    let mut stream = protobuf(&api).watch(&WatchOptions::new("1")).await.unwrap();
+    assert_eq!(names(&[stream.next().await.unwrap().unwrap()]), ["ADDED a"]);
+    assert!(stream.next().await.is_none());
+    let pods: Api<Pod> = Api::namespaced(client(&url), "default");
+    let _ = ApiListerWatcher::new(pods)
+        .wire_format(WireFormat::Protobuf)
+        .list(&ListOptions::default())
+        .await;
+    assert_eq!(
+        *accepts.lock(),
+        [
+            "application/vnd.kubernetes.protobuf, application/json",
+            "application/json"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_json_answer_to_a_protobuf_request_should_be_read_as_json() {
+    let line = br#"{"type":"ADDED","object":{"metadata":{"name":"j","resourceVersion":"2"}}}
+"#;
+    let (url, _) = scripted("application/json", vec![line.to_vec()]).await;
+    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
+    let mut stream = protobuf(&api).watch(&WatchOptions::new("1")).await.unwrap();
+    assert_eq!(names(&[stream.next().await.unwrap().unwrap()]), ["ADDED j"]);
+}
+
+#[tokio::test]
+async fn a_frame_over_the_limit_should_end_the_watch_with_a_typed_error() {
+    // The second frame announces about 1 MiB; the limit is 64 KiB. It comes in 1 KiB chunks.
+    let big = added_frame("big", 1 << 20);
+    let mut chunks = vec![added_frame("small", 10)];
+    chunks.extend(big.chunks(1024).map(<[u8]>::to_vec));
+    let (url, _) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, chunks).await;
+    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
+    let lw = protobuf(&api).max_event_bytes(64 * 1024);
+    let events: Vec<_> = lw
+        .watch(&WatchOptions::new("1"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(matches!(events[0], Ok(WatchEvent::Added(_))));
+    assert!(matches!(
+        events[1],
+        Err(Error::EventTooLarge { limit: 65_536 })
+    ));
+}
+
+#[tokio::test]
+async fn a_watch_cut_inside_a_frame_or_a_malformed_frame_should_give_typed_errors() {
+    let mut cut = added_frame("cut", 100);
+    cut.truncate(50);
+    let (url, _) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, vec![cut]).await;
+    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
+    let events: Vec<_> = protobuf(&api)
+        .watch(&WatchOptions::new("1"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert!(
+        matches!(
+            &events[..],
+            [Err(Error::Protobuf {
+                source: kcr_protobuf::Error::Truncated { .. },
+                ..
+            })]
+        ),
+        "{events:?}"
+    );
+    // A frame whose object's `data` value is sent as a number.
+    let object = kcr_protobuf::wrap(
+        "v1",
+        "ConfigMap",
+        &[0x0a, 0x03, 0x0a, 0x01, b'x', 0x10, 0x05],
+    );
+    let frame = kcr_protobuf::encode_watch_frame("ADDED", &object).unwrap();
+    let (url, _) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, vec![frame]).await;
+    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
+    let events: Vec<_> = protobuf(&api)
+        .watch(&WatchOptions::new("1"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    match &events[..] {
+        [Err(Error::Protobuf { kind, name, source })] => {
+            assert_eq!((kind.as_str(), name.as_str()), ("ConfigMap", "x"));
+            assert!(matches!(
+                source,
+                kcr_protobuf::Error::WrongWireType { field: 2, .. }
+            ));
+            assert!(events[0].as_ref().unwrap_err().is_decode());
+        }
+        other => panic!("expected a protobuf decode error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_protobuf_status_body_should_become_the_api_error() {
+    // kube-apiserver answers a protobuf client's failed list with a protobuf Status.
+    let status = kcr_protobuf::encode_object(&json!({
+        "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
+        "message": "The provided continue parameter is too old", "reason": "Expired",
+        "code": 410,
+    }))
+    .unwrap();
+    let (url, _) = scripted_with_code(410, kcr_protobuf::MEDIA_TYPE, vec![status]).await;
+    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
+    match protobuf(&api).list(&ListOptions::default()).await {
+        Err(e @ Error::Api { .. }) => {
+            assert!(e.is_expired(), "{e}");
+            let Error::Api { status, .. } = e else {
+                unreachable!()
+            };
+            assert_eq!(status.message, "The provided continue parameter is too old");
+        }
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}

@@ -1,0 +1,227 @@
+//! Protobuf answers over real HTTP (`kube::Client`): objects, list pages and watch streams of
+//! the kinds kcr-protobuf has tables for, as kube-apiserver writes them; JSON for the others.
+
+mod common;
+
+use common::configmap;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
+use kcr_protobuf::{DecodeOptions, FrameReader, decode_list, decode_object, decode_watch_event};
+use kcr_testenv::TestEnv;
+use kube::api::{Api, ListParams, PostParams};
+
+/// What client-go asks for by default.
+const CLIENT_GO: &str = "application/vnd.kubernetes.protobuf, application/json";
+
+async fn send(client: &kube::Client, path: &str, accept: &str) -> http::Response<bytes::Bytes> {
+    let request = http::Request::get(path)
+        .header(http::header::ACCEPT, accept)
+        .body(Vec::new())
+        .unwrap();
+    let response = client
+        .send(request.map(kube::client::Body::from))
+        .await
+        .unwrap();
+    let (parts, body) = response.into_parts();
+    let body = http_body_util::BodyExt::collect(body)
+        .await
+        .unwrap()
+        .to_bytes();
+    http::Response::from_parts(parts, body)
+}
+
+fn content_type(r: &http::Response<bytes::Bytes>) -> &str {
+    r.headers()[http::header::CONTENT_TYPE].to_str().unwrap()
+}
+
+/// An object read as JSON, as its protobuf form reads: an empty `manager` is the zero value
+/// of a field protobuf writes, which the JSON form leaves out.
+fn as_protobuf_reads(mut cm: ConfigMap) -> ConfigMap {
+    for entry in cm.metadata.managed_fields.iter_mut().flatten() {
+        if entry.manager.as_deref() == Some("") {
+            entry.manager = None;
+        }
+    }
+    cm
+}
+
+async fn env_with_configmaps(n: usize) -> (TestEnv, Api<ConfigMap>) {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    for i in 0..n {
+        api.create(
+            &PostParams::default(),
+            &configmap(&format!("c{i}"), &[("app", "web")]),
+        )
+        .await
+        .unwrap();
+    }
+    (env, api)
+}
+
+#[tokio::test]
+async fn a_get_should_answer_protobuf_to_a_client_that_asks_for_it_first() {
+    let (env, api) = env_with_configmaps(1).await;
+    let r = send(
+        &env.client(),
+        "/api/v1/namespaces/default/configmaps/c0",
+        CLIENT_GO,
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(content_type(&r), "application/vnd.kubernetes.protobuf");
+    let u = kcr_protobuf::unwrap(r.body()).unwrap();
+    assert_eq!((&*u.api_version, &*u.kind), ("v1", "ConfigMap"));
+    let decoded: ConfigMap = decode_object(r.body(), DecodeOptions::default()).unwrap();
+    let as_json = as_protobuf_reads(api.get("c0").await.unwrap());
+    assert_eq!(decoded, as_json);
+    assert!(
+        decoded.metadata.managed_fields.is_some(),
+        "the server writes managedFields"
+    );
+    // JSON first: JSON.
+    let r = send(
+        &env.client(),
+        "/api/v1/namespaces/default/configmaps/c0",
+        "application/json, application/vnd.kubernetes.protobuf",
+    )
+    .await;
+    assert_eq!(content_type(&r), "application/json");
+}
+
+#[tokio::test]
+async fn list_pages_should_answer_protobuf_with_their_continue_tokens() {
+    let (env, api) = env_with_configmaps(5).await;
+    let expected = api.list(&ListParams::default()).await.unwrap();
+    let mut items = Vec::new();
+    let mut path = "/api/v1/namespaces/default/configmaps?limit=2".to_owned();
+    let mut pages = 0;
+    loop {
+        let r = send(&env.client(), &path, CLIENT_GO).await;
+        assert_eq!(content_type(&r), "application/vnd.kubernetes.protobuf");
+        let u = kcr_protobuf::unwrap(r.body()).unwrap();
+        assert_eq!((&*u.api_version, &*u.kind), ("v1", "ConfigMapList"));
+        let page = decode_list::<ConfigMap>(r.body(), DecodeOptions::default()).unwrap();
+        pages += 1;
+        items.extend(page.items);
+        if page.metadata.continue_token.is_empty() {
+            assert_eq!(page.metadata.remaining_item_count, None);
+            break;
+        }
+        assert_eq!(page.metadata.remaining_item_count, Some(5 - 2 * pages));
+        path = format!(
+            "/api/v1/namespaces/default/configmaps?limit=2&continue={}",
+            page.metadata.continue_token
+        );
+    }
+    assert_eq!(pages, 3);
+    let expected: Vec<ConfigMap> = expected.items.into_iter().map(as_protobuf_reads).collect();
+    assert_eq!(items, expected);
+}
+
+#[tokio::test]
+async fn kinds_without_a_table_should_answer_json() {
+    let env = TestEnv::start().await.unwrap();
+    let r = send(&env.client(), "/api/v1/namespaces/default/pods", CLIENT_GO).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(content_type(&r), "application/json");
+    let _: k8s_openapi::List<Pod> = serde_json::from_slice(r.body()).unwrap();
+}
+
+/// A watch response read frame by frame.
+struct Frames {
+    content_type: String,
+    body: http_body_util::BodyDataStream<kube::client::Body>,
+    reader: FrameReader,
+}
+
+impl Frames {
+    async fn open(client: &kube::Client, path: &str) -> Self {
+        let request = http::Request::get(path)
+            .header(http::header::ACCEPT, CLIENT_GO)
+            .body(kube::client::Body::empty())
+            .unwrap();
+        let response = client.send(request).await.unwrap();
+        let content_type = response.headers()[http::header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        Self {
+            content_type,
+            body: http_body_util::BodyExt::into_data_stream(response.into_body()),
+            reader: FrameReader::new(1 << 20),
+        }
+    }
+
+    async fn next(&mut self) -> bytes::Bytes {
+        loop {
+            if let Some(frame) = self.reader.next_frame().unwrap() {
+                return frame;
+            }
+            let chunk = self.body.next().await.expect("the watch ended early");
+            self.reader.push(&chunk.unwrap());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_streaming_list_should_send_protobuf_frames_and_the_initial_events_end_bookmark() {
+    let (env, api) = env_with_configmaps(3).await;
+    let path = "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true\
+                &resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=";
+    let mut watch = Frames::open(&env.client(), path).await;
+    assert_eq!(
+        watch.content_type,
+        "application/vnd.kubernetes.protobuf;stream=watch"
+    );
+    let mut frames = Vec::new();
+    for _ in 0..4 {
+        frames.push(watch.next().await);
+    }
+    // A change after the initial events.
+    api.create(&PostParams::default(), &configmap("later", &[]))
+        .await
+        .unwrap();
+    frames.push(watch.next().await);
+    let events: Vec<_> = frames
+        .iter()
+        .map(|f| decode_watch_event(f).unwrap())
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| &*e.event_type).collect();
+    assert_eq!(types, ["ADDED", "ADDED", "ADDED", "BOOKMARK", "ADDED"]);
+    let names: Vec<String> = events
+        .iter()
+        .filter(|e| e.event_type == "ADDED")
+        .map(|e| {
+            let cm: ConfigMap = decode_object(e.object, DecodeOptions::default()).unwrap();
+            cm.metadata.name.unwrap()
+        })
+        .collect();
+    assert_eq!(names, ["c0", "c1", "c2", "later"]);
+    let bookmark: ConfigMap = decode_object(events[3].object, DecodeOptions::default()).unwrap();
+    assert_eq!(
+        bookmark.metadata.annotations.unwrap()["k8s.io/initial-events-end"],
+        "true"
+    );
+    assert!(bookmark.metadata.resource_version.is_some());
+}
+
+#[tokio::test]
+async fn a_watch_from_a_compacted_version_should_end_with_a_410_status_frame() {
+    let env = TestEnv::builder().history_size(5).start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let from = env.resource_version().to_string();
+    for i in 0..10 {
+        api.create(&PostParams::default(), &configmap(&format!("c{i}"), &[]))
+            .await
+            .unwrap();
+    }
+    let path = format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={from}");
+    let frame = Frames::open(&env.client(), &path).await.next().await;
+    let event = decode_watch_event(&frame).unwrap();
+    assert_eq!(event.event_type, "ERROR");
+    let status: Status = decode_object(event.object, DecodeOptions::default()).unwrap();
+    assert_eq!(status.code, Some(410));
+    assert_eq!(status.reason.as_deref(), Some("Expired"));
+}
