@@ -106,18 +106,26 @@ impl<K> ApiListerWatcher<K> {
 
 impl<K: Resource<DynamicType = ()>> ApiListerWatcher<K> {
     /// Asks for `format` (default [`WireFormat::Json`]). With [`WireFormat::Protobuf`], a
-    /// kind without a protobuf table (custom resources, most built-in kinds for now) and
-    /// metadata-only objects are still asked for in JSON.
+    /// kind without a complete protobuf table (custom resources, most built-in kinds for
+    /// now) and metadata-only objects are still asked for in JSON.
     #[must_use]
     pub fn wire_format(mut self, format: WireFormat) -> Self {
         self.decoding.protobuf = match format {
-            WireFormat::Protobuf if !K::metadata_api() => {
-                kcr_protobuf::schema_for(&K::api_version(&()), &K::kind(&()))
-            }
-            _ => None,
+            WireFormat::Protobuf => protobuf_schema::<K>(),
+            WireFormat::Json => None,
         };
         self
     }
+}
+
+/// The protobuf table `K` is read through, `None` when `K` is read as JSON: a table that does
+/// not hold every field of the kind (kcr-protobuf's Deployment) would drop the fields it does
+/// not know, so only complete tables are used.
+fn protobuf_schema<K: Resource<DynamicType = ()>>() -> Option<&'static kcr_protobuf::Schema> {
+    if K::metadata_api() {
+        return None;
+    }
+    kcr_protobuf::schema_for(&K::api_version(&()), &K::kind(&())).filter(|s| s.complete())
 }
 
 #[async_trait]
@@ -480,18 +488,20 @@ struct RawEvent<'a> {
     object: &'a RawValue,
 }
 
+/// The part of a `BOOKMARK` event's object a bookmark keeps (JSON or protobuf).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct BookmarkMeta {
+pub(crate) struct BookmarkMeta {
     #[serde(default)]
-    resource_version: String,
+    pub(crate) resource_version: String,
     #[serde(default)]
-    annotations: Option<BTreeMap<String, String>>,
+    pub(crate) annotations: Option<BTreeMap<String, String>>,
 }
 
+/// A `BOOKMARK` event's object.
 #[derive(Deserialize)]
-struct BookmarkObject {
-    metadata: BookmarkMeta,
+pub(crate) struct BookmarkObject {
+    pub(crate) metadata: BookmarkMeta,
 }
 
 /// Decodes one line of a watch. `None` for a blank line.
@@ -691,6 +701,16 @@ where
 mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
+
+    #[test]
+    fn protobuf_should_be_asked_only_for_kinds_with_a_complete_table() {
+        use k8s_openapi::api::apps::v1::Deployment;
+        use kube::core::PartialObjectMeta;
+        assert!(protobuf_schema::<ConfigMap>().is_some());
+        // Its table lacks most of a Pod template: read as JSON, nothing dropped.
+        assert!(protobuf_schema::<Deployment>().is_none());
+        assert!(protobuf_schema::<PartialObjectMeta<ConfigMap>>().is_none());
+    }
 
     #[test]
     fn list_url_should_send_resource_version_zero_with_limit() {

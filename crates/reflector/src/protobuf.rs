@@ -1,15 +1,13 @@
 //! List pages and watch streams in Kubernetes' protobuf wire format, decoded straight into
 //! `K` through kcr-protobuf's field tables (see [`WireFormat`](crate::WireFormat)).
 
-use std::collections::BTreeMap;
-
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use kcr_protobuf::{DecodeOptions, Schema};
 use kube::core::Status;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::api::BookmarkObject;
 use crate::error::{Error, Result};
 use crate::listwatch::{Bookmark, ObjectList, WatchEvent};
 
@@ -59,20 +57,6 @@ pub(crate) fn decode_list<K: DeserializeOwned>(
 /// A `Status` error body in protobuf.
 pub(crate) fn decode_status(body: &[u8]) -> Option<Status> {
     kcr_protobuf::decode_object::<Status>(body, DecodeOptions::default()).ok()
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct BookmarkMeta {
-    #[serde(default)]
-    resource_version: String,
-    #[serde(default)]
-    annotations: Option<BTreeMap<String, String>>,
-}
-
-#[derive(Deserialize)]
-struct BookmarkObject {
-    metadata: BookmarkMeta,
 }
 
 /// Decodes one watch frame (a `WatchEvent` whose object is a `k8s\0` body of `schema`'s kind,

@@ -68,9 +68,15 @@ impl Entry {
 
     fn to_json(&self) -> Value {
         let mut m = Map::new();
-        m.insert("manager".into(), Value::String(self.manager.clone()));
+        // `manager` and `apiVersion` are `omitempty` in Go: an update from a client without a
+        // user agent or a field manager has an entry without a manager.
+        if !self.manager.is_empty() {
+            m.insert("manager".into(), Value::String(self.manager.clone()));
+        }
         m.insert("operation".into(), Value::String(self.operation.clone()));
-        m.insert("apiVersion".into(), Value::String(self.api_version.clone()));
+        if !self.api_version.is_empty() {
+            m.insert("apiVersion".into(), Value::String(self.api_version.clone()));
+        }
         if let Some(t) = &self.time {
             m.insert("time".into(), Value::String(t.clone()));
         }
@@ -501,6 +507,15 @@ mod tests {
             ancient.2,
             json!({"f:data": {"f:k0": {}, "f:k1": {}, "f:k2": {}}})
         );
+    }
+
+    #[test]
+    fn an_entry_without_a_manager_should_leave_the_field_out() {
+        let mut new = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
+        cm().update(None, &mut new, "");
+        let entry = &new["metadata"]["managedFields"][0];
+        assert_eq!(entry["operation"], "Update", "{entry}");
+        assert!(entry.get("manager").is_none(), "{entry}");
     }
 
     #[test]
