@@ -207,6 +207,11 @@ enum Flow {
 
 impl WatchStream {
     async fn send(&mut self, line: Bytes, counts: bool) -> Flow {
+        // A watch closed by `Faults::close_all_watches` sends nothing after the call, not even
+        // an event committed before this task noticed the close.
+        if self.close.has_changed().unwrap_or(true) {
+            return Flow::Stop;
+        }
         if self.tx.send(line).await.is_err() {
             return Flow::Stop;
         }

@@ -66,6 +66,38 @@ async fn closing_all_watches_should_end_every_open_stream() {
 }
 
 #[tokio::test]
+async fn a_closed_watch_should_send_nothing_after_the_close() {
+    // A one-event buffer, and objects large enough that the connection's buffers hold only a
+    // few of them: the watch is still sending when it is closed.
+    let env = TestEnv::builder().watch_buffer(1).start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let from = env.resource_version().to_string();
+    let mut w = api
+        .watch(&WatchParams::default().disable_bookmarks(), &from)
+        .await
+        .unwrap()
+        .boxed();
+    let big = "x".repeat(900 * 1024);
+    let created = 24;
+    for i in 0..created {
+        let mut cm = configmap(&format!("c{i}"), &[]);
+        cm.data = Some([("k".to_owned(), big.clone())].into());
+        api.create(&PostParams::default(), &cm).await.unwrap();
+    }
+    env.faults().close_all_watches();
+    let mut received = 0;
+    while let Some(event) = w.try_next().await.unwrap() {
+        assert!(matches!(event, WatchEvent::Added(_)));
+        received += 1;
+    }
+    // What was already on its way arrives; nothing is sent after the close.
+    assert!(
+        received < created,
+        "{received} of {created} events after the close"
+    );
+}
+
+#[tokio::test]
 async fn watches_should_end_after_the_configured_number_of_events() {
     let env = TestEnv::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
