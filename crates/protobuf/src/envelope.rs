@@ -166,27 +166,20 @@ pub fn encode_list<'v>(
     metadata: &Map<String, Value>,
     items: impl IntoIterator<Item = &'v Value>,
 ) -> Result<Vec<u8>> {
-    let mut list = Vec::new();
-    let root = Path::Root;
-    let meta_path = Path::Field(&root, "metadata");
-    wire::put_message_field(1, &mut list, |buf| {
-        from_json(metadata, LIST_META, &[], &meta_path, buf)
-    })?;
-    let items_path = Path::Field(&root, "items");
-    for (i, item) in items.into_iter().enumerate() {
-        let obj = item
-            .as_object()
-            .ok_or_else(|| Error::Invalid(format!("items[{i}] is not an object")))?;
-        let path = Path::Index(&items_path, i);
-        wire::put_message_field(2, &mut list, |buf| {
-            from_json(obj, schema.fields, &["apiVersion", "kind"], &path, buf)
-        })?;
-    }
-    Ok(wrap(
-        schema.api_version(),
-        &format!("{}List", schema.kind()),
-        &list,
-    ))
+    list_body(schema, metadata, |list| {
+        let root = Path::Root;
+        let items_path = Path::Field(&root, "items");
+        for (i, item) in items.into_iter().enumerate() {
+            let obj = item
+                .as_object()
+                .ok_or_else(|| Error::Invalid(format!("items[{i}] is not an object")))?;
+            let path = Path::Index(&items_path, i);
+            wire::put_message_field(2, list, |buf| {
+                from_json(obj, schema.fields, &["apiVersion", "kind"], &path, buf)
+            })?;
+        }
+        Ok(())
+    })
 }
 
 /// Encodes a list from `metadata` (a `ListMeta`'s JSON form) and the items' messages (as
@@ -196,15 +189,28 @@ pub fn encode_list_of_messages<'m>(
     metadata: &Map<String, Value>,
     items: impl IntoIterator<Item = &'m [u8]>,
 ) -> Result<Vec<u8>> {
+    list_body(schema, metadata, |list| {
+        for item in items {
+            wire::put_bytes_field(2, item, list);
+        }
+        Ok(())
+    })
+}
+
+/// A `<Kind>List` body: its metadata (field 1), the items `put_items` writes (field 2), in the
+/// `k8s\0` envelope.
+fn list_body(
+    schema: &Schema,
+    metadata: &Map<String, Value>,
+    put_items: impl FnOnce(&mut Vec<u8>) -> Result<()>,
+) -> Result<Vec<u8>> {
     let mut list = Vec::new();
     let root = Path::Root;
     let meta_path = Path::Field(&root, "metadata");
     wire::put_message_field(1, &mut list, |buf| {
         from_json(metadata, LIST_META, &[], &meta_path, buf)
     })?;
-    for item in items {
-        wire::put_bytes_field(2, item, &mut list);
-    }
+    put_items(&mut list)?;
     Ok(wrap(
         schema.api_version(),
         &format!("{}List", schema.kind()),
