@@ -636,6 +636,114 @@ impl LineBuffer {
     }
 }
 
+/// How a watch body is cut into events: lines of JSON, or length-prefixed protobuf frames.
+pub(crate) trait Framing: Send + 'static {
+    /// One event's bytes.
+    type Unit: AsRef<[u8]> + Send;
+
+    /// Takes the next chunk of the body.
+    fn push(&mut self, chunk: &[u8]);
+
+    /// The next whole event, `Ok(None)` when more bytes are needed, `Err(limit)` when it is
+    /// longer than the limit.
+    fn next_unit(&mut self) -> std::result::Result<Option<Self::Unit>, usize>;
+
+    /// Once the body has ended: a last event it held, or the error of an event cut short.
+    fn end(&mut self) -> Result<Option<Self::Unit>>;
+
+    /// Frees what is buffered once the stream has ended in an error.
+    fn clear(&mut self);
+}
+
+impl Framing for LineBuffer {
+    type Unit = BytesMut;
+
+    fn push(&mut self, chunk: &[u8]) {
+        LineBuffer::push(self, chunk);
+    }
+
+    fn next_unit(&mut self) -> std::result::Result<Option<BytesMut>, usize> {
+        self.next_line()
+    }
+
+    /// A final line without a newline.
+    fn end(&mut self) -> Result<Option<BytesMut>> {
+        let rest = self.rest();
+        Ok(rest.has_remaining().then_some(rest))
+    }
+
+    fn clear(&mut self) {
+        *self = LineBuffer::new(0);
+    }
+}
+
+/// Splits a body into events with `framing` and decodes each with `decode` (`None`: nothing
+/// to deliver, such as a blank line). A transport error ends the stream after one
+/// `Err(Error::Read)` item; an event longer than the limit ends it after one
+/// `Err(Error::EventTooLarge)`, as soon as that is known; a body that ends inside an event
+/// after the error [`Framing::end`] gives.
+pub(crate) fn split_events<K, S, E, F, D>(
+    body: S,
+    framing: F,
+    decode: D,
+) -> impl Stream<Item = Result<WatchEvent<K>>> + Send
+where
+    K: Send + 'static,
+    S: Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+    F: Framing,
+    D: Fn(&[u8]) -> Option<Result<WatchEvent<K>>> + Send + 'static,
+{
+    struct State<S, F, D> {
+        body: S,
+        framing: F,
+        decode: D,
+        done: bool,
+    }
+    let state = State {
+        body,
+        framing,
+        decode,
+        done: false,
+    };
+    futures::stream::unfold(state, |mut state| async move {
+        loop {
+            if state.done {
+                return None;
+            }
+            match state.framing.next_unit() {
+                Ok(Some(unit)) => match (state.decode)(unit.as_ref()) {
+                    Some(item) => return Some((item, state)),
+                    None => continue,
+                },
+                Ok(None) => {}
+                Err(limit) => {
+                    state.done = true;
+                    state.framing.clear();
+                    return Some((Err(Error::EventTooLarge { limit }), state));
+                }
+            }
+            match state.body.next().await {
+                Some(Ok(chunk)) => state.framing.push(&chunk),
+                Some(Err(e)) => {
+                    state.done = true;
+                    state.framing.clear();
+                    return Some((Err(Error::Read(Box::new(e))), state));
+                }
+                // The pending bytes were checked against the limit above.
+                None => {
+                    state.done = true;
+                    return match state.framing.end() {
+                        Ok(Some(unit)) => (state.decode)(unit.as_ref()).map(|item| (item, state)),
+                        Ok(None) => None,
+                        Err(e) => Some((Err(e), state)),
+                    };
+                }
+            }
+        }
+    })
+}
+
 /// Splits a body into lines and decodes each as a watch event. A transport
 /// error ends the stream after one `Err(Error::Read)` item; a line longer
 /// than `max_event_bytes` ends it after one `Err(Error::EventTooLarge)`.
@@ -648,53 +756,12 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    struct State<S> {
-        body: S,
-        lines: LineBuffer,
-        done: bool,
-    }
-    let state = State {
-        body,
-        lines: LineBuffer::new(decoding.max_event_bytes),
-        done: false,
-    };
     let drop_managed_fields = decoding.drop_managed_fields;
-    futures::stream::unfold(state, move |mut state| async move {
-        loop {
-            if state.done {
-                // A final line without a newline.
-                let rest = state.lines.rest();
-                if rest.has_remaining()
-                    && let Some(item) = decode_event_with::<K>(&rest, drop_managed_fields)
-                {
-                    return Some((item, state));
-                }
-                return None;
-            }
-            match state.lines.next_line() {
-                Ok(Some(line)) => match decode_event_with::<K>(&line, drop_managed_fields) {
-                    Some(item) => return Some((item, state)),
-                    None => continue,
-                },
-                Ok(None) => {}
-                Err(limit) => {
-                    state.done = true;
-                    state.lines = LineBuffer::new(0);
-                    return Some((Err(Error::EventTooLarge { limit }), state));
-                }
-            }
-            match state.body.next().await {
-                Some(Ok(chunk)) => state.lines.push(&chunk),
-                Some(Err(e)) => {
-                    state.done = true;
-                    state.lines = LineBuffer::new(0);
-                    return Some((Err(Error::Read(Box::new(e))), state));
-                }
-                // The pending bytes were checked against the limit above.
-                None => state.done = true,
-            }
-        }
-    })
+    split_events(
+        body,
+        LineBuffer::new(decoding.max_event_bytes),
+        move |line: &[u8]| decode_event_with::<K>(line, drop_managed_fields),
+    )
 }
 
 #[cfg(test)]

@@ -2,12 +2,12 @@
 //! `K` through kcr-protobuf's field tables (see [`WireFormat`](crate::WireFormat)).
 
 use bytes::Bytes;
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use kcr_protobuf::{DecodeOptions, Schema};
 use kube::core::Status;
 use serde::de::DeserializeOwned;
 
-use crate::api::BookmarkObject;
+use crate::api::{BookmarkObject, Framing, split_events};
 use crate::error::{Error, Result};
 use crate::listwatch::{Bookmark, ObjectList, WatchEvent};
 
@@ -107,6 +107,36 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
     })
 }
 
+/// A protobuf watch body's frames; a frame over the limit is `Err(limit)`.
+struct Frames {
+    reader: kcr_protobuf::FrameReader,
+    limit: usize,
+}
+
+impl Framing for Frames {
+    type Unit = Bytes;
+
+    fn push(&mut self, chunk: &[u8]) {
+        self.reader.push(chunk);
+    }
+
+    fn next_unit(&mut self) -> std::result::Result<Option<Bytes>, usize> {
+        self.reader.next_frame().map_err(|_| self.limit)
+    }
+
+    /// A body that ends inside a frame is an error; it holds no last event.
+    fn end(&mut self) -> Result<Option<Bytes>> {
+        self.reader
+            .finish()
+            .map(|()| None)
+            .map_err(|e| whole("watch event", e))
+    }
+
+    fn clear(&mut self) {
+        self.reader = kcr_protobuf::FrameReader::new(0);
+    }
+}
+
 /// Splits a protobuf watch body into its frames and decodes each. A transport error ends the
 /// stream after one `Err(Error::Read)`; a frame longer than `max_event_bytes` after one
 /// `Err(Error::EventTooLarge)`, as soon as its length is read; a body that ends inside a
@@ -122,51 +152,11 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    struct State<S> {
-        body: S,
-        frames: kcr_protobuf::FrameReader,
-        done: bool,
-    }
-    let state = State {
-        body,
-        frames: kcr_protobuf::FrameReader::new(max_event_bytes),
-        done: false,
+    let frames = Frames {
+        reader: kcr_protobuf::FrameReader::new(max_event_bytes),
+        limit: max_event_bytes,
     };
-    futures::stream::unfold(state, move |mut state| async move {
-        loop {
-            if state.done {
-                return None;
-            }
-            match state.frames.next_frame() {
-                Ok(Some(frame)) => {
-                    return Some((decode_event(&frame, schema, drop_managed_fields), state));
-                }
-                Ok(None) => {}
-                Err(_) => {
-                    state.done = true;
-                    state.frames = kcr_protobuf::FrameReader::new(0);
-                    return Some((
-                        Err(Error::EventTooLarge {
-                            limit: max_event_bytes,
-                        }),
-                        state,
-                    ));
-                }
-            }
-            match state.body.next().await {
-                Some(Ok(chunk)) => state.frames.push(&chunk),
-                Some(Err(e)) => {
-                    state.done = true;
-                    return Some((Err(Error::Read(Box::new(e))), state));
-                }
-                None => {
-                    state.done = true;
-                    if let Err(e) = state.frames.finish() {
-                        return Some((Err(whole("watch event", e)), state));
-                    }
-                    return None;
-                }
-            }
-        }
+    split_events(body, frames, move |frame: &[u8]| {
+        Some(decode_event(frame, schema, drop_managed_fields))
     })
 }
