@@ -354,3 +354,35 @@ async fn a_protobuf_status_body_should_become_the_api_error() {
         other => panic!("expected an API error, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn an_expired_continue_token_should_be_a_410_expired_error_in_protobuf_as_in_json() {
+    // kcr-testenv, as kube-apiserver, answers the error in the format the client asked for.
+    let (env, api) = env_with_configmaps(1000, 5).await;
+    let mut messages = Vec::new();
+    for lw in [ApiListerWatcher::new(api.clone()), protobuf(&api)] {
+        let mut options = ListOptions::default();
+        options.limit = Some(2);
+        let first = lw.list(&options).await.unwrap();
+        options.continue_token = first.continue_token;
+        assert!(options.continue_token.is_some());
+        // A change, then a compaction at its version: the token's version is gone.
+        api.patch(
+            "c0",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"k": messages.len().to_string()}})),
+        )
+        .await
+        .unwrap();
+        env.faults().compact_history();
+        match lw.list(&options).await {
+            Err(e @ Error::Api { .. }) => {
+                assert!(e.is_expired(), "{e}");
+                messages.push(e.status().unwrap().message.clone());
+            }
+            other => panic!("expected an API error, got {other:?}"),
+        }
+    }
+    assert_eq!(messages[0], messages[1]);
+    assert!(!messages[0].is_empty());
+}

@@ -144,7 +144,7 @@ fn verb(req: &Request, t: &Target) -> ApiResult<&'static str> {
 }
 
 /// Serves a resource request.
-pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<Body> {
+pub(crate) async fn handle(shared: &Arc<Shared>, req: Request) -> Response<Body> {
     let routed = route(&shared.store.lock(), &req.path);
     let mut target = match routed {
         Ok(Some(t)) => t,
@@ -157,6 +157,10 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
         return error_response(&crate::wire::negotiation::not_acceptable());
     }
     target.metadata_only = req.header("accept").contains("as=PartialObjectMetadata");
+    // kube-apiserver writes an error `Status` in the format it negotiated with the client
+    // (`responsewriters.ErrorNegotiated`), so a client asking for protobuf first gets its errors
+    // in protobuf for every built-in kind; custom resources are served in JSON only.
+    let protobuf_errors = !target.def.custom && crate::protobuf::wanted(req.header("accept"));
     if !target.metadata_only
         && !target.def.custom
         && target.sub.is_none()
@@ -164,6 +168,16 @@ pub(crate) async fn handle(shared: &Arc<Shared>, mut req: Request) -> Response<B
     {
         target.protobuf = crate::protobuf::schema(&target.def.api_version(), &target.def.kind);
     }
+    let resp = serve(shared, req, target).await;
+    if protobuf_errors {
+        crate::protobuf::error_in_protobuf(resp)
+    } else {
+        resp
+    }
+}
+
+/// Serves a request to a routed, acceptable target.
+async fn serve(shared: &Arc<Shared>, mut req: Request, target: Target) -> Response<Body> {
     if let Some(resp) = crate::subresources::handle(shared, &req, &target) {
         return resp;
     }

@@ -209,8 +209,9 @@
 //!   first (`Accept: application/vnd.kubernetes.protobuf, application/json`, client-go's
 //!   default) gets objects and list pages of those kinds in protobuf (`k8s\0` +
 //!   `runtime.Unknown`, through kcr-protobuf), and watches of all but `Deployment` as
-//!   length-delimited `WatchEvent` frames (`application/vnd.kubernetes.protobuf;stream=watch`);
-//!   other answers (errors included) are JSON.
+//!   length-delimited `WatchEvent` frames (`application/vnd.kubernetes.protobuf;stream=watch`),
+//!   and errors of any built-in kind as a protobuf `Status` (kube-apiserver negotiates an
+//!   error's format as any answer's); other answers, and errors of custom resources, are JSON.
 //! - **Faults**: see [`Faults`] (in-process) and the admin endpoint (`/kcr/faults/...`, enabled
 //!   with [`TestEnvBuilder::admin_endpoint`], on in `kcr-apiserver`): close every watch, close
 //!   watches after N events, compact the history, fail the next N requests, add latency,

@@ -11,11 +11,14 @@
 //! `application/vnd.kubernetes.protobuf, application/json`) gets objects and lists of these
 //! kinds as kube-apiserver writes them (`k8s\0` + `runtime.Unknown`), and watches as
 //! length-delimited `WatchEvent` frames; any other kind, or an object the tables cannot encode
-//! whole, is answered in JSON.
+//! whole, is answered in JSON. Errors of every built-in kind come as a protobuf `Status`, as
+//! kube-apiserver writes an error in the format it negotiated (`ErrorNegotiated`).
 
 use bytes::Bytes;
+use http::{HeaderValue, Response, header};
 use serde_json::{Map, Value};
 
+use crate::body::Body;
 use crate::store::Stored;
 
 /// A malformed or unsupported protobuf body.
@@ -61,6 +64,34 @@ pub(crate) fn wanted(accept: &str) -> bool {
         }
     }
     false
+}
+
+/// An error answer re-encoded for a client that asked for protobuf first: the JSON `Status`
+/// body becomes `k8s\0` + `Unknown` (`v1`, `Status`) under the protobuf media type, with the
+/// same code and headers (`Retry-After`). Any other answer is returned as it is.
+pub(crate) fn error_in_protobuf(mut resp: Response<Body>) -> Response<Body> {
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if resp.status().as_u16() < 400 || !is_json {
+        return resp;
+    }
+    let Body::Full(Some(json)) = resp.body() else {
+        return resp;
+    };
+    let encoded = serde_json::from_slice::<Value>(json)
+        .ok()
+        .filter(|v| v.get("kind").and_then(Value::as_str) == Some("Status"))
+        .and_then(|status| kcr_protobuf::encode_object(&status).ok());
+    if let Some(body) = encoded {
+        *resp.body_mut() = Body::full(body);
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(kcr_protobuf::MEDIA_TYPE),
+        );
+    }
+    resp
 }
 
 /// The table of a built-in kind served as protobuf, if any.

@@ -213,3 +213,98 @@ async fn a_watch_from_a_compacted_version_should_end_with_a_410_status_frame() {
     assert_eq!(status.code, Some(410));
     assert_eq!(status.reason.as_deref(), Some("Expired"));
 }
+
+/// The `Status` of an error answer, checked to be protobuf (`k8s\0` + `Unknown` of `v1`
+/// `Status`) under the protobuf media type.
+fn protobuf_status(r: &http::Response<bytes::Bytes>) -> Status {
+    assert_eq!(content_type(r), kcr_protobuf::MEDIA_TYPE);
+    let u = kcr_protobuf::unwrap(r.body()).unwrap();
+    assert_eq!((&*u.api_version, &*u.kind), ("v1", "Status"));
+    decode_object(r.body(), DecodeOptions::default()).unwrap()
+}
+
+#[tokio::test]
+async fn errors_should_answer_a_protobuf_status_to_a_client_that_asks_for_protobuf_first() {
+    let (env, _) = env_with_configmaps(3).await;
+    let client = env.client();
+    // A kind with a table and one without: kube-apiserver negotiates the error's format, not
+    // the kind's, so both answer their `Status` in protobuf, the same `Status` as in JSON.
+    for path in [
+        "/api/v1/namespaces/default/configmaps/missing",
+        "/api/v1/namespaces/default/pods/missing",
+        // An expired continue token: 410 Expired, on a list.
+        "/api/v1/namespaces/default/configmaps?limit=1&continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiJjMFx1MDAwMCJ9",
+    ] {
+        let json = send(&client, path, "application/json").await;
+        let r = send(&client, path, CLIENT_GO).await;
+        assert!(r.status().is_client_error(), "{path}: {}", r.status());
+        assert_eq!(r.status(), json.status(), "{path}");
+        assert_eq!(content_type(&json), "application/json");
+        let expected: Status = serde_json::from_slice(json.body()).unwrap();
+        assert_eq!(protobuf_status(&r), expected, "{path}");
+    }
+    // A throttled request keeps its `Retry-After` header and details. Sent raw: kube's client
+    // retries a 429 itself.
+    env.faults()
+        .fail_next(1, kcr_testenv::Failure::too_many_requests(7));
+    let r = common::raw(
+        env.addr(),
+        "GET",
+        "/api/v1/namespaces/default/configmaps",
+        &[("Accept", CLIENT_GO)],
+        b"",
+    )
+    .await;
+    assert_eq!(r.status, 429);
+    assert_eq!(r.header("retry-after"), Some("7"));
+    assert_eq!(r.header("content-type"), Some(kcr_protobuf::MEDIA_TYPE));
+    let status: Status = decode_object(&r.body, DecodeOptions::default()).unwrap();
+    assert_eq!(status.code, Some(429));
+    assert_eq!(status.details.and_then(|d| d.retry_after_seconds), Some(7));
+}
+
+#[tokio::test]
+async fn errors_of_custom_resources_should_stay_json() {
+    let env = TestEnv::start().await.unwrap();
+    let crd = serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object",
+                    "x-kubernetes-preserve-unknown-fields": true}}}]
+        }
+    });
+    let crds: Api<kube::api::DynamicObject> = Api::all_with(
+        env.client(),
+        &kube::api::ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk(
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+            ),
+            "customresourcedefinitions",
+        ),
+    );
+    crds.create(
+        &PostParams::default(),
+        &serde_json::from_value(crd).unwrap(),
+    )
+    .await
+    .unwrap();
+    crds.get("widgets.example.com").await.unwrap();
+    let r = send(
+        &env.client(),
+        "/apis/example.com/v1/namespaces/default/widgets/missing",
+        CLIENT_GO,
+    )
+    .await;
+    assert_eq!(r.status(), 404);
+    assert_eq!(content_type(&r), "application/json");
+    let status: Status = serde_json::from_slice(r.body()).unwrap();
+    assert_eq!(status.reason.as_deref(), Some("NotFound"));
+}
