@@ -16,10 +16,12 @@ use serde::de::{DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqA
 use serde::forward_to_deserialize_any;
 
 use crate::error::{Error, Result};
-use crate::json::{IntOrString, base64, check_wire, fields_v1, int_or_string, map_entry, quantity};
+use crate::json::{
+    IntOrString, base64, check_wire, fields_v1, int_or_string, map_entry, quantity, raw_extension,
+};
 use crate::schema::{Field, Kind, MANAGED_FIELDS};
 use crate::time;
-use crate::wire::Reader;
+use crate::wire::{Raw, Reader};
 
 /// How objects are decoded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,7 +51,7 @@ pub(crate) fn from_message<'de, T: serde::Deserialize<'de>>(
 }
 
 /// How many inlined structs may nest in one message (the tables nest two at most).
-const MAX_INLINE: usize = 4;
+pub(crate) const MAX_INLINE: usize = 4;
 
 #[derive(Clone, Copy)]
 struct Frame<'de> {
@@ -116,8 +118,9 @@ impl<'de> Message<'de> {
             let zero = f.varint == 0 && f.data.is_empty();
             #[allow(clippy::cast_possible_wrap)]
             let value = match kind {
-                Kind::Str | Kind::Int | Kind::Bool if zero => continue,
+                Kind::Str | Kind::Int | Kind::Bool | Kind::Bytes if zero => continue,
                 Kind::Str | Kind::OptStr => Value::Str(f.data),
+                Kind::Bytes => Value::Bytes(f.data),
                 Kind::Int | Kind::OptInt => Value::Int(f.varint as i64),
                 Kind::Bool | Kind::OptBool => Value::Bool(f.varint != 0),
                 Kind::Time | Kind::MicroTime => match time::read(f.data)? {
@@ -132,6 +135,7 @@ impl<'de> Message<'de> {
                     IntOrString::Str(s) => Value::Str(s),
                 },
                 Kind::FieldsV1 => Value::Json(fields_v1(f.data)?),
+                Kind::Raw => Value::Json(raw_extension(f.data)?),
                 Kind::Msg(inner) => Value::Msg(f.data, inner, self.options),
                 Kind::Inline(inner) => {
                     if self.depth == MAX_INLINE {
@@ -148,9 +152,11 @@ impl<'de> Message<'de> {
                 Kind::MapStr
                 | Kind::MapBytes
                 | Kind::MapQuantity
+                | Kind::MapTime
                 | Kind::RepStr
+                | Kind::RepInt
                 | Kind::RepMsg(_) => Value::Repeated(Repeated {
-                    first: Some(f.data),
+                    first: Some(f),
                     rest: Reader::new(top.reader.rest()),
                     number,
                     name,
@@ -189,7 +195,7 @@ impl<'de> MapAccess<'de> for Message<'de> {
 /// All occurrences of a repeated field or map, from its first one on.
 #[derive(Clone, Copy)]
 struct Repeated<'de> {
-    first: Option<&'de [u8]>,
+    first: Option<Raw<'de>>,
     rest: Reader<'de>,
     number: u64,
     name: &'static str,
@@ -198,7 +204,8 @@ struct Repeated<'de> {
 }
 
 impl<'de> Repeated<'de> {
-    fn next_payload(&mut self) -> Result<Option<&'de [u8]>> {
+    /// The next occurrence of the field.
+    fn next_occurrence(&mut self) -> Result<Option<Raw<'de>>> {
         if let Some(first) = self.first.take() {
             return Ok(Some(first));
         }
@@ -206,10 +213,14 @@ impl<'de> Repeated<'de> {
             let f = self.rest.field()?;
             if f.number == self.number {
                 check_wire(&f, self.name, self.kind)?;
-                return Ok(Some(f.data));
+                return Ok(Some(f));
             }
         }
         Ok(None)
+    }
+
+    fn next_payload(&mut self) -> Result<Option<&'de [u8]>> {
+        Ok(self.next_occurrence()?.map(|f| f.data))
     }
 }
 
@@ -217,12 +228,14 @@ impl<'de> SeqAccess<'de> for Repeated<'de> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
-        let Some(data) = self.next_payload()? else {
+        let Some(f) = self.next_occurrence()? else {
             return Ok(None);
         };
+        #[allow(clippy::cast_possible_wrap)]
         let item = match self.kind {
-            Kind::RepMsg(fields) => Value::Msg(data, fields, self.options),
-            _ => Value::Str(data),
+            Kind::RepMsg(fields) => Value::Msg(f.data, fields, self.options),
+            Kind::RepInt => Value::Int(f.varint as i64),
+            _ => Value::Str(f.data),
         };
         seed.deserialize(item).map(Some)
     }
@@ -248,6 +261,10 @@ impl<'de> MapAccess<'de> for Entries<'de> {
                 Some(v) => quantity(v)?,
                 None => b"0",
             }),
+            Kind::MapTime => match time::read(value.unwrap_or_default())? {
+                Some((secs, nanos)) => Value::Time(secs, nanos, false),
+                None => Value::Json(b"null"),
+            },
             _ => Value::Str(value.unwrap_or_default()),
         });
         seed.deserialize(Value::Str(key)).map(Some)
@@ -299,7 +316,7 @@ impl<'de> Deserializer<'de> for Value<'de> {
                 visitor.visit_map(Message::new(buf, fields, options))
             }
             Value::Repeated(r) => match r.kind {
-                Kind::RepStr | Kind::RepMsg(_) => visitor.visit_seq(r),
+                Kind::RepStr | Kind::RepInt | Kind::RepMsg(_) => visitor.visit_seq(r),
                 _ => visitor.visit_map(Entries {
                     repeated: r,
                     pending: None,

@@ -159,6 +159,19 @@ pub(crate) fn fields_v1(b: &[u8]) -> Result<&[u8]> {
     Ok(out)
 }
 
+/// `runtime.RawExtension` (`raw` = 1): the JSON bytes, `null` when there are none (as Go's
+/// `RawExtension.MarshalJSON` writes an empty one).
+pub(crate) fn raw_extension(b: &[u8]) -> Result<&[u8]> {
+    let mut out = &b"null"[..];
+    for f in Reader::new(b) {
+        let f = f?;
+        if f.number == 1 && !f.data.is_empty() {
+            out = f.data;
+        }
+    }
+    Ok(out)
+}
+
 /// Checks a field's wire type against its kind.
 pub(crate) fn check_wire(f: &Raw<'_>, name: &'static str, kind: Kind) -> Result<()> {
     if f.wire == kind.wire() {
@@ -200,8 +213,9 @@ fn message_into(
         check_wire(&f, name, kind)?;
         let zero = f.varint == 0 && f.data.is_empty();
         let value = match kind {
-            Kind::Str | Kind::Int | Kind::Bool if zero => continue,
+            Kind::Str | Kind::Int | Kind::Bool | Kind::Bytes if zero => continue,
             Kind::Str | Kind::OptStr => Value::String(text(f.data)),
+            Kind::Bytes => Value::String(base64(f.data)),
             #[allow(clippy::cast_possible_wrap)]
             Kind::Int | Kind::OptInt => Value::Number(Number::from(f.varint as i64)),
             Kind::Bool | Kind::OptBool => Value::Bool(f.varint != 0),
@@ -218,6 +232,8 @@ fn message_into(
             },
             Kind::FieldsV1 => serde_json::from_slice(fields_v1(f.data)?)
                 .map_err(|e| Error::Invalid(format!("fieldsV1: {e}")))?,
+            Kind::Raw => serde_json::from_slice(raw_extension(f.data)?)
+                .map_err(|e| Error::Invalid(format!("{name}: {e}")))?,
             Kind::Msg(s) => {
                 let mut inner = Map::new();
                 message_into(f.data, s, &mut inner, depth + 1)?;
@@ -227,12 +243,17 @@ fn message_into(
                 message_into(f.data, s, out, depth + 1)?;
                 continue;
             }
-            Kind::MapStr | Kind::MapBytes | Kind::MapQuantity => {
+            Kind::MapStr | Kind::MapBytes | Kind::MapQuantity | Kind::MapTime => {
                 let (k, v) = map_entry(f.data)?;
                 let v = match (kind, v) {
                     (Kind::MapBytes, v) => Value::String(base64(v.unwrap_or_default())),
                     (Kind::MapQuantity, Some(v)) => Value::String(text(quantity(v)?)),
                     (Kind::MapQuantity, None) => Value::String("0".into()),
+                    // Go's JSON writes a zero `metav1.Time` as `null`.
+                    (Kind::MapTime, v) => match time::read(v.unwrap_or_default())? {
+                        Some((secs, nanos)) => Value::String(time::format(secs, nanos, false)),
+                        None => Value::Null,
+                    },
                     (_, v) => Value::String(text(v.unwrap_or_default())),
                 };
                 let entry = out.entry(name).or_insert_with(|| Value::Object(Map::new()));
@@ -241,13 +262,15 @@ fn message_into(
                 }
                 continue;
             }
-            Kind::RepStr | Kind::RepMsg(_) => {
+            Kind::RepStr | Kind::RepInt | Kind::RepMsg(_) => {
                 let item = match kind {
                     Kind::RepMsg(s) => {
                         let mut inner = Map::new();
                         message_into(f.data, s, &mut inner, depth + 1)?;
                         Value::Object(inner)
                     }
+                    #[allow(clippy::cast_possible_wrap)]
+                    Kind::RepInt => Value::Number(Number::from(f.varint as i64)),
                     _ => Value::String(text(f.data)),
                 };
                 if let Value::Array(a) = out.entry(name).or_insert_with(|| Value::Array(vec![])) {
@@ -358,12 +381,8 @@ fn encode_field(
             wire::put_varint_field(number, u64::from(b), out);
         }
         Kind::Time | Kind::MicroTime => {
-            let (secs, nanos) = time::parse(str_of(value, path)?)?;
             let mut t = Vec::new();
-            wire::put_varint_field(1, secs.cast_unsigned(), &mut t);
-            if nanos != 0 {
-                wire::put_varint_field(2, i64::from(nanos).cast_unsigned(), &mut t);
-            }
+            put_time(str_of(value, path)?, &mut t)?;
             wire::put_bytes_field(number, &t, out);
         }
         Kind::Quantity => {
@@ -390,7 +409,10 @@ fn encode_field(
             }
             wire::put_bytes_field(number, &m, out);
         }
-        Kind::FieldsV1 => {
+        Kind::Bytes => {
+            wire::put_bytes_field(number, &unbase64(str_of(value, path)?)?, out);
+        }
+        Kind::FieldsV1 | Kind::Raw => {
             let raw = serde_json::to_vec(value).map_err(|e| Error::Invalid(e.to_string()))?;
             let mut m = Vec::new();
             wire::put_bytes_field(1, &raw, &mut m);
@@ -403,7 +425,7 @@ fn encode_field(
             wire::put_message_field(number, out, |buf| from_json(obj, s, &[], path, buf))?;
         }
         Kind::Inline(_) => {}
-        Kind::MapStr | Kind::MapBytes | Kind::MapQuantity => {
+        Kind::MapStr | Kind::MapBytes | Kind::MapQuantity | Kind::MapTime => {
             let obj = value
                 .as_object()
                 .ok_or_else(|| invalid(path, "an object"))?;
@@ -422,6 +444,13 @@ fn encode_field(
                     Kind::MapBytes => {
                         wire::put_bytes_field(2, &unbase64(str_of(v, &here)?)?, &mut entry);
                     }
+                    Kind::MapTime => {
+                        let mut t = Vec::new();
+                        if !v.is_null() {
+                            put_time(str_of(v, &here)?, &mut t)?;
+                        }
+                        wire::put_bytes_field(2, &t, &mut entry);
+                    }
                     _ => {
                         let mut q = Vec::new();
                         wire::put_bytes_field(1, quantity_string(v, &here)?.as_bytes(), &mut q);
@@ -437,6 +466,13 @@ fn encode_field(
                 wire::put_bytes_field(number, str_of(item, path)?.as_bytes(), out);
             }
         }
+        Kind::RepInt => {
+            let items = value.as_array().ok_or_else(|| invalid(path, "an array"))?;
+            for (i, item) in items.iter().enumerate() {
+                let n = int_of(item, &Path::Index(path, i))?;
+                wire::put_varint_field(number, n.cast_unsigned(), out);
+            }
+        }
         Kind::RepMsg(s) => {
             let items = value.as_array().ok_or_else(|| invalid(path, "an array"))?;
             for (i, item) in items.iter().enumerate() {
@@ -447,6 +483,16 @@ fn encode_field(
                 wire::put_message_field(number, out, |buf| from_json(obj, s, &[], &here, buf))?;
             }
         }
+    }
+    Ok(())
+}
+
+/// The fields of a `metav1.Time` (`seconds` = 1, `nanos` = 2) for an RFC 3339 string.
+fn put_time(s: &str, out: &mut Vec<u8>) -> Result<()> {
+    let (secs, nanos) = time::parse(s)?;
+    wire::put_varint_field(1, secs.cast_unsigned(), out);
+    if nanos != 0 {
+        wire::put_varint_field(2, i64::from(nanos).cast_unsigned(), out);
     }
     Ok(())
 }

@@ -1,11 +1,16 @@
 //! Kubernetes' protobuf wire format (`application/vnd.kubernetes.protobuf`) for built-in
 //! kinds, as client-go and kube-apiserver speak it.
 //!
-//! * [`schema_for`]: field tables (field numbers, JSON names and kinds) for `meta/v1`
-//!   (`ObjectMeta`, `ManagedFieldsEntry`, `OwnerReference`, `ListMeta`, `Status`), `core/v1`
-//!   `ConfigMap`, `Secret`, `Namespace`, `ServiceAccount`, `coordination.k8s.io/v1` `Lease`
-//!   and `apps/v1` `Deployment` (the fields typed `kubectl create` commands send), numbered as
-//!   k8s.io/api's and k8s.io/apimachinery's `generated.proto` number them.
+//! * [`schema_for`]: field tables (field numbers, JSON names and kinds) for the kinds of
+//!   k8s.io/api's stable groups (`core/v1`, `apps/v1`, `batch/v1`, `coordination.k8s.io/v1`,
+//!   `discovery.k8s.io/v1`, `networking.k8s.io/v1`, `policy/v1`, `rbac.authorization.k8s.io/v1`,
+//!   `scheduling.k8s.io/v1`, `storage.k8s.io/v1`, `events.k8s.io/v1`, `autoscaling/v1` and
+//!   `v2`, `certificates.k8s.io/v1`, `node.k8s.io/v1`, `flowcontrol.apiserver.k8s.io/v1`,
+//!   `admissionregistration.k8s.io/v1`) and `meta/v1` `Status`, numbered as their
+//!   `generated.proto` numbers them. `tools/gen_tables.py` writes them from the Go types'
+//!   `protobuf` and `json` struct tags of Kubernetes v1.36.2; [`Schema::complete`] is false for
+//!   `CertificateSigningRequest`, whose `spec.extra` (a map of lists) the tables have no kind
+//!   for.
 //! * [`decode_object`], [`decode_list`], [`decode_message`]: a serde `Deserializer` that reads
 //!   protobuf straight into any type whose `Deserialize` reads the JSON form (k8s-openapi's
 //!   types), with no intermediate JSON value; [`DecodeOptions::skip_managed_fields`] skips
@@ -47,6 +52,7 @@ mod envelope;
 mod error;
 mod json;
 mod schema;
+mod tables;
 mod time;
 mod wire;
 

@@ -2,7 +2,7 @@
 //! and on what kubectl sends; malformed input gives typed errors.
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use kcr_protobuf::{
     DecodeOptions, Error, FrameReader, decode_list, decode_object, decode_watch_event, encode_list,
@@ -203,12 +203,12 @@ fn malformed_input_should_give_typed_errors() {
         decode_object::<ConfigMap>(b"k8s\0\x0a\xff", opts),
         Err(Error::TruncatedVarint)
     );
-    let job = kcr_protobuf::wrap("batch/v1", "Job", &[]);
+    let job = kcr_protobuf::wrap("example.com/v1", "Widget", &[]);
     assert_eq!(
         decode_object::<ConfigMap>(&job, opts),
         Err(Error::UnknownKind {
-            api_version: "batch/v1".into(),
-            kind: "Job".into()
+            api_version: "example.com/v1".into(),
+            kind: "Widget".into()
         })
     );
     // metadata.name (a string) sent as a number.
@@ -347,4 +347,60 @@ mod properties {
             let _ = object_to_json(&body);
         }
     }
+}
+
+#[test]
+fn a_pod_as_the_server_returns_it_should_round_trip() {
+    let pod: Value = serde_json::from_str(include_str!("data/pod.json")).unwrap();
+    let body = encode_object(&pod).unwrap();
+    let typed: Pod = decode_object(&body, DecodeOptions::default()).unwrap();
+    let expected: Pod = serde_json::from_value(pod.clone()).unwrap();
+    assert_eq!(typed, expected);
+    assert_eq!(object_to_json(&body).unwrap(), pod);
+}
+
+#[test]
+fn kinds_with_maps_of_times_lists_of_integers_and_raw_json_should_round_trip() {
+    for object in [
+        json!({
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+            "status": {
+                "observedGeneration": 1,
+                "disruptedPods": {"web-1": "2026-11-26T17:00:00Z", "web-2": "2026-11-26T17:00:01Z"},
+                "disruptionsAllowed": 0, "currentHealthy": 2, "desiredHealthy": 1,
+                "expectedPods": 3,
+            },
+        }),
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "web", "image": "nginx"}],
+                "securityContext": {"supplementalGroups": [1000, 2000], "runAsUser": 0},
+            },
+        }),
+        json!({
+            "apiVersion": "apps/v1", "kind": "ControllerRevision",
+            "metadata": {"name": "web-1", "namespace": "default"},
+            "data": {"spec": {"template": {"metadata": {"labels": {"app": "web"}}}}},
+            "revision": 1,
+        }),
+    ] {
+        let body = encode_object(&object).unwrap();
+        assert_eq!(object_to_json(&body).unwrap(), object);
+    }
+    let pdb = encode_object(&json!({
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web"},
+        "status": {"disruptedPods": {"web-1": "2026-11-26T17:00:00Z"}, "disruptionsAllowed": 1,
+                   "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1},
+    }))
+    .unwrap();
+    let typed: k8s_openapi::api::policy::v1::PodDisruptionBudget =
+        decode_object(&pdb, DecodeOptions::default()).unwrap();
+    let status = typed.status.unwrap();
+    assert_eq!(status.disrupted_pods.unwrap().len(), 1);
+    assert_eq!(status.disruptions_allowed, Some(1));
 }

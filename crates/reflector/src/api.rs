@@ -106,8 +106,9 @@ impl<K> ApiListerWatcher<K> {
 
 impl<K: Resource<DynamicType = ()>> ApiListerWatcher<K> {
     /// Asks for `format` (default [`WireFormat::Json`]). With [`WireFormat::Protobuf`], a
-    /// kind without a complete protobuf table (custom resources, most built-in kinds for
-    /// now) and metadata-only objects are still asked for in JSON.
+    /// kind without a complete protobuf table (custom resources, built-in kinds outside the
+    /// groups kcr-protobuf covers, `CertificateSigningRequest`) and
+    /// metadata-only objects are still asked for in JSON.
     #[must_use]
     pub fn wire_format(mut self, format: WireFormat) -> Self {
         self.decoding.protobuf = match format {
@@ -119,8 +120,8 @@ impl<K: Resource<DynamicType = ()>> ApiListerWatcher<K> {
 }
 
 /// The protobuf table `K` is read through, `None` when `K` is read as JSON: a table that does
-/// not hold every field of the kind (kcr-protobuf's Deployment) would drop the fields it does
-/// not know, so only complete tables are used.
+/// not hold every field of the kind (kcr-protobuf's `CertificateSigningRequest`) would drop the
+/// fields it does not know, so only complete tables are used.
 fn protobuf_schema<K: Resource<DynamicType = ()>>() -> Option<&'static kcr_protobuf::Schema> {
     if K::metadata_api() {
         return None;
@@ -772,10 +773,12 @@ mod tests {
     #[test]
     fn protobuf_should_be_asked_only_for_kinds_with_a_complete_table() {
         use k8s_openapi::api::apps::v1::Deployment;
+        use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
         use kube::core::PartialObjectMeta;
         assert!(protobuf_schema::<ConfigMap>().is_some());
-        // Its table lacks most of a Pod template: read as JSON, nothing dropped.
-        assert!(protobuf_schema::<Deployment>().is_none());
+        assert!(protobuf_schema::<Deployment>().is_some());
+        // Its table lacks `spec.extra` (a map of lists): read as JSON, nothing dropped.
+        assert!(protobuf_schema::<CertificateSigningRequest>().is_none());
         assert!(protobuf_schema::<PartialObjectMeta<ConfigMap>>().is_none());
     }
 

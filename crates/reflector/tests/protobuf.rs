@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_reflector::{
     ApiListerWatcher, Error, ListOptions, ListerWatcher, VersionMatch, WatchEvent, WatchOptions,
     WireFormat,
@@ -235,8 +236,9 @@ async fn protobuf_should_be_asked_for_first_and_only_for_kinds_with_a_table() {
     let mut stream = protobuf(&api).watch(&WatchOptions::new("1")).await.unwrap();
     assert_eq!(names(&[stream.next().await.unwrap().unwrap()]), ["ADDED a"]);
     assert!(stream.next().await.is_none());
-    let pods: Api<Pod> = Api::namespaced(client(&url), "default");
-    let _ = ApiListerWatcher::new(pods)
+    // A kind whose table is incomplete (it lacks `spec.extra`) is asked for in JSON.
+    let requests: Api<CertificateSigningRequest> = Api::all(client(&url));
+    let _ = ApiListerWatcher::new(requests)
         .wire_format(WireFormat::Protobuf)
         .list(&ListOptions::default())
         .await;

@@ -203,13 +203,13 @@
 //!   or group, verb and resource or non-resource URL, else `status.allowed: false`.
 //! - **Encodings**: JSON, each object written in kube-apiserver's field order (`kind`,
 //!   `apiVersion`, `metadata` in `ObjectMeta`'s order, then the rest); `PartialObjectMetadata` when asked for (metadata informers);
-//!   protobuf request bodies for `ConfigMap`, `Secret`, `Namespace`, `ServiceAccount`, `Lease`
-//!   and `apps/v1` `Deployment` (typed `kubectl create` commands), other protobuf bodies (and
-//!   fields the decoder does not know, unless zero) get `415`. A client that asks for protobuf
-//!   first (`Accept: application/vnd.kubernetes.protobuf, application/json`, client-go's
-//!   default) gets objects and list pages of those kinds in protobuf (`k8s\0` +
-//!   `runtime.Unknown`, through kcr-protobuf), and watches of all but `Deployment` as
-//!   length-delimited `WatchEvent` frames (`application/vnd.kubernetes.protobuf;stream=watch`),
+//!   protobuf request bodies for the built-in kinds kcr-protobuf has tables for (those of the
+//!   stable groups of k8s.io/api: typed `kubectl create` commands send them), other protobuf
+//!   bodies (and fields the decoder does not know, unless zero) get `415`. A client that asks
+//!   for protobuf first (`Accept: application/vnd.kubernetes.protobuf, application/json`,
+//!   client-go's default) gets objects and list pages of those kinds in protobuf (`k8s\0` +
+//!   `runtime.Unknown`, through kcr-protobuf), and watches of the kinds with complete tables
+//!   as length-delimited `WatchEvent` frames (`application/vnd.kubernetes.protobuf;stream=watch`),
 //!   and errors of any built-in kind as a protobuf `Status` (kube-apiserver negotiates an
 //!   error's format as any answer's); other answers, and errors of custom resources, are JSON.
 //! - **Faults**: see [`Faults`] (in-process) and the admin endpoint (`/kcr/faults/...`, enabled

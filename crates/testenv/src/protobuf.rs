@@ -379,8 +379,11 @@ pub(crate) mod tests {
     fn unsupported_or_malformed_protobuf_should_be_refused() {
         assert!(decode(b"not protobuf").is_err());
         assert!(decode(b"k8s\x00\x0a\xff").is_err());
-        let e = decode(&body("batch/v1", "Job", &[])).unwrap_err();
-        assert_eq!(e.0, "protobuf is not supported for batch/v1 Job; send JSON");
+        let e = decode(&body("example.com/v1", "Widget", &[])).unwrap_err();
+        assert_eq!(
+            e.0,
+            "protobuf is not supported for example.com/v1 Widget; send JSON"
+        );
         // A string field sent as a number.
         let mut meta = Vec::new();
         varint_field(1, 7, &mut meta);

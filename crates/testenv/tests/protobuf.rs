@@ -110,11 +110,83 @@ async fn list_pages_should_answer_protobuf_with_their_continue_tokens() {
 
 #[tokio::test]
 async fn kinds_without_a_table_should_answer_json() {
+    // kcr-protobuf has no tables for apiextensions.k8s.io.
     let env = TestEnv::start().await.unwrap();
-    let r = send(&env.client(), "/api/v1/namespaces/default/pods", CLIENT_GO).await;
+    let r = send(
+        &env.client(),
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        CLIENT_GO,
+    )
+    .await;
     assert_eq!(r.status(), 200);
     assert_eq!(content_type(&r), "application/json");
-    let _: k8s_openapi::List<Pod> = serde_json::from_slice(r.body()).unwrap();
+    let _: serde_json::Value = serde_json::from_slice(r.body()).unwrap();
+}
+
+#[tokio::test]
+async fn pods_and_deployments_should_answer_protobuf_as_their_json() {
+    let env = TestEnv::start().await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"containers": [{
+            "name": "web", "image": "nginx:1.27",
+            "ports": [{"containerPort": 80}],
+            "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}},
+            "readinessProbe": {"httpGet": {"path": "/", "port": 80}},
+            "securityContext": {"runAsNonRoot": true, "capabilities": {"drop": ["ALL"]}},
+        }]},
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(env.client(), "default");
+    let deployment = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}],
+                         "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                             {"weight": 1, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                              "labelSelector": {"matchLabels": {"app": "web"}}}}]}}},
+            },
+        },
+    }))
+    .unwrap();
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let r = send(
+        &env.client(),
+        "/api/v1/namespaces/default/pods/web",
+        CLIENT_GO,
+    )
+    .await;
+    assert_eq!(content_type(&r), kcr_protobuf::MEDIA_TYPE);
+    let decoded: Pod = decode_object(r.body(), DecodeOptions::default()).unwrap();
+    assert_eq!(decoded, pods.get("web").await.unwrap());
+    let r = send(
+        &env.client(),
+        "/apis/apps/v1/namespaces/default/deployments",
+        CLIENT_GO,
+    )
+    .await;
+    assert_eq!(content_type(&r), kcr_protobuf::MEDIA_TYPE);
+    let list =
+        decode_list::<k8s_openapi::api::apps::v1::Deployment>(r.body(), DecodeOptions::default())
+            .unwrap();
+    assert_eq!(
+        list.items,
+        deployments
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+    );
 }
 
 /// A watch response read frame by frame.

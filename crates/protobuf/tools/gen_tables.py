@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""Writes kcr-protobuf's field tables (`src/tables.rs`) from the Go API types.
+
+Every field of a Go API struct carries its protobuf number and wire type in its `protobuf:"..."`
+tag and its JSON name in its `json:"..."` tag; its Go type says whether it is a pointer (written
+only when set, its zero kept in JSON) or a value (always written, its zero left out of JSON when
+`omitempty`). This script reads those three facts from the `types.go` files and writes one table
+per struct that a kind reaches.
+
+Usage: gen_tables.py API_DIR APIMACHINERY_META_V1_TYPES_GO > src/tables.rs && cargo fmt
+       gen_tables.py --check src/tables.rs PROTO...
+
+  --check compares the written tables with the `generated.proto` files of the same packages
+  (named after their package, `core_v1.proto`, `meta_v1.proto`): every field's number must be
+  in its message, as repeated or not as the table has it, and every field of a message must
+  be in its table (each one that is not is printed).
+
+  API_DIR: a checkout of k8s.io/api at the Kubernetes version the tables follow (v0.36.2),
+  APIMACHINERY_META_V1_TYPES_GO: k8s.io/apimachinery's pkg/apis/meta/v1/types.go, same version.
+
+A kind that reaches a field of a type the tables have no kind for (a float, a map of messages,
+`metav1.Duration`) is written with that field left out and marked incomplete; clients and
+kcr-testenv use protobuf only for complete kinds.
+"""
+
+import os
+import re
+import sys
+
+# The packages whose kinds are written: directory under API_DIR, API group ("" for core).
+PACKAGES = [
+    ("core/v1", ""),
+    ("apps/v1", "apps"),
+    ("batch/v1", "batch"),
+    ("coordination/v1", "coordination.k8s.io"),
+    ("discovery/v1", "discovery.k8s.io"),
+    ("networking/v1", "networking.k8s.io"),
+    ("policy/v1", "policy"),
+    ("rbac/v1", "rbac.authorization.k8s.io"),
+    ("scheduling/v1", "scheduling.k8s.io"),
+    ("storage/v1", "storage.k8s.io"),
+    ("events/v1", "events.k8s.io"),
+    ("autoscaling/v1", "autoscaling"),
+    ("autoscaling/v2", "autoscaling"),
+    ("certificates/v1", "certificates.k8s.io"),
+    ("node/v1", "node.k8s.io"),
+    ("flowcontrol/v1", "flowcontrol.apiserver.k8s.io"),
+    ("admissionregistration/v1", "admissionregistration.k8s.io"),
+]
+
+META = "meta/v1"
+
+# Import paths to package keys.
+IMPORTS = {
+    "k8s.io/apimachinery/pkg/apis/meta/v1": META,
+    "k8s.io/apimachinery/pkg/api/resource": "resource",
+    "k8s.io/apimachinery/pkg/util/intstr": "intstr",
+    "k8s.io/apimachinery/pkg/types": "types",
+    "k8s.io/apimachinery/pkg/runtime": "runtime",
+}
+for _dir, _ in PACKAGES:
+    IMPORTS["k8s.io/api/" + _dir] = _dir
+
+# Types with a kind of their own.
+SPECIAL = {
+    (META, "Time"): "Time",
+    (META, "MicroTime"): "MicroTime",
+    (META, "FieldsV1"): "FieldsV1",
+    ("resource", "Quantity"): "Quantity",
+    ("intstr", "IntOrString"): "IntOrString",
+    ("runtime", "RawExtension"): "Raw",
+}
+STRING_TYPES = {("types", "UID"), ("types", "NodeName")}
+INTS = {"int", "int32", "int64", "uint", "uint32", "uint64", "uint16", "int16", "int8", "uint8"}
+
+
+class Unsupported(Exception):
+    pass
+
+
+def read_package(path, key):
+    """The structs (name -> fields) and named non-struct types (name -> Go type) of a file."""
+    src = open(path, encoding="utf-8").read()
+    imports = {}
+    block = re.search(r"^import \((.*?)^\)", src, re.S | re.M)
+    lines = block.group(1).splitlines() if block else []
+    single = re.findall(r'^import\s+(\w+\s+)?"([^"]+)"', src, re.M)
+    for alias, p in single:
+        lines.append(f'{alias or ""}"{p}"')
+    for line in lines:
+        m = re.match(r'\s*(\w+)?\s*"([^"]+)"', line)
+        if not m:
+            continue
+        alias = m.group(1) or m.group(2).rsplit("/", 1)[-1]
+        imports[alias] = IMPORTS.get(m.group(2), m.group(2))
+    structs, named = {}, {}
+    for m in re.finditer(r"^type (\w+) struct \{\n(.*?)^\}", src, re.S | re.M):
+        fields = []
+        for line in m.group(2).splitlines():
+            line = line.strip()
+            if not line or line.startswith("//"):
+                continue
+            tag = re.search(r"`(.*)`", line)
+            decl = line[: tag.start()].strip() if tag else line
+            tags = dict(re.findall(r'(\w+):"([^"]*)"', tag.group(1))) if tag else {}
+            parts = decl.split(None, 1)
+            embedded = len(parts) == 1
+            go_type = parts[0] if embedded else parts[1]
+            fields.append((go_type, embedded, tags))
+        structs[m.group(1)] = fields
+    for m in re.finditer(r"^type (\w+) ([^{\s][^\n]*)$", src, re.M):
+        if not m.group(2).startswith("struct"):
+            named[m.group(1)] = m.group(2).strip()
+    return {"key": key, "imports": imports, "structs": structs, "named": named}
+
+
+def const_name(pkg, name):
+    prefix = pkg.replace("/", "_").upper()
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])", r"_\1\2", name).upper()
+    return f"{prefix}_{snake}"
+
+
+class Generator:
+    def __init__(self, packages):
+        self.packages = packages
+        self.tables = {}  # (pkg, struct) -> list of (number, json, kind) or None while in progress
+        self.incomplete = {}  # (pkg, struct) -> reasons
+        self.order = []
+
+    def qualify(self, pkg, name):
+        if "." in name:
+            alias, n = name.split(".", 1)
+            return self.packages[pkg]["imports"].get(alias, alias), n
+        return pkg, name
+
+    def underlying(self, pkg, name):
+        """Follows named non-struct types to what they are made of; returns (pkg, type expr)."""
+        p, n = self.qualify(pkg, name)
+        if (p, n) in STRING_TYPES:
+            return p, "string"
+        seen = 0
+        while p in self.packages and n in self.packages[p]["named"] and seen < 8:
+            expr = self.packages[p]["named"][n]
+            if re.fullmatch(r"[\w.]+", expr) and expr not in INTS and expr not in ("string", "bool", "float64", "float32"):
+                p, n = self.qualify(p, expr)
+                seen += 1
+                continue
+            return p, expr
+        return p, n
+
+    def scalar(self, pkg, expr):
+        """The scalar name of a type expression, or None for a message or a container."""
+        p, e = self.underlying(pkg, expr) if re.fullmatch(r"[\w.]+", expr) else (pkg, expr)
+        if e == "string":
+            return "str"
+        if e in INTS:
+            return "int"
+        if e == "bool":
+            return "bool"
+        if e in ("float64", "float32"):
+            raise Unsupported(f"float {expr}")
+        return None
+
+    def kind(self, pkg, go_type, owner, omit=True):
+        ptr = go_type.startswith("*")
+        t = go_type.lstrip("*")
+        if t.startswith("[]"):
+            item = t[2:]
+            if item == "byte":
+                return "Bytes"
+            s = self.scalar(pkg, item) if not item.startswith(("[]", "map[")) else None
+            if s == "str":
+                return "RepStr"
+            if s == "int":
+                return "RepInt"
+            if item.startswith(("[]", "map[", "*")):
+                raise Unsupported(f"slice of {item}")
+            return f"RepMsg({self.table(pkg, item, owner)})"
+        if t.startswith("map["):
+            m = re.fullmatch(r"map\[([\w.]+)\](.+)", t)
+            key, value = m.group(1), m.group(2)
+            if self.scalar(pkg, key) != "str":
+                raise Unsupported(f"map key {key}")
+            if value == "[]byte":
+                return "MapBytes"
+            vp, vn = self.qualify(pkg, value)
+            if (vp, vn) == ("resource", "Quantity"):
+                return "MapQuantity"
+            if (vp, vn) == (META, "Time"):
+                return "MapTime"
+            if re.fullmatch(r"[\w.]+", value) and self.scalar(pkg, value) == "str":
+                return "MapStr"
+            raise Unsupported(f"map of {value}")
+        p, n = self.qualify(pkg, t)
+        if (p, n) in SPECIAL:
+            return SPECIAL[(p, n)]
+        up, un = self.underlying(pkg, t)
+        if un.startswith(("[]", "map[")):
+            return self.kind(up, un, owner)
+        s = self.scalar(pkg, t)
+        if s is not None:
+            # JSON keeps the zero of a pointer, and of a value without `omitempty`.
+            keep = ptr or not omit
+            return {"str": "OptStr", "int": "OptInt", "bool": "OptBool"}[s] if keep else {
+                "str": "Str", "int": "Int", "bool": "Bool"}[s]
+        return f"Msg({self.table(pkg, t, owner)})"
+
+    def table(self, pkg, name, owner=None):
+        p, n = self.qualify(pkg, name)
+        key = (p, n)
+        if key in self.tables:
+            if self.tables[key] is None:
+                raise Unsupported(f"recursive type {n}")
+            return const_name(p, n)
+        if p not in self.packages or n not in self.packages[p]["structs"]:
+            raise Unsupported(f"unknown type {p}.{n}")
+        self.tables[key] = None
+        rows, reasons = [], []
+        for go_type, embedded, tags in self.packages[p]["structs"][n]:
+            pb = tags.get("protobuf")
+            js = tags.get("json")
+            if not pb or js is None or js == "-":
+                continue
+            parts = pb.split(",")
+            number = int(parts[1])
+            json_name = js.split(",")[0]
+            inline = "inline" in js.split(",")[1:] and json_name == ""
+            options = js.split(",")[1:]
+            omit = "omitempty" in options or "omitzero" in options
+            try:
+                k = self.kind(p, go_type, key, omit)
+            except Unsupported as e:
+                reasons.append(f"{n}.{json_name or go_type}: {e}")
+                continue
+            if inline:
+                if not k.startswith("Msg("):
+                    reasons.append(f"{n}: inline {go_type}")
+                    continue
+                k = "Inline(" + k[4:]
+            elif embedded and not json_name:
+                continue
+            if number >= 128:
+                reasons.append(f"{n}.{json_name}: field number {number}")
+                continue
+            rows.append((number, json_name, k))
+        rows.sort()
+        self.tables[key] = rows
+        self.incomplete[key] = reasons
+        self.order.append(key)
+        return const_name(p, n)
+
+    def reasons_of(self, key, seen=None):
+        """Every reason a table or a table it reaches is incomplete."""
+        seen = seen if seen is not None else set()
+        if key in seen:
+            return []
+        seen.add(key)
+        out = list(self.incomplete.get(key, []))
+        for _, _, k in self.tables.get(key) or []:
+            m = re.search(r"\((\w+)\)", k)
+            if m:
+                for other in self.tables:
+                    if const_name(*other) == m.group(1):
+                        out += self.reasons_of(other, seen)
+        return out
+
+
+def main():
+    api_dir, meta_types = sys.argv[1], sys.argv[2]
+    packages = {META: read_package(meta_types, META)}
+    for d, _ in PACKAGES:
+        packages[d] = read_package(os.path.join(api_dir, d, "types.go"), d)
+    gen = Generator(packages)
+    kinds = []
+    for d, group in PACKAGES:
+        version = d.rsplit("/", 1)[1]
+        api_version = f"{group}/{version}" if group else version
+        for name, fields in packages[d]["structs"].items():
+            types = [f[0] for f in fields]
+            if "metav1.TypeMeta" not in types or name.endswith("List"):
+                continue
+            if not any(f[2].get("json", "").startswith("metadata") for f in fields):
+                continue
+            kinds.append((api_version, name, d))
+    kinds.append(("v1", "Status", META))
+    out = [
+        "// @generated by tools/gen_tables.py from the Go types of k8s.io/api and",
+        "// k8s.io/apimachinery v0.36.2 (their `protobuf` and `json` struct tags); do not edit.",
+        "//! Field tables of the built-in kinds, one per Go struct a kind reaches.",
+        "",
+        "use crate::schema::{Field, Kind, Schema, schema};",
+        "",
+    ]
+    schemas = []
+    for api_version, name, d in kinds:
+        gen.table(d, name)
+        reasons = gen.reasons_of((d, name))
+        schemas.append((api_version, name, const_name(d, name), not reasons, reasons))
+    for key in gen.order:
+        rows = gen.tables[key]
+        out.append(f"/// `{key[0]}` `{key[1]}`.")
+        if not rows:
+            out.append(f"pub(crate) const {const_name(*key)}: &[Field] = &[];")
+            continue
+        out.append(f"pub(crate) const {const_name(*key)}: &[Field] = &[")
+        for number, json_name, k in rows:
+            k = re.sub(r"(Msg|Inline|RepMsg)\((\w+)\)", r"\1(\2)", k)
+            out.append(f'    ({number}, "{json_name}", Kind::{k}),')
+        out.append("];")
+    out.append("")
+    out.append("/// Every kind with a table, and whether its table is complete.")
+    out.append("pub(crate) static SCHEMAS: &[Schema] = &[")
+    for api_version, name, const, complete, reasons in schemas:
+        for r in sorted(set(reasons)):
+            out.append(f"    // {name} incomplete: {r}")
+        out.append(f'    schema("{api_version}", "{name}", {const}, {str(complete).lower()}),')
+    out.append("];")
+    print("\n".join(out))
+    done = sum(1 for s in schemas if s[3])
+    print(f"{len(schemas)} kinds, {done} complete, {len(gen.order)} tables", file=sys.stderr)
+
+
+def check(tables_rs, protos):
+    """Compares the tables with `generated.proto` files; returns the number of mismatches."""
+    messages = {}
+    for path in protos:
+        pkg = os.path.basename(path)[: -len(".proto")].upper()
+        src = open(path, encoding="utf-8").read()
+        for m in re.finditer(r"^message (\w+) \{(.*?)^\}", src, re.S | re.M):
+            fields = {}
+            for f in re.finditer(
+                r"^\s*(optional|repeated|required)?\s*(map<[^>]+>|[\w.]+)\s+(\w+)\s*=\s*(\d+)",
+                m.group(2),
+                re.M,
+            ):
+                repeated = f.group(1) == "repeated" or f.group(2).startswith("map<")
+                fields[int(f.group(4))] = (f.group(3), repeated)
+            messages[(pkg, m.group(1))] = fields
+    src = open(tables_rs, encoding="utf-8").read()
+    bad = checked = 0
+    for m in re.finditer(
+        r"^/// `([\w/]+)` `(\w+)`\.\npub\(crate\) const \w+: &\[Field\] =\s*&\[(.*?)\];",
+        src,
+        re.S | re.M,
+    ):
+        key = (m.group(1).replace("/", "_").upper(), m.group(2))
+        proto = messages.get(key)
+        if proto is None:
+            print(f"no message {key}")
+            bad += 1
+            continue
+        rows = re.findall(r"\(\s*(\d+),\s*\"(\w*)\",\s*Kind::(\w+)", m.group(3))
+        for number, _name, kind in rows:
+            checked += 1
+            number = int(number)
+            if number not in proto:
+                print(f"{key}: field {number} is not in the message")
+                bad += 1
+            elif proto[number][1] != kind.startswith(("Rep", "Map")):
+                print(f"{key}: field {number} ({kind}) repeated differs")
+                bad += 1
+        numbers = {int(r[0]) for r in rows}
+        for number, (name, _) in proto.items():
+            if number not in numbers:
+                print(f"{key}: message field {number} ({name}) is not in the table")
+    print(f"{checked} fields checked, {bad} mismatches", file=sys.stderr)
+    return bad
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--check"]:
+        sys.exit(1 if check(sys.argv[2], sys.argv[3:]) else 0)
+    main()
