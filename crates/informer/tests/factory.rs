@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service};
 use kcr_cache::Selector;
 use kcr_informer::{InformerKey, SharedInformerFactory};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
@@ -235,12 +235,31 @@ async fn a_factory_in_protobuf_should_fill_its_caches_as_one_in_json_does() {
     for name in ["a", "b", "c"] {
         create(&cms, name, "0").await;
     }
+    // A Service: defaulted and allocated by the server (cluster IPs, IP families, ports with
+    // an int-or-string target port).
+    let services: Api<Service> = Api::namespaced(env.client(), &ns);
+    let service = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"selector": {"app": "web"}, "ports": [
+            {"name": "http", "port": 80, "targetPort": "http"},
+            {"name": "metrics", "port": 9090, "targetPort": 9090, "protocol": "TCP"},
+        ]},
+    }))
+    .unwrap();
+    services
+        .create(&PostParams::default(), &service)
+        .await
+        .unwrap();
     let json = SharedInformerFactory::new(env.client(), Duration::ZERO);
     let protobuf = SharedInformerFactory::new(env.client(), Duration::ZERO)
         .wire_format(kcr_informer::WireFormat::Protobuf);
     let (json_cms, protobuf_cms) = (
         json.namespaced_informer::<ConfigMap>(&ns),
         protobuf.namespaced_informer::<ConfigMap>(&ns),
+    );
+    let (json_services, protobuf_services) = (
+        json.namespaced_informer::<Service>(&ns),
+        protobuf.namespaced_informer::<Service>(&ns),
     );
     let protobuf_dynamic = protobuf.dynamic_informer(&ApiResource::erase::<ConfigMap>(&()));
     for f in [&json, &protobuf] {
@@ -268,6 +287,13 @@ async fn a_factory_in_protobuf_should_fill_its_caches_as_one_in_json_does() {
         assert_eq!(p, j, "{key}");
         assert!(p.is_some_and(|cm| cm.metadata.managed_fields.is_none()));
     }
+    let key = format!("{ns}/web");
+    let (p, j) = (
+        protobuf_services.get_indexer().get_by_key(&key),
+        json_services.get_indexer().get_by_key(&key),
+    );
+    assert!(j.as_ref().is_some_and(|s| s.spec.is_some()), "{j:?}");
+    assert_eq!(p, j);
     assert!(
         protobuf_dynamic
             .get_indexer()
