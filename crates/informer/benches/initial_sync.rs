@@ -35,9 +35,11 @@
 //! prints after its own table.
 //!
 //! Last run (50,000 objects, medians of 3, 2-core machine at load average about 2): kcr
-//! defaults 0.71 s / 162 MiB (client CPU 0.68 s), protobuf 0.49 s / 162 MiB (0.46 s),
-//! managedFields kept 1.04 s / 376 MiB, kube-runtime paged 2.87 s / 173 MiB (0.80 s),
-//! streaming 3.52 s / 169 MiB (2.92 s).
+//! defaults 0.78 s / 162 MiB (client CPU 0.71 s), protobuf 0.53 s / 162 MiB (0.49 s),
+//! managedFields kept 1.32 s / 376 MiB, kube-runtime paged 3.60 s / 172 MiB (0.91 s),
+//! streaming 3.47 s / 169 MiB (2.88 s). The run before: kcr defaults 0.71 s / 162 MiB,
+//! protobuf 0.49 s / 162 MiB, kept 1.04 s / 376 MiB, kube-runtime paged 2.87 s / 173 MiB,
+//! streaming 3.52 s / 169 MiB.
 //!
 //! Protobuf beside JSON (50,000 objects, medians of 3, shared 2-core machine): kcr defaults
 //! 1.09 s / 162 MiB (client CPU 0.87 s), the same in protobuf 0.88 s / 162 MiB (0.59 s;
