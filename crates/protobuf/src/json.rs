@@ -108,9 +108,10 @@ pub(crate) fn map_entry(b: &[u8]) -> Result<(&[u8], Option<&[u8]>)> {
     Ok((key, value))
 }
 
-/// `resource.Quantity` (`string` = 1): its string, `"0"` for the zero quantity.
-pub(crate) fn quantity(b: &[u8]) -> Result<&[u8]> {
-    let mut out = &b"0"[..];
+/// The payload of field 1 of a message of one bytes field, `default` when it is absent or
+/// empty (the last one wins, as in any message).
+fn only_field<'a>(b: &'a [u8], default: &'static [u8]) -> Result<&'a [u8]> {
+    let mut out = default;
     for f in Reader::new(b) {
         let f = f?;
         if f.number == 1 && !f.data.is_empty() {
@@ -118,6 +119,11 @@ pub(crate) fn quantity(b: &[u8]) -> Result<&[u8]> {
         }
     }
     Ok(out)
+}
+
+/// `resource.Quantity` (`string` = 1): its string, `"0"` for the zero quantity.
+pub(crate) fn quantity(b: &[u8]) -> Result<&[u8]> {
+    only_field(b, b"0")
 }
 
 /// `intstr.IntOrString` (`type` = 1: 0 a number, 1 a string; `intVal` = 2; `strVal` = 3).
@@ -147,29 +153,15 @@ pub(crate) fn int_or_string(b: &[u8]) -> Result<IntOrString<'_>> {
     }
 }
 
-/// `metav1.FieldsV1` (`Raw` = 1): the JSON bytes.
+/// `metav1.FieldsV1` (`Raw` = 1): the JSON bytes, `{}` when there are none.
 pub(crate) fn fields_v1(b: &[u8]) -> Result<&[u8]> {
-    let mut out = &b"{}"[..];
-    for f in Reader::new(b) {
-        let f = f?;
-        if f.number == 1 {
-            out = f.data;
-        }
-    }
-    Ok(out)
+    only_field(b, b"{}")
 }
 
 /// `runtime.RawExtension` (`raw` = 1): the JSON bytes, `null` when there are none (as Go's
 /// `RawExtension.MarshalJSON` writes an empty one).
 pub(crate) fn raw_extension(b: &[u8]) -> Result<&[u8]> {
-    let mut out = &b"null"[..];
-    for f in Reader::new(b) {
-        let f = f?;
-        if f.number == 1 && !f.data.is_empty() {
-            out = f.data;
-        }
-    }
-    Ok(out)
+    only_field(b, b"null")
 }
 
 /// Checks a field's wire type against its kind.
