@@ -34,6 +34,11 @@
 //! also written to `<target>/kcr-initial-sync.md`, which `cargo xtask bench`
 //! prints after its own table.
 //!
+//! With `KCR_BENCH_KIND=pods` the objects are 10,000 Pods instead, copies of
+//! `data/pod.json` (a ReplicaSet's Pod as a real kube-apiserver v1.36.2 returned
+//! it: spec, owner reference, labels, annotations and its managedFields), named
+//! `web-{i:05}`; the table goes to `<target>/kcr-initial-sync-pods.md`.
+//!
 //! Last run (50,000 objects, medians of 3, 2-core machine at load average about 2): kcr
 //! defaults 0.78 s / 162 MiB (client CPU 0.71 s), protobuf 0.53 s / 162 MiB (0.49 s),
 //! managedFields kept 1.32 s / 376 MiB, kube-runtime paged 3.60 s / 172 MiB (0.91 s),
@@ -76,13 +81,27 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kcr_informer::{SharedInformerFactory, WireFormat};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tokio::time::Instant;
 
 use fixture::NAMESPACE;
+
+/// Counts the bytes allocated and freed, for the heap still live at synced (two atomic
+/// additions per allocation; nothing is added to any allocation itself).
+#[global_allocator]
+static GLOBAL: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
+
+/// Heap bytes live now: allocated minus freed (a realloc's growth is in the first, its
+/// shrinking in the second).
+fn live_heap_kib() -> u64 {
+    let s = GLOBAL.stats();
+    (s.bytes_allocated.saturating_sub(s.bytes_deallocated) / 1024) as u64
+}
 
 /// (argument, row label) of every variant, in the order they run.
 const VARIANTS: [(&str, &str); 5] = [
@@ -105,8 +124,31 @@ const VARIANTS: [(&str, &str); 5] = [
     ),
 ];
 
+/// Whether the bench syncs Pods (`KCR_BENCH_KIND=pods`) rather than ConfigMaps.
+fn pods() -> bool {
+    std::env::var("KCR_BENCH_KIND").is_ok_and(|k| k == "pods")
+}
+
 fn objects() -> usize {
-    env_number("KCR_BENCH_OBJECTS", 50_000)
+    env_number("KCR_BENCH_OBJECTS", if pods() { 10_000 } else { 50_000 })
+}
+
+/// Copy `i` of the recorded Pod (`data/pod.json`), ready to create: named `web-{i:05}`, in
+/// the bench's namespace, without the fields the server sets (uid, resourceVersion,
+/// creationTimestamp, status); its owner reference, managedFields and the rest as recorded.
+fn pod_to_create(pod: &Value, i: usize) -> Value {
+    let mut obj = pod.clone();
+    if let Some(meta) = obj["metadata"].as_object_mut() {
+        for field in ["uid", "resourceVersion", "creationTimestamp"] {
+            meta.remove(field);
+        }
+        meta.insert("name".into(), Value::String(format!("web-{i:05}")));
+        meta.insert("namespace".into(), Value::String(NAMESPACE.into()));
+    }
+    if let Some(obj) = obj.as_object_mut() {
+        obj.remove("status");
+    }
+    obj
 }
 
 fn runs() -> usize {
@@ -160,15 +202,28 @@ fn server() {
             .await
             .unwrap_or_else(|e| panic!("namespace: {e}"));
         // Created as JSON, so every field reaches the server as recorded.
-        let items = fixture::items();
-        let resource = ApiResource::erase::<ConfigMap>(&());
+        let (resource, make): (ApiResource, Box<dyn Fn(usize) -> Value>) = if pods() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/pod.json");
+            let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let pod: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+            (
+                ApiResource::erase::<Pod>(&()),
+                Box::new(move |i| pod_to_create(&pod, i)),
+            )
+        } else {
+            let items = fixture::items();
+            (
+                ApiResource::erase::<ConfigMap>(&()),
+                Box::new(move |i| fixture::to_create(&items, i)),
+            )
+        };
         let api: Api<DynamicObject> = Api::namespaced_with(c.clone(), NAMESPACE, &resource);
         let started = Instant::now();
         futures::stream::iter(0..n)
             .map(|i| {
                 let api = api.clone();
-                let obj: DynamicObject = serde_json::from_value(fixture::to_create(&items, i))
-                    .unwrap_or_else(|e| panic!("object {i}: {e}"));
+                let obj: DynamicObject =
+                    serde_json::from_value(make(i)).unwrap_or_else(|e| panic!("object {i}: {e}"));
                 async move { api.create(&PostParams::default(), &obj).await.map(|_| ()) }
             })
             .buffer_unordered(16)
@@ -176,7 +231,8 @@ fn server() {
             .await
             .unwrap_or_else(|e| panic!("seed: {e}"));
         eprintln!(
-            "initial_sync: {n} ConfigMaps created in {:.1} s",
+            "initial_sync: {n} {} created in {:.1} s",
+            resource.plural,
             started.elapsed().as_secs_f64()
         );
         println!("READY {}", env.kubeconfig_path().display());
@@ -197,12 +253,31 @@ fn server() {
     });
 }
 
+/// The bounds of the kinds the bench syncs.
+trait Kind:
+    kube::Resource<DynamicType = ()>
+    + Clone
+    + DeserializeOwned
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl Kind for ConfigMap {}
+impl Kind for Pod {}
+
 /// One kcr initial sync through the factory; returns the objects cached.
-async fn sync_kcr(client: kube::Client, keep_managed_fields: bool, format: WireFormat) -> usize {
+async fn sync_kcr<K: Kind>(
+    client: kube::Client,
+    keep_managed_fields: bool,
+    format: WireFormat,
+) -> usize {
     let factory = SharedInformerFactory::new(client, Duration::ZERO)
         .keep_managed_fields(keep_managed_fields)
         .wire_format(format);
-    let informer = factory.informer::<ConfigMap>();
+    let informer = factory.informer::<K>();
     factory.start();
     while !informer.has_synced() {
         tokio::time::sleep(Duration::from_millis(1)).await;
@@ -214,9 +289,9 @@ async fn sync_kcr(client: kube::Client, keep_managed_fields: bool, format: WireF
 }
 
 /// One kube-runtime initial sync; returns the objects in the store.
-async fn sync_kube_runtime(client: kube::Client, streaming: bool) -> usize {
+async fn sync_kube_runtime<K: Kind>(client: kube::Client, streaming: bool) -> usize {
     use kube_runtime::{WatchStreamExt, reflector, watcher};
-    let (reader, writer) = reflector::store::<ConfigMap>();
+    let (reader, writer) = reflector::store::<K>();
     let config = if streaming {
         watcher::Config::default().streaming_lists()
     } else {
@@ -224,8 +299,8 @@ async fn sync_kube_runtime(client: kube::Client, streaming: bool) -> usize {
     };
     let stream = reflector::reflector(
         writer,
-        watcher::watcher(Api::<ConfigMap>::all(client), config).modify(|cm| {
-            cm.metadata.managed_fields = None;
+        watcher::watcher(Api::<K>::all(client), config).modify(|obj| {
+            obj.meta_mut().managed_fields = None;
         }),
     );
     let mut stream = std::pin::pin!(stream);
@@ -236,7 +311,11 @@ async fn sync_kube_runtime(client: kube::Client, streaming: bool) -> usize {
             Err(e) => panic!("kube-runtime watcher: {e}"),
         }
     }
-    reader.state().len()
+    let n = reader.state().len();
+    // The store stays alive (this process exits once it has measured), so the live heap
+    // counts it, as it counts kcr's cache.
+    std::mem::forget(reader);
+    n
 }
 
 fn status_kib(field: &str) -> u64 {
@@ -265,8 +344,20 @@ fn cpu_seconds() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// One initial sync of `K` by `variant`; returns the objects cached.
+async fn sync<K: Kind>(client: kube::Client, variant: &str) -> usize {
+    match variant {
+        "kcr" => sync_kcr::<K>(client, false, WireFormat::Json).await,
+        "kcr-protobuf" => sync_kcr::<K>(client, false, WireFormat::Protobuf).await,
+        "kcr-keep" => sync_kcr::<K>(client, true, WireFormat::Json).await,
+        "kube-runtime" => sync_kube_runtime::<K>(client, false).await,
+        "kube-runtime-streaming" => sync_kube_runtime::<K>(client, true).await,
+        other => panic!("unknown variant {other:?}"),
+    }
+}
+
 /// The child that measures one sync: prints
-/// `RESULT <objects> <seconds> <peak KiB> <cpu seconds> <baseline KiB>`.
+/// `RESULT <objects> <seconds> <peak KiB> <cpu seconds> <baseline KiB> <live heap KiB at synced>`.
 fn measure() {
     let kubeconfig = std::env::var("KCR_BENCH_KUBECONFIG").unwrap_or_default();
     let variant = std::env::var("KCR_BENCH_VARIANT").unwrap_or_default();
@@ -276,18 +367,16 @@ fn measure() {
         let baseline = status_kib("VmHWM:");
         let cpu_before = cpu_seconds();
         let started = Instant::now();
-        let n = match variant.as_str() {
-            "kcr" => sync_kcr(client, false, WireFormat::Json).await,
-            "kcr-protobuf" => sync_kcr(client, false, WireFormat::Protobuf).await,
-            "kcr-keep" => sync_kcr(client, true, WireFormat::Json).await,
-            "kube-runtime" => sync_kube_runtime(client, false).await,
-            "kube-runtime-streaming" => sync_kube_runtime(client, true).await,
-            other => panic!("unknown variant {other:?}"),
+        let n = if pods() {
+            sync::<Pod>(client, &variant).await
+        } else {
+            sync::<ConfigMap>(client, &variant).await
         };
         let secs = started.elapsed().as_secs_f64();
         let peak = status_kib("VmHWM:");
         let cpu = cpu_seconds() - cpu_before;
-        println!("RESULT {n} {secs:.3} {peak} {cpu:.2} {baseline}");
+        let live = live_heap_kib();
+        println!("RESULT {n} {secs:.3} {peak} {cpu:.2} {baseline} {live}");
         let _ = std::io::stdout().flush();
     });
     // Exit without dropping the caches: their teardown is not measured.
@@ -338,6 +427,9 @@ struct Run {
     peak_kib: u64,
     cpu: f64,
     baseline_kib: u64,
+    /// Heap bytes live right after the sync (the objects cached, and what else the
+    /// client holds), as the allocator counted them.
+    live_kib: u64,
 }
 
 fn measure_in_child(server: &Server, variant: &str) -> Run {
@@ -366,6 +458,7 @@ fn measure_in_child(server: &Server, variant: &str) -> Run {
         peak_kib: parts[3].parse().unwrap_or(0),
         cpu: parts[4].parse().unwrap_or(0.0),
         baseline_kib: parts[5].parse().unwrap_or(0),
+        live_kib: parts[6].parse().unwrap_or(0),
     }
 }
 
@@ -380,12 +473,17 @@ fn mib(kib: u64) -> String {
 
 fn table(n: usize, results: &[(&str, Vec<Run>)]) -> String {
     let runs = results.first().map_or(0, |(_, r)| r.len());
+    let objects = if pods() {
+        "Pods from pod.json (a ReplicaSet's Pod as a real server returned it, with its \
+         managedFields)"
+    } else {
+        "ConfigMaps from configmap-list-page.json (with managedFields and last-applied)"
+    };
     let mut s = format!(
-        "initial_sync: {n} ConfigMaps from configmap-list-page.json (with managedFields and \
-         last-applied), served by kcr-testenv in its own process; medians of {runs} fresh \
-         processes per variant\n\n\
-         | informer | time to synced | peak RSS (VmHWM) | client CPU | runs (time, peak) |\n\
-         | --- | ---: | ---: | ---: | --- |\n"
+        "initial_sync: {n} {objects}, served by kcr-testenv in its own process; medians of \
+         {runs} fresh processes per variant\n\n\
+         | informer | time to synced | peak RSS (VmHWM) | live heap at synced | client CPU | runs (time, peak) |\n\
+         | --- | ---: | ---: | ---: | ---: | --- |\n"
     );
     for (label, r) in results {
         let each: Vec<String> = r
@@ -393,9 +491,10 @@ fn table(n: usize, results: &[(&str, Vec<Run>)]) -> String {
             .map(|r| format!("{:.2} s, {}", r.secs, mib(r.peak_kib)))
             .collect();
         s.push_str(&format!(
-            "| {label} | {:.2} s | {} | {:.2} s | {} |\n",
+            "| {label} | {:.2} s | {} | {} | {:.2} s | {} |\n",
             median(r.iter().map(|r| r.secs).collect()),
             mib(median(r.iter().map(|r| r.peak_kib).collect())),
+            mib(median(r.iter().map(|r| r.live_kib).collect())),
             median(r.iter().map(|r| r.cpu).collect()),
             each.join("; ")
         ));
@@ -439,10 +538,11 @@ fn bench() {
         for ((variant, _), (_, runs)) in VARIANTS.iter().zip(results.iter_mut()) {
             let run = measure_in_child(&server, variant);
             eprintln!(
-                "initial_sync round {} {variant}: {:.2} s, peak {}, cpu {:.2} s",
+                "initial_sync round {} {variant}: {:.2} s, peak {}, live {}, cpu {:.2} s",
                 round + 1,
                 run.secs,
                 mib(run.peak_kib),
+                mib(run.live_kib),
                 run.cpu
             );
             runs.push(run);
@@ -452,7 +552,11 @@ fn bench() {
     let out = table(n, &results);
     println!("\n{out}");
     if let Some(dir) = target_dir() {
-        let path = dir.join("kcr-initial-sync.md");
+        let path = dir.join(if pods() {
+            "kcr-initial-sync-pods.md"
+        } else {
+            "kcr-initial-sync.md"
+        });
         if let Err(e) = std::fs::write(&path, &out) {
             eprintln!("cannot write {}: {e}", path.display());
         }

@@ -239,6 +239,22 @@ impl<'de> SeqAccess<'de> for Repeated<'de> {
         };
         seed.deserialize(item).map(Some)
     }
+
+    /// The occurrences left, counted ahead: a `Vec` is then allocated at its length, where
+    /// JSON decoding grows it by doubling and leaves the spare capacity (a fifth of a Pod).
+    fn size_hint(&self) -> Option<usize> {
+        let mut rest = self.rest;
+        let mut n = usize::from(self.first.is_some());
+        while !rest.done() {
+            match rest.field() {
+                Ok(f) if f.number == self.number => n += 1,
+                Ok(_) => {}
+                // A malformed field is reported when the items reach it.
+                Err(_) => break,
+            }
+        }
+        Some(n)
+    }
 }
 
 /// The entries of a map field.

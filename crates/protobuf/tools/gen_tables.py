@@ -320,6 +320,23 @@ def main():
     print(f"{len(schemas)} kinds, {done} complete, {len(gen.order)} tables", file=sys.stderr)
 
 
+# Scalar proto types by the wire type they are sent with.
+VARINT_TYPES = {"int32", "int64", "uint32", "uint64", "sint32", "sint64", "bool"}
+
+
+def wire_matches(kind, proto_type):
+    """Whether a table kind is sent with the wire type of the message field's proto type."""
+    varint = kind in ("Int", "OptInt", "Bool", "OptBool", "RepInt")
+    if proto_type in VARINT_TYPES:
+        return varint and (("bool" == proto_type) == (kind in ("Bool", "OptBool")))
+    if proto_type in ("string", "bytes"):
+        return kind in ("Str", "OptStr", "RepStr", "Bytes")
+    if proto_type in ("double", "float", "fixed64", "fixed32", "sfixed64", "sfixed32"):
+        return False
+    # A message or a map: length-delimited.
+    return not varint and kind not in ("Str", "OptStr", "RepStr", "Bytes")
+
+
 def check(tables_rs, protos):
     """Compares the tables with `generated.proto` files; returns the number of mismatches."""
     messages = {}
@@ -334,7 +351,7 @@ def check(tables_rs, protos):
                 re.M,
             ):
                 repeated = f.group(1) == "repeated" or f.group(2).startswith("map<")
-                fields[int(f.group(4))] = (f.group(3), repeated)
+                fields[int(f.group(4))] = (f.group(3), repeated, f.group(2))
             messages[(pkg, m.group(1))] = fields
     src = open(tables_rs, encoding="utf-8").read()
     bad = checked = 0
@@ -359,8 +376,11 @@ def check(tables_rs, protos):
             elif proto[number][1] != kind.startswith(("Rep", "Map")):
                 print(f"{key}: field {number} ({kind}) repeated differs")
                 bad += 1
+            elif not wire_matches(kind, proto[number][2]):
+                print(f"{key}: field {number} is {proto[number][2]} in the message, {kind} here")
+                bad += 1
         numbers = {int(r[0]) for r in rows}
-        for number, (name, _) in proto.items():
+        for number, (name, _, _) in proto.items():
             if number not in numbers:
                 print(f"{key}: message field {number} ({name}) is not in the table")
     print(f"{checked} fields checked, {bad} mismatches", file=sys.stderr)
