@@ -39,12 +39,21 @@
 //! it: spec, owner reference, labels, annotations and its managedFields), named
 //! `web-{i:05}`; the table goes to `<target>/kcr-initial-sync-pods.md`.
 //!
-//! Last run (50,000 objects, medians of 3, 2-core machine at load average about 2): kcr
-//! defaults 0.78 s / 162 MiB (client CPU 0.71 s), protobuf 0.53 s / 162 MiB (0.49 s),
-//! managedFields kept 1.32 s / 376 MiB, kube-runtime paged 3.60 s / 172 MiB (0.91 s),
-//! streaming 3.47 s / 169 MiB (2.88 s). The run before: kcr defaults 0.71 s / 162 MiB,
-//! protobuf 0.49 s / 162 MiB, kept 1.04 s / 376 MiB, kube-runtime paged 2.87 s / 173 MiB,
-//! streaming 3.52 s / 169 MiB.
+//! Last run (50,000 objects, medians of 3, 2-core machine at load average below 1; time /
+//! peak / live heap at synced, the counting allocator adding 2 MiB to every peak): kcr
+//! defaults 0.73 s / 164 MiB / 133 MiB (client CPU 0.77 s), protobuf 0.57 s / 164 MiB /
+//! 132 MiB (0.50 s), managedFields kept 0.88 s / 378 MiB / 326 MiB, kube-runtime paged
+//! 2.42 s / 175 MiB / 136 MiB (0.55 s), streaming 3.14 s / 171 MiB / 136 MiB (2.77 s). The
+//! runs before (no counting allocator): kcr defaults 0.78 s and 0.71 s / 162 MiB, protobuf
+//! 0.53 s and 0.49 s / 162 MiB, kube-runtime paged 3.60 s and 2.87 s / 172–173 MiB,
+//! streaming 3.47 s and 3.52 s / 169 MiB.
+//!
+//! Pods (10,000, `KCR_BENCH_KIND=pods`, same run): kcr defaults 0.90 s / 351 MiB / 307 MiB
+//! (client CPU 0.94 s), protobuf 0.63 s / 351 MiB / 307 MiB (0.64 s), kept 1.21 s / 883 MiB /
+//! 781 MiB, kube-runtime paged 1.68 s / 394 MiB / 307 MiB, streaming 1.23 s / 355 MiB /
+//! 307 MiB. Before JSON-decoded objects with arrays were cloned to drop their spare `Vec`
+//! capacity (and protobuf `Vec`s allocated at their length): kcr defaults 0.80 s / 400 MiB /
+//! 355 MiB, protobuf 0.64 s / 400 MiB.
 //!
 //! Protobuf beside JSON (50,000 objects, medians of 3, shared 2-core machine): kcr defaults
 //! 1.09 s / 162 MiB (client CPU 0.87 s), the same in protobuf 0.88 s / 162 MiB (0.59 s;
