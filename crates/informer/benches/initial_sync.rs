@@ -53,7 +53,7 @@
 //! 781 MiB, kube-runtime paged 1.68 s / 394 MiB / 307 MiB, streaming 1.23 s / 355 MiB /
 //! 307 MiB. Before JSON-decoded objects with arrays were cloned to drop their spare `Vec`
 //! capacity (and protobuf `Vec`s allocated at their length): kcr defaults 0.80 s / 400 MiB /
-//! 355 MiB, protobuf 0.64 s / 400 MiB.
+//! 355 MiB, protobuf 0.79 s / 401 MiB (an earlier run of the same day).
 //!
 //! Protobuf beside JSON (50,000 objects, medians of 3, shared 2-core machine): kcr defaults
 //! 1.09 s / 162 MiB (client CPU 0.87 s), the same in protobuf 0.88 s / 162 MiB (0.59 s;
