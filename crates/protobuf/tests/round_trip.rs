@@ -346,6 +346,26 @@ mod properties {
             let _ = decode_object::<ConfigMap>(&body, DecodeOptions::default().skip_managed_fields(true));
             let _ = object_to_json(&body);
         }
+
+        /// A real server's Pod, its protobuf mutated: nested messages, inlined structs,
+        /// repeated fields counted ahead, integers, quantities, times and int-or-strings.
+        #[test]
+        fn mutated_pods_should_never_panic(
+            flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let pod: Value = serde_json::from_str(include_str!("data/pod.json")).unwrap();
+            let mut body = encode_object(&pod).unwrap();
+            for (at, byte) in flips {
+                let i = at.index(body.len());
+                body[i] = byte;
+            }
+            let _ = decode_object::<Pod>(&body, DecodeOptions::default());
+            let _ = object_to_json(&body);
+            body.truncate(cut.index(body.len()));
+            let _ = decode_object::<Pod>(&body, DecodeOptions::default().skip_managed_fields(true));
+            let _ = object_to_json(&body);
+        }
     }
 }
 
