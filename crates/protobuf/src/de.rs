@@ -184,12 +184,19 @@ impl<'de> MapAccess<'de> for Message<'de> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let value = self
-            .pending
-            .take()
-            .ok_or_else(|| Error::Custom("a map value asked for before its key".into()))?;
-        seed.deserialize(value)
+        pending_value(&mut self.pending, seed)
     }
+}
+
+/// The value whose key a map access presented last.
+fn pending_value<'de, V: DeserializeSeed<'de>>(
+    pending: &mut Option<Value<'de>>,
+    seed: V,
+) -> Result<V::Value> {
+    let value = pending
+        .take()
+        .ok_or_else(|| Error::Custom("a map value asked for before its key".into()))?;
+    seed.deserialize(value)
 }
 
 /// All occurrences of a repeated field or map, from its first one on.
@@ -287,11 +294,7 @@ impl<'de> MapAccess<'de> for Entries<'de> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let value = self
-            .pending
-            .take()
-            .ok_or_else(|| Error::Custom("a map value asked for before its key".into()))?;
-        seed.deserialize(value)
+        pending_value(&mut self.pending, seed)
     }
 }
 
