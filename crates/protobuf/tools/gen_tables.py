@@ -161,7 +161,7 @@ class Generator:
             raise Unsupported(f"float {expr}")
         return None
 
-    def kind(self, pkg, go_type, owner, omit=True):
+    def kind(self, pkg, go_type, omit=True):
         ptr = go_type.startswith("*")
         t = go_type.lstrip("*")
         if t.startswith("[]"):
@@ -175,7 +175,7 @@ class Generator:
                 return "RepInt"
             if item.startswith(("[]", "map[", "*")):
                 raise Unsupported(f"slice of {item}")
-            return f"RepMsg({self.table(pkg, item, owner)})"
+            return f"RepMsg({self.table(pkg, item)})"
         if t.startswith("map["):
             m = re.fullmatch(r"map\[([\w.]+)\](.+)", t)
             key, value = m.group(1), m.group(2)
@@ -196,16 +196,16 @@ class Generator:
             return SPECIAL[(p, n)]
         up, un = self.underlying(pkg, t)
         if un.startswith(("[]", "map[")):
-            return self.kind(up, un, owner)
+            return self.kind(up, un)
         s = self.scalar(pkg, t)
         if s is not None:
             # JSON keeps the zero of a pointer, and of a value without `omitempty`.
             keep = ptr or not omit
             return {"str": "OptStr", "int": "OptInt", "bool": "OptBool"}[s] if keep else {
                 "str": "Str", "int": "Int", "bool": "Bool"}[s]
-        return f"Msg({self.table(pkg, t, owner)})"
+        return f"Msg({self.table(pkg, t)})"
 
-    def table(self, pkg, name, owner=None):
+    def table(self, pkg, name):
         p, n = self.qualify(pkg, name)
         key = (p, n)
         if key in self.tables:
@@ -221,14 +221,12 @@ class Generator:
             js = tags.get("json")
             if not pb or js is None or js == "-":
                 continue
-            parts = pb.split(",")
-            number = int(parts[1])
-            json_name = js.split(",")[0]
-            inline = "inline" in js.split(",")[1:] and json_name == ""
-            options = js.split(",")[1:]
+            number = int(pb.split(",")[1])
+            json_name, *options = js.split(",")
+            inline = "inline" in options and json_name == ""
             omit = "omitempty" in options or "omitzero" in options
             try:
-                k = self.kind(p, go_type, key, omit)
+                k = self.kind(p, go_type, omit)
             except Unsupported as e:
                 reasons.append(f"{n}.{json_name or go_type}: {e}")
                 continue
