@@ -9,8 +9,8 @@ use futures::StreamExt;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_reflector::{
-    ApiListerWatcher, Error, ListOptions, ListerWatcher, VersionMatch, WatchEvent, WatchOptions,
-    WireFormat,
+    ApiListerWatcher, DEFAULT_MAX_EVENT_BYTES, Error, ListOptions, ListerWatcher, VersionMatch,
+    WatchEvent, WatchOptions, WireFormat,
 };
 use kcr_testenv::TestEnv;
 use kube::Api;
@@ -218,6 +218,23 @@ fn client(url: &str) -> kube::Client {
     kube::Client::try_from(config).unwrap()
 }
 
+/// Every event (or error) a protobuf watch of ConfigMaps reads from a scripted server that
+/// sends `chunks`, with events of at most `max_event_bytes`.
+async fn scripted_watch(
+    chunks: Vec<Vec<u8>>,
+    max_event_bytes: usize,
+) -> Vec<kcr_reflector::Result<WatchEvent<ConfigMap>>> {
+    let (url, _) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, chunks).await;
+    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
+    protobuf(&api)
+        .max_event_bytes(max_event_bytes)
+        .watch(&WatchOptions::new("1"))
+        .await
+        .unwrap()
+        .collect()
+        .await
+}
+
 fn added_frame(name: &str, big: usize) -> Vec<u8> {
     let object = kcr_protobuf::encode_object(&json!({
         "apiVersion": "v1", "kind": "ConfigMap",
@@ -267,15 +284,7 @@ async fn a_frame_over_the_limit_should_end_the_watch_with_a_typed_error() {
     let big = added_frame("big", 1 << 20);
     let mut chunks = vec![added_frame("small", 10)];
     chunks.extend(big.chunks(1024).map(<[u8]>::to_vec));
-    let (url, _) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, chunks).await;
-    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
-    let lw = protobuf(&api).max_event_bytes(64 * 1024);
-    let events: Vec<_> = lw
-        .watch(&WatchOptions::new("1"))
-        .await
-        .unwrap()
-        .collect()
-        .await;
+    let events = scripted_watch(chunks, 64 * 1024).await;
     assert_eq!(events.len(), 2, "{events:?}");
     assert!(matches!(events[0], Ok(WatchEvent::Added(_))));
     assert!(matches!(
@@ -288,14 +297,7 @@ async fn a_frame_over_the_limit_should_end_the_watch_with_a_typed_error() {
 async fn a_watch_cut_inside_a_frame_or_a_malformed_frame_should_give_typed_errors() {
     let mut cut = added_frame("cut", 100);
     cut.truncate(50);
-    let (url, _) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, vec![cut]).await;
-    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
-    let events: Vec<_> = protobuf(&api)
-        .watch(&WatchOptions::new("1"))
-        .await
-        .unwrap()
-        .collect()
-        .await;
+    let events = scripted_watch(vec![cut], DEFAULT_MAX_EVENT_BYTES).await;
     assert!(
         matches!(
             &events[..],
@@ -313,14 +315,7 @@ async fn a_watch_cut_inside_a_frame_or_a_malformed_frame_should_give_typed_error
         &[0x0a, 0x03, 0x0a, 0x01, b'x', 0x10, 0x05],
     );
     let frame = kcr_protobuf::encode_watch_frame("ADDED", &object).unwrap();
-    let (url, _) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, vec![frame]).await;
-    let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
-    let events: Vec<_> = protobuf(&api)
-        .watch(&WatchOptions::new("1"))
-        .await
-        .unwrap()
-        .collect()
-        .await;
+    let events = scripted_watch(vec![frame], DEFAULT_MAX_EVENT_BYTES).await;
     match &events[..] {
         [Err(Error::Protobuf { kind, name, source })] => {
             assert_eq!((kind.as_str(), name.as_str()), ("ConfigMap", "x"));
