@@ -269,14 +269,7 @@ async fn a_streaming_list_should_send_protobuf_frames_and_the_initial_events_end
 
 #[tokio::test]
 async fn a_watch_from_a_compacted_version_should_end_with_a_410_status_frame() {
-    let env = TestEnv::builder().history_size(5).start().await.unwrap();
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
-    let from = env.resource_version().to_string();
-    for i in 0..10 {
-        api.create(&PostParams::default(), &configmap(&format!("c{i}"), &[]))
-            .await
-            .unwrap();
-    }
+    let (env, _api, from) = common::env_past_its_history().await;
     let path = format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={from}");
     let frame = Frames::open(&env.client(), &path).await.next().await;
     let event = decode_watch_event(&frame).unwrap();

@@ -150,14 +150,7 @@ async fn bookmarks_should_report_the_current_resource_version() {
 
 #[tokio::test]
 async fn a_watch_from_a_compacted_version_should_get_410_gone() {
-    let env = TestEnv::builder().history_size(5).start().await.unwrap();
-    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
-    let from = env.resource_version().to_string();
-    for i in 0..10 {
-        api.create(&PostParams::default(), &configmap(&format!("c{i}"), &[]))
-            .await
-            .unwrap();
-    }
+    let (_env, api, from) = common::env_past_its_history().await;
     let mut stream = api
         .watch(&WatchParams::default().disable_bookmarks(), &from)
         .await

@@ -128,3 +128,28 @@ pub fn configmap(name: &str, labels: &[(&str, &str)]) -> k8s_openapi::api::core:
     cm.data = Some([("key".to_owned(), "value".to_owned())].into());
     cm
 }
+
+/// A server that keeps 5 versions of history, a version `from`, then 10 ConfigMaps created in
+/// `default` after it: a watch from `from` is too old.
+pub async fn env_past_its_history() -> (
+    kcr_testenv::TestEnv,
+    kube::Api<k8s_openapi::api::core::v1::ConfigMap>,
+    String,
+) {
+    let env = kcr_testenv::TestEnv::builder()
+        .history_size(5)
+        .start()
+        .await
+        .unwrap();
+    let api = kube::Api::namespaced(env.client(), "default");
+    let from = env.resource_version().to_string();
+    for i in 0..10 {
+        api.create(
+            &kube::api::PostParams::default(),
+            &configmap(&format!("c{i}"), &[]),
+        )
+        .await
+        .unwrap();
+    }
+    (env, api, from)
+}
