@@ -35,9 +35,10 @@
 //! prints after its own table.
 //!
 //! With `KCR_BENCH_KIND=pods` the objects are 10,000 Pods instead, copies of
-//! `data/pod.json` (a ReplicaSet's Pod as a real kube-apiserver v1.36.2 returned
-//! it: spec, owner reference, labels, annotations and its managedFields), named
-//! `web-{i:05}`; the table goes to `<target>/kcr-initial-sync-pods.md`.
+//! kcr-protobuf's `tests/data/pod.json` (a ReplicaSet's Pod as a real
+//! kube-apiserver v1.36.2 returned it: spec, owner reference, labels,
+//! annotations and its managedFields), named `web-{i:05}`; the table goes to
+//! `<target>/kcr-initial-sync-pods.md`.
 //!
 //! Last run (50,000 objects, medians of 3, 2-core machine at load average below 1; time /
 //! peak / live heap at synced, the counting allocator adding 2 MiB to every peak): kcr
@@ -142,7 +143,7 @@ fn objects() -> usize {
     env_number("KCR_BENCH_OBJECTS", if pods() { 10_000 } else { 50_000 })
 }
 
-/// Copy `i` of the recorded Pod (`data/pod.json`), ready to create: named `web-{i:05}`, in
+/// Copy `i` of the recorded Pod (`pod.json`), ready to create: named `web-{i:05}`, in
 /// the bench's namespace, without the fields the server sets (uid, resourceVersion,
 /// creationTimestamp, status); its owner reference, managedFields and the rest as recorded.
 fn pod_to_create(pod: &Value, i: usize) -> Value {
@@ -212,7 +213,11 @@ fn server() {
             .unwrap_or_else(|e| panic!("namespace: {e}"));
         // Created as JSON, so every field reaches the server as recorded.
         let (resource, make): (ApiResource, Box<dyn Fn(usize) -> Value>) = if pods() {
-            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/pod.json");
+            // kcr-protobuf's copy of the fixture (its tests round-trip it).
+            let path = concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../protobuf/tests/data/pod.json"
+            );
             let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
             let pod: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
             (
@@ -274,8 +279,16 @@ trait Kind:
 {
 }
 
-impl Kind for ConfigMap {}
-impl Kind for Pod {}
+impl<K> Kind for K where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
 
 /// One kcr initial sync through the factory; returns the objects cached.
 async fn sync_kcr<K: Kind>(
