@@ -312,16 +312,21 @@ pub(crate) fn from_json(
             path: Path::Field(path, key).to_string(),
         });
     }
+    write_fields(v, fields, path, out)
+}
+
+/// Encodes the fields of a table found in a JSON object whose keys are known to belong to it.
+fn write_fields(
+    v: &Map<String, Value>,
+    fields: &'static [Field],
+    path: &Path<'_>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     for &(number, name, kind) in fields {
         if let Kind::Inline(inner) = kind {
             // The inlined struct's fields are keys of the same JSON object.
-            let own: Map<String, Value> = v
-                .iter()
-                .filter(|(k, _)| knows(inner, k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            if !own.is_empty() {
-                wire::put_message_field(number, out, |buf| from_json(&own, inner, &[], path, buf))?;
+            if v.keys().any(|k| knows(inner, k)) {
+                wire::put_message_field(number, out, |buf| write_fields(v, inner, path, buf))?;
             }
             continue;
         }
