@@ -266,7 +266,7 @@ fn producer_workers(c: &mut Criterion) {
             });
             let mut rates = rates.lock();
             let rate = median(&mut rates);
-            // The runs are bimodal (see the README's performance section):
+            // The runs are bimodal (see docs/performance.md):
             // the spread shows which regimes a run met.
             let (low, high) = (rates.first().copied(), rates.last().copied());
             println!(
