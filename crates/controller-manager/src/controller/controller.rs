@@ -22,7 +22,7 @@ use super::predicate::Predicate;
 use super::reconcile_context::ReconcileContext;
 use super::reconciler::{Action, Reconciler, Request, is_terminal};
 use super::source::{Source, StartedSource};
-use crate::manager::Runnable;
+use crate::Runnable;
 use crate::{BoxError, Error};
 
 /// A controller added to a [`Manager`](crate::Manager) by
