@@ -35,7 +35,7 @@
 //! rule for rule, with one exception: [`PriorityQueue`] ages waiting items
 //! by default (a ready item gains one priority level per
 //! [`DEFAULT_AGING_STEP`] of waiting), so a steady stream of high-priority
-//! items cannot starve a low-priority one. With [`Config::without_aging`] it
+//! items cannot starve a low-priority one. With [`PriorityConfig::without_aging`] it
 //! orders items exactly as controller-runtime does.
 //!
 //! Rate limiters ([`RateLimiter`]): [`ItemExponentialFailureRateLimiter`],
@@ -93,7 +93,7 @@ mod queue;
 mod rate_limiting_queue;
 mod waiters;
 
-pub use config::{Config, DEFAULT_AGING_STEP};
+pub use config::{Config, DEFAULT_AGING_STEP, PriorityConfig};
 pub use default_rate_limiters::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
     MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,

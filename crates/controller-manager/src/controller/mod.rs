@@ -67,6 +67,5 @@ pub use builder::Builder;
 pub(crate) use builder::Shared;
 pub use cache_sync::DEFAULT_CACHE_SYNC_TIMEOUT;
 pub use handler::LOW_PRIORITY;
-pub use predicate::Predicate;
 pub use reconcile_context::ReconcileContext;
 pub use reconciler::{ReconcilerFn, TerminalError, is_terminal, reconciler_fn};

@@ -155,16 +155,6 @@ impl fmt::Debug for Manager {
     }
 }
 
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_owned()
-    }
-}
-
 impl Manager {
     /// A manager using `client` (for the lease) with `options`.
     ///
@@ -672,7 +662,9 @@ impl Inner {
                     let _ = errors.send(Error::Runnable(e));
                 }
                 Err(panic) => {
-                    let _ = errors.send(Error::RunnablePanicked(panic_message(panic.as_ref())));
+                    let _ = errors.send(Error::RunnablePanicked(kcr_cache::panic_message(
+                        panic.as_ref(),
+                    )));
                 }
             }
         };
