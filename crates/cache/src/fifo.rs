@@ -110,6 +110,10 @@ pub type PopProcessFn<'a, K> =
 /// `pop`. Implemented by [`DeltaFifo`](crate::DeltaFifo) (one entry per key,
 /// deltas merged) and [`RealFifo`](crate::RealFifo) (one entry per event), so
 /// an informer can run on either.
+///
+/// Named `FifoQueue`, not `Queue`: it is the contract of the FIFOs between a
+/// reflector and an informer, and `Queue` is kcr-workqueue's work queue of
+/// keys, a different thing.
 #[async_trait]
 pub trait FifoQueue<K: Send + Sync + 'static>: Store<K, Item = Deltas<K>> {
     /// Waits for an entry (or for close), removes it, and runs `process` on

@@ -31,7 +31,7 @@ impl<K> std::fmt::Debug for ReplaceChanges<K> {
     }
 }
 
-/// One write of a [`IndexedStore::transaction`] (client-go's `Transaction`): the
+/// One write of an [`IndexedStore::transaction`] (client-go's `Transaction`): the
 /// key is computed from the object (a tombstone's own key).
 pub struct Transaction<K> {
     /// What to do.
@@ -59,7 +59,11 @@ impl<K> std::fmt::Debug for Transaction<K> {
 }
 
 /// A [`ThreadSafeStore`] plus a key function: client-go's `cache`, returned
-/// there by `NewStore` / `NewIndexer`. The informer's local cache.
+/// there by `NewStore` / `NewIndexer`, which implements [`Store`] and
+/// [`Indexer`]. The informer keeps its objects in one.
+///
+/// Not called `Cache`: that word already names this crate (client-go's
+/// `tools/cache`), and, in kcr-controller-manager, the manager's informers.
 ///
 /// Objects are held as `Arc<K>`: adding, indexing and listing never clone a
 /// `K`.
@@ -120,7 +124,7 @@ impl<K: Resource + Send + Sync + 'static> IndexedStore<K> {
         }
     }
 
-    /// A cache keyed by [`meta_namespace_key_func`] with the `"namespace"`
+    /// A store keyed by [`meta_namespace_key_func`] with the `"namespace"`
     /// index ([`meta_namespace_index_func`]), what informers use by default.
     pub fn namespace_indexed() -> Self {
         let mut indexers = Indexers::default();
@@ -267,7 +271,9 @@ impl<K: Resource + Send + Sync + 'static> IndexedStore<K> {
         self.store.bookmark(resource_version);
     }
 
-    /// Deletes the object under `key`, if any.
+    /// Deletes the object under `key`, if any: how a
+    /// [`DeletedFinalStateUnknown`] tombstone (or an
+    /// [`ExplicitKey`](crate::ExplicitKey)) is deleted.
     pub fn delete_by_key(&self, key: &str) -> Result<()> {
         self.store.delete(key)?;
         self.record_size();

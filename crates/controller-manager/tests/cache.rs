@@ -1,4 +1,4 @@
-//! The manager's cache options (controller-runtime `cache.Options`): namespaces, per-type
+//! The manager's informer options (controller-runtime `cache.Options`): namespaces, per-type
 //! selectors and transforms, used by the builder's watches, over HTTP against kcr-testenv or
 //! the real cluster of `KCR_TEST_KUBECONFIG` (each test in namespaces of its own).
 

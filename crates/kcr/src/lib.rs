@@ -272,7 +272,7 @@ pub use tokio_util::sync::CancellationToken;
 /// What a controller needs, in one import: `use kcr::prelude::*;`.
 ///
 /// The manager and its options, the controller builder, the reconciler trait with its request
-/// and action, the cache options and reader, the `async_trait` attribute, the cancellation
+/// and action, the informer options and reader, the `async_trait` attribute, the cancellation
 /// token, and kube's `Api`, `Client`, `Resource` and `ResourceExt`.
 pub mod prelude {
     pub use crate::CancellationToken;

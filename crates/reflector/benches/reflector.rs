@@ -162,7 +162,7 @@ fn server() {
     });
 }
 
-/// A `IndexedStore` that signals when the reflector's list has been stored.
+/// An `IndexedStore` that signals when the reflector's list has been stored.
 struct Signalling {
     cache: IndexedStore<ConfigMap>,
     replaced: Notify,

@@ -44,7 +44,7 @@
 //!
 //! # Example
 //!
-//! A reflector filling a `IndexedStore` of ConfigMaps from an API server (here
+//! A reflector filling an `IndexedStore` of ConfigMaps from an API server (here
 //! kcr-testenv's embedded one):
 //!
 //! ```

@@ -26,6 +26,10 @@
 //! | [`RateLimitingQueue`] | `RateLimitingInterface` | `add_rate_limited`, `forget`, `num_requeues` |
 //! | [`PriorityQueue`] | controller-runtime's `priorityqueue` | `add_with_opts` / `add_all_with_opts` with [`AddOpts`] (priority, after, rate limited), aging |
 //!
+//! Each is built with `new` or `with_config`: a [`Config`] (name, metrics
+//! provider) for the first three, a [`PriorityConfig`] (a `Config` plus the
+//! aging) for [`PriorityQueue`].
+//!
 //! [`parallelize_until`] runs independent pieces of work on several threads
 //! until done or cancelled, as client-go's `ParallelizeUntil`.
 //!

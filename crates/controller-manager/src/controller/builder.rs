@@ -77,7 +77,7 @@ impl Shared {
 }
 
 /// Where a controller's informers come from: the manager's cache (scoped by
-/// its cache options) or, for a controller without a manager, its own factory.
+/// its informer options) or, for a controller without a manager, its own factory.
 pub(crate) enum InformerSupply<'a> {
     /// The manager's cache: one informer per cached namespace, or one.
     Manager(&'a Manager),

@@ -114,7 +114,7 @@ struct Inner {
     elected: watch::Sender<bool>,
     bound: watch::Sender<Option<Bound>>,
     caches_synced: AtomicBool,
-    /// The informers every controller of this manager shares, as the cache options say.
+    /// The informers every controller of this manager shares, as the informer options say.
     cache: Informers,
     /// The metric families of this manager's controllers.
     controllers: ControllerShared,
@@ -241,7 +241,7 @@ impl Manager {
         &self.inner.client
     }
 
-    /// The informers every controller of this manager shares, made as the cache options of
+    /// The informers every controller of this manager shares, made as the informer options of
     /// [`Options::informers`](crate::Options::informers) say (namespaces, selectors and
     /// transforms by default and per type, as controller-runtime's cache): one List & Watch per
     /// resource type and cached namespace, however many controllers read it. Informers asked
@@ -257,7 +257,7 @@ impl Manager {
         self.inner.cache.default_factory()
     }
 
-    /// Reads `K` from the manager's cache: the informers the cache options call for (one per
+    /// Reads `K` from the manager's informers: the informers the informer options call for (one per
     /// cached namespace, or one), shared with the controllers that watch `K`. Informers made
     /// before [`start`](Manager::start) start and sync in its caches step; later ones start
     /// at once.
@@ -275,7 +275,7 @@ impl Manager {
         InformerReader::new(self.inner.cache.informers::<K>())
     }
 
-    /// The informers of `K` the cache options call for (see
+    /// The informers of `K` the informer options call for (see
     /// [`informer_reader`](Manager::informer_reader)).
     pub(crate) fn informers<K>(&self) -> Vec<SharedIndexInformer<K>>
     where

@@ -132,7 +132,7 @@ impl Options {
         self
     }
 
-    /// What the manager's informers cache (controller-runtime `Options.IndexedStore`): the
+    /// What the manager's informers cache (controller-runtime `Options.Cache`): the
     /// namespaces they watch, their selectors and transforms, by default and per type. The
     /// default caches every namespace and every object.
     pub fn informers(mut self, cache: super::InformerOptions) -> Self {
