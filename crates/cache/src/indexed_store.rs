@@ -499,7 +499,7 @@ mod tests {
         keys.sort();
         assert_eq!(keys, ["b", "ns/a"]);
         assert_eq!(cache.list().len(), 2);
-        cache.delete(cm("ns", "a", 0).into()).unwrap();
+        cache.delete(cm("ns", "a", 0)).unwrap();
         assert!(cache.get_by_key("ns/a").is_none());
     }
 
@@ -538,7 +538,7 @@ mod tests {
         let cache = IndexedStore::<ConfigMap>::default().named("kcr-cache-test-size");
         cache.add(cm("ns", "a", 1)).unwrap();
         cache.add(cm("ns", "b", 1)).unwrap();
-        cache.delete(cm("ns", "a", 1).into()).unwrap();
+        cache.delete(cm("ns", "a", 1)).unwrap();
         let text = kcr_metrics::encode_text(kcr_metrics::registry()).unwrap();
         assert!(
             text.contains(r#"cache_store_objects{name="kcr-cache-test-size"} 1"#),
@@ -620,7 +620,7 @@ mod tests {
         assert_eq!(cache.last_store_sync_resource_version(), "100");
         cache.update(with_rv("ns", "a", 2, "101")).unwrap();
         assert_eq!(cache.last_store_sync_resource_version(), "101");
-        cache.delete(with_rv("ns", "a", 2, "102").into()).unwrap();
+        cache.delete(with_rv("ns", "a", 2, "102")).unwrap();
         assert_eq!(cache.last_store_sync_resource_version(), "102");
         cache.delete_by_key(ExplicitKey::new("ns/x").key()).unwrap();
         assert_eq!(cache.last_store_sync_resource_version(), "102");

@@ -40,22 +40,12 @@ pub const DEFAULT_AGING_STEP: Duration = Duration::from_millis(100);
 /// use kcr_workqueue::Config;
 /// let _ = PriorityConfig::default().aging(Duration::from_millis(5));
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Default)]
 #[must_use]
 pub struct Config {
     pub(crate) name: Option<Arc<str>>,
     #[cfg(feature = "metrics")]
     pub(crate) provider: Option<Arc<dyn MetricsProvider>>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            name: None,
-            #[cfg(feature = "metrics")]
-            provider: None,
-        }
-    }
 }
 
 impl std::fmt::Debug for Config {

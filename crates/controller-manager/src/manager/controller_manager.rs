@@ -1,6 +1,5 @@
 //! The manager (controller-runtime `pkg/manager/internal.go`).
 
-use std::any::Any;
 use std::fmt;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
