@@ -1,10 +1,12 @@
 //! client-go's `tools/cache` for Rust: the cache an informer keeps, and the
 //! queue between the reflector and the informer.
 //!
-//! Modules, leaves first (none imports a later one): `error`; `key` (key
-//! functions); `delta` (the delta types); `store` (the [`Store`] trait);
-//! `index`; `thread_safe_store`; `indexed_store`; `listers`; `fifo` (the
-//! [`FifoQueue`] trait, [`Fifo`]); `delta_fifo`; `real_fifo`.
+//! Modules, leaves first (each imports only modules before it, which
+//! `tests/module_order.rs` checks): `error`, `metrics`, `selector`,
+//! `synctrack`, `key` (key functions), `delta` (the delta types), `store`
+//! (the [`Store`] trait), `index`, `thread_safe_store`, `indexed_store`,
+//! `listers`, `object_names`, `fifo` (the [`FifoQueue`] trait, [`Fifo`]),
+//! `delta_fifo`, `real_fifo`.
 //!
 //! * Key functions: [`meta_namespace_key_func`] (`namespace/name`),
 //!   [`split_meta_namespace_key`], [`deletion_handling_meta_namespace_key_func`],

@@ -21,6 +21,12 @@
 //!   `SubjectAccessReview`, as controller-runtime's metrics filter.
 //! - Events in [`record`]: [`EventRecorder`](record::EventRecorder).
 //!
+//! Every public type has one path. The ones every controller names are at the
+//! root and only there ([`Manager`], [`Options`], [`Runnable`],
+//! [`runnable_fn`], [`Controller`], [`Reconciler`], [`Request`], [`Action`],
+//! [`BoxError`], [`Error`]); each module holds the rest of its layer
+//! (`controller::Builder`, `manager::InformerOptions`, ...).
+//!
 //! # Intended differences from client-go and controller-runtime
 //!
 //! The rules of client-go v1.36 (`tools/leaderelection`) and
