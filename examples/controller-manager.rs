@@ -150,19 +150,19 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let mut options = Options::default()
-        .with_metrics_bind_address(args.metrics.as_str())
-        .with_health_probe_bind_address(args.probes.as_str())
-        .with_graceful_shutdown_timeout(Some(Duration::from_secs(10)));
+        .metrics_bind_address(args.metrics.as_str())
+        .health_probe_bind_address(args.probes.as_str())
+        .graceful_shutdown_timeout(Some(Duration::from_secs(10)));
     if args.leader_elect {
         options = options
-            .with_leader_election(LEASE_NAME)
-            .with_leader_election_release_on_cancel(true)
-            .with_lease_duration(args.lease_duration)
-            .with_renew_deadline(args.renew_deadline)
-            .with_retry_period(args.retry_period);
+            .leader_election(LEASE_NAME)
+            .leader_election_release_on_cancel(true)
+            .lease_duration(args.lease_duration)
+            .renew_deadline(args.renew_deadline)
+            .retry_period(args.retry_period);
     }
     if let Some(identity) = &args.identity {
-        options = options.with_leader_election_identity(identity.as_str());
+        options = options.leader_election_identity(identity.as_str());
     }
     let manager = Manager::new(client.clone(), options)?;
     manager.add_healthz_check("ping", healthz::ping);

@@ -10,7 +10,7 @@ use kcr::prelude::*;
 /// Reconciles ConfigMaps: adds `data.greeting` where it is missing.
 struct Greeter {
     client: Client,
-    config_maps: CacheReader<ConfigMap>,
+    config_maps: InformerReader<ConfigMap>,
 }
 
 #[async_trait]
@@ -43,11 +43,12 @@ impl Reconciler for Greeter {
 
 /// A manager that caches only ConfigMaps labelled `greeter=on`, with the greeter controller.
 fn greeter_manager(client: Client, options: Options) -> Result<Manager, BoxError> {
-    let options = options.with_cache(CacheOptions::default().default_label_selector("greeter=on"));
+    let options =
+        options.informers(InformerOptions::default().default_label_selector("greeter=on"));
     let manager = Manager::new(client.clone(), options)?;
     let greeter = Greeter {
         client,
-        config_maps: manager.cache_reader::<ConfigMap>(),
+        config_maps: manager.informer_reader::<ConfigMap>(),
     };
     Controller::builder(&manager, "greeter")
         .for_::<ConfigMap>()
@@ -81,7 +82,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_labelled_config_map_should_be_greeted() -> Result<(), BoxError> {
         let env = kcr_testenv::TestEnv::start().await?; // an API server on loopback
-        let options = Options::default().with_metrics_bind_address("0");
+        let options = Options::default().metrics_bind_address("0");
         let manager = greeter_manager(env.client(), options)?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let running = tokio::spawn({

@@ -87,10 +87,7 @@ async fn run(connect: Connect) -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // One replica, no leader election, no metrics server.
-    let manager = Manager::new(
-        client.clone(),
-        Options::default().with_metrics_bind_address("0"),
-    )?;
+    let manager = Manager::new(client.clone(), Options::default().metrics_bind_address("0"))?;
     sample_controller::add_to_manager(&manager, sample_controller::Settings::default()).await?;
     let mut printers = Vec::new();
     if target.is_test_server() {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::Deployment;
 use kcr_controller_manager::Manager;
-use kcr_controller_manager::controller::{Action, Controller, Reconciler, Request};
-use kcr_controller_manager::manager::CacheReader;
+use kcr_controller_manager::manager::InformerReader;
+use kcr_controller_manager::{Action, Controller, Reconciler, Request};
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 
@@ -23,7 +23,7 @@ pub const CONTROLLER_NAME: &str = "deployment-status";
 /// after it sees a Deployment whose status differs.
 pub struct DeploymentStatusReconciler {
     client: Client,
-    deployments: CacheReader<Deployment>,
+    deployments: InformerReader<Deployment>,
     delay: Duration,
 }
 
@@ -102,7 +102,7 @@ impl Reconciler for DeploymentStatusReconciler {
 pub fn add_to_manager(manager: &Manager, delay: Duration) -> Result<Controller> {
     let reconciler = DeploymentStatusReconciler {
         client: manager.client().clone(),
-        deployments: manager.cache_reader::<Deployment>(),
+        deployments: manager.informer_reader::<Deployment>(),
         delay,
     };
     Ok(Controller::builder(manager, CONTROLLER_NAME)

@@ -27,7 +27,7 @@
 //! let foo = cluster::create_foo(&env.client(), "default", "example-foo", 2).await?;
 //! assert_eq!(foo.spec.replicas, 2);
 //!
-//! let manager = Manager::new(env.client(), Options::default().with_metrics_bind_address("0"))?;
+//! let manager = Manager::new(env.client(), Options::default().metrics_bind_address("0"))?;
 //! sample_controller::add_to_manager(&manager, sample_controller::Settings::default()).await?;
 //! deployment_status::add_to_manager(&manager, Duration::from_millis(10))?;
 //! // manager.start(shutdown_signal).await? runs them (see the examples).

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use kcr_controller_manager::controller::{Action, Reconciler, Request};
+use kcr_controller_manager::{Action, Reconciler, Request};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Mutex;
 

@@ -14,9 +14,10 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kcr_controller_manager::Manager;
-use kcr_controller_manager::controller::{Action, Controller, Reconciler, Request, TerminalError};
-use kcr_controller_manager::manager::CacheReader;
+use kcr_controller_manager::controller::TerminalError;
+use kcr_controller_manager::manager::InformerReader;
 use kcr_controller_manager::record::{EventRecorder, EventType};
+use kcr_controller_manager::{Action, Controller, Reconciler, Request};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Client, Resource, ResourceExt};
 
@@ -81,8 +82,8 @@ impl Default for Settings {
 /// Deployments from the manager's shared caches.
 pub struct FooReconciler {
     client: Client,
-    foos: CacheReader<Foo>,
-    deployments: CacheReader<Deployment>,
+    foos: InformerReader<Foo>,
+    deployments: InformerReader<Deployment>,
     recorder: EventRecorder,
 }
 
@@ -97,8 +98,8 @@ impl FooReconciler {
     pub fn new(manager: &Manager) -> Result<Self> {
         Ok(Self {
             client: manager.client().clone(),
-            foos: manager.cache_reader::<Foo>(),
-            deployments: manager.cache_reader::<Deployment>(),
+            foos: manager.informer_reader::<Foo>(),
+            deployments: manager.informer_reader::<Deployment>(),
             recorder: manager.event_recorder(CONTROLLER_NAME)?,
         })
     }

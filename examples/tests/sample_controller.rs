@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::events::v1::Event;
-use kcr_controller_manager::manager::CacheOptions;
+use kcr_controller_manager::manager::InformerOptions;
 use kcr_controller_manager::{Manager, Options};
 use kcr_examples::foo::Foo;
 use kcr_examples::sample_controller::{self, Settings};
@@ -69,8 +69,8 @@ async fn start(test: &str) -> Running {
     let manager = Manager::new(
         client,
         Options::default()
-            .with_metrics_bind_address("0")
-            .with_cache(CacheOptions::default().default_namespaces([test_cluster.namespace()])),
+            .metrics_bind_address("0")
+            .informers(InformerOptions::default().default_namespaces([test_cluster.namespace()])),
     )
     .expect("manager");
     sample_controller::add_to_manager(&manager, Settings::default().skip_name_validation(true))

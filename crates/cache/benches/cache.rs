@@ -16,7 +16,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_cache::{
-    Cache, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, ProcessError, RealFifo,
+    DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, IndexedStore, ProcessError, RealFifo,
     RealFifoOptions, Transaction, TransactionType,
 };
 use kube_runtime::reflector::store::Writer;
@@ -30,8 +30,8 @@ fn arcs(objects: &[ConfigMap]) -> Vec<Arc<ConfigMap>> {
     objects.iter().cloned().map(Arc::new).collect()
 }
 
-fn filled_cache(objects: &[Arc<ConfigMap>]) -> Cache<ConfigMap> {
-    let cache = Cache::with_namespace_index();
+fn filled_cache(objects: &[Arc<ConfigMap>]) -> IndexedStore<ConfigMap> {
+    let cache = IndexedStore::namespace_indexed();
     for obj in objects {
         cache.add(obj.clone()).expect("valid object");
     }
@@ -61,7 +61,7 @@ fn add_and_update(c: &mut Criterion) {
     let mut group = c.benchmark_group("add_all_100k");
     group.bench_function("kcr_cache", |b| {
         b.iter_batched(
-            || (Cache::<ConfigMap>::with_namespace_index(), a1.clone()),
+            || (IndexedStore::<ConfigMap>::namespace_indexed(), a1.clone()),
             |(cache, objects)| {
                 for obj in objects {
                     cache.add(obj).expect("valid object");
@@ -193,7 +193,7 @@ fn fifo(c: &mut Criterion) {
     group.bench_function("kcr_delta_fifo", |b| {
         b.iter_batched(
             || {
-                let indexer = Arc::new(Cache::<ConfigMap>::with_namespace_index());
+                let indexer = Arc::new(IndexedStore::<ConfigMap>::namespace_indexed());
                 let fifo = DeltaFifo::new(DeltaFifoOptions::new().known_objects(indexer.clone()));
                 (indexer, fifo, a1.clone())
             },
@@ -215,7 +215,7 @@ fn fifo(c: &mut Criterion) {
     group.bench_function("kcr_real_fifo", |b| {
         b.iter_batched(
             || {
-                let indexer = Arc::new(Cache::<ConfigMap>::with_namespace_index());
+                let indexer = Arc::new(IndexedStore::<ConfigMap>::namespace_indexed());
                 let fifo = RealFifo::new(RealFifoOptions::new().known_objects(indexer.clone()))
                     .expect("options");
                 (indexer, fifo, a1.clone())
@@ -239,7 +239,7 @@ fn fifo(c: &mut Criterion) {
     group.bench_function("kcr_real_fifo_atomic_batch", |b| {
         b.iter_batched(
             || {
-                let indexer = Arc::new(Cache::<ConfigMap>::with_namespace_index());
+                let indexer = Arc::new(IndexedStore::<ConfigMap>::namespace_indexed());
                 let fifo = RealFifo::new(
                     RealFifoOptions::new()
                         .atomic_events(true)
@@ -315,14 +315,17 @@ fn fifo(c: &mut Criterion) {
 
 /// What an informer does with popped deltas.
 fn apply(
-    indexer: &Cache<ConfigMap>,
+    indexer: &IndexedStore<ConfigMap>,
     deltas: &kcr_cache::Deltas<ConfigMap>,
 ) -> Result<(), ProcessError> {
     for delta in deltas {
-        let result = match (delta.type_, delta.object.object()) {
-            (DeltaType::Deleted, _) => indexer.delete(delta.object.clone()),
-            (_, Some(obj)) => indexer.add(obj.clone()),
-            (_, None) => Ok(()),
+        let result = match (delta.type_, &delta.object) {
+            (DeltaType::Deleted, DeltaObject::Object(obj)) => indexer.delete(obj.clone()),
+            (DeltaType::Deleted, DeltaObject::DeletedFinalStateUnknown(tombstone)) => {
+                indexer.delete_by_key(&tombstone.key)
+            }
+            (_, DeltaObject::Object(obj)) => indexer.add(obj.clone()),
+            _ => Ok(()),
         };
         result.map_err(ProcessError::failed)?;
     }

@@ -1,5 +1,5 @@
 //! Bytes of memory per cached object, measured with a counting global
-//! allocator: kcr-cache's `Cache` (with and without the namespace index)
+//! allocator: kcr-cache's `IndexedStore` (with and without the namespace index)
 //! beside kube-runtime's reflector `Store`, for the same 100,000 ConfigMaps,
 //! in the same run. client-go on the same objects: 1,195 bytes per object.
 //! Run with `cargo bench -p kcr-cache --bench memory`.
@@ -12,7 +12,7 @@ use std::alloc::System;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_cache::{Cache, Indexers, meta_namespace_key_func};
+use kcr_cache::{IndexedStore, Indexers, meta_namespace_key_func};
 use kube_runtime::reflector::store::Writer;
 use kube_runtime::watcher::Event;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
@@ -51,15 +51,17 @@ fn main() {
         arcs
     });
     let kcr_indexed = measure(|objects| {
-        let cache = Cache::<ConfigMap>::with_namespace_index();
+        let cache = IndexedStore::<ConfigMap>::namespace_indexed();
         for obj in objects {
             cache.add(Arc::new(obj)).expect("valid object");
         }
         cache
     });
     let kcr_plain = measure(|objects| {
-        let cache =
-            Cache::<ConfigMap>::new(meta_namespace_key_func::<ConfigMap>, Indexers::default());
+        let cache = IndexedStore::<ConfigMap>::new(
+            meta_namespace_key_func::<ConfigMap>,
+            Indexers::default(),
+        );
         for obj in objects {
             cache.add(Arc::new(obj)).expect("valid object");
         }
@@ -81,8 +83,8 @@ fn main() {
     println!("{:<44} {:>10} {:>18}", "store", "bytes/obj", "overhead/obj");
     for (name, bytes) in [
         ("objects alone (Arc<ConfigMap>)", objects),
-        ("kcr-cache Cache + namespace index", kcr_indexed),
-        ("kcr-cache Cache, no index", kcr_plain),
+        ("kcr-cache IndexedStore + namespace index", kcr_indexed),
+        ("kcr-cache IndexedStore, no index", kcr_plain),
         ("kube-runtime reflector Store", kube_runtime),
     ] {
         println!("{name:<44} {bytes:>10.0} {:>18.0}", bytes - objects);

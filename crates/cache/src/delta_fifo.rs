@@ -9,256 +9,102 @@ use kube_core::Resource;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use crate::error::{Error, Result};
-use crate::fifo::{DeltaFifoOptions, ProcessError, TransformFunc, process_popped};
-use crate::store::{KeyFunc, KeyListerGetter, ObjectKey, meta_namespace_key_func};
-use crate::thread_safe_store::panic_message;
+use crate::delta::{
+    DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, Keyed, dedup_deltas,
+};
+use crate::error::{Error, Result, panic_message};
+use crate::fifo::{ProcessError, TransformFunc, process_popped};
+use crate::key::{KeyFunc, ObjectKey, meta_namespace_key_func};
+use crate::store::KeyListerGetter;
 
 type Hasher = foldhash::fast::RandomState;
 
-/// The kind of change a [`Delta`] records (client-go's `DeltaType`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DeltaType {
-    /// The object was created.
-    Added,
-    /// The object was modified.
-    Updated,
-    /// The object was deleted; the delta holds its last state, or a
-    /// [`DeletedFinalStateUnknown`] tombstone.
-    Deleted,
-    /// The object was listed by a relist (with
-    /// [`emit_delta_type_replaced`](DeltaFifoOptions::emit_delta_type_replaced));
-    /// it may or may not have changed.
-    Replaced,
-    /// The object was listed by a relist (without `emit_delta_type_replaced`)
-    /// or replayed by a periodic resync.
-    Sync,
-    /// A whole relist as one atomic event (a [`RealFifo`](crate::RealFifo)
-    /// with [`atomic_events`](crate::RealFifoOptions::atomic_events)): the
-    /// delta carries a [`ReplacedAllInfo`] and the consumer detects the
-    /// deletions against its own store.
-    ReplacedAll,
-    /// A periodic resync as one atomic event (a [`RealFifo`](crate::RealFifo)
-    /// with atomic events): the consumer replays everything it holds.
-    SyncAll,
-    /// A watch bookmark (a [`RealFifo`](crate::RealFifo) with atomic events
-    /// and [`emit_delta_type_bookmark`](crate::RealFifoOptions::emit_delta_type_bookmark)):
-    /// the delta carries a [`BookmarkInfo`].
-    Bookmark,
+/// Options for [`DeltaFifo::new`](crate::DeltaFifo::new) (client-go's
+/// `DeltaFIFOOptions`; [`RealFifo`](crate::RealFifo) has its own
+/// [`RealFifoOptions`](crate::RealFifoOptions)).
+pub struct DeltaFifoOptions<K> {
+    pub(crate) key_function: Option<KeyFunc<K>>,
+    pub(crate) known_objects: Option<Arc<dyn KeyListerGetter<K>>>,
+    pub(crate) emit_delta_type_replaced: bool,
+    pub(crate) transformer: Option<TransformFunc<K>>,
+    pub(crate) name: Option<String>,
 }
 
-impl DeltaType {
-    /// Whether a delta of this type concerns one object (and so has a key),
-    /// as opposed to the atomic `ReplacedAll`, `SyncAll` and `Bookmark`.
-    /// These are also the types client-go's `PopBatch` puts in a batch.
-    pub fn is_per_object(self) -> bool {
-        matches!(
-            self,
-            Self::Added | Self::Updated | Self::Deleted | Self::Replaced | Self::Sync
-        )
-    }
-}
-
-/// What a [`DeltaType::ReplacedAll`] delta carries (client-go's
-/// `ReplacedAllInfo`): the relist's resource version and every listed
-/// object, already transformed.
-#[derive(Debug)]
-pub struct ReplacedAllInfo<K> {
-    /// The resource version the list was taken at.
-    pub resource_version: String,
-    /// The listed objects.
-    pub objects: Vec<Arc<K>>,
-}
-
-/// What a [`DeltaType::Bookmark`] delta carries (client-go's `BookmarkInfo`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BookmarkInfo {
-    /// The bookmark's resource version.
-    pub resource_version: String,
-}
-
-/// An object deleted while the watch was down: its key and the last state the
-/// consumer knew, if any (client-go's `DeletedFinalStateUnknown`).
-#[derive(Debug)]
-pub struct DeletedFinalStateUnknown<K> {
-    /// The deleted object's key.
-    pub key: ObjectKey,
-    /// The last known state, which may be stale (`None` if the known-objects
-    /// store no longer had it).
-    pub obj: Option<Arc<K>>,
-}
-
-impl<K> Clone for DeletedFinalStateUnknown<K> {
-    fn clone(&self) -> Self {
+impl<K> Default for DeltaFifoOptions<K> {
+    fn default() -> Self {
         Self {
-            key: self.key.clone(),
-            obj: self.obj.clone(),
+            key_function: None,
+            known_objects: None,
+            emit_delta_type_replaced: false,
+            transformer: None,
+            name: None,
         }
     }
 }
 
-/// The object a [`Delta`] carries: the object itself or a tombstone.
-#[derive(Debug)]
-pub enum DeltaObject<K> {
-    /// The object's state after the change.
-    Object(Arc<K>),
-    /// A deletion missed while the watch was down.
-    DeletedFinalStateUnknown(DeletedFinalStateUnknown<K>),
-    /// A whole relist ([`DeltaType::ReplacedAll`]); never handed to an
-    /// event handler.
-    ReplacedAll(Arc<ReplacedAllInfo<K>>),
-    /// A whole resync ([`DeltaType::SyncAll`]); never handed to an event
-    /// handler.
-    SyncAll,
-    /// A bookmark ([`DeltaType::Bookmark`]); never handed to an event
-    /// handler.
-    Bookmark(BookmarkInfo),
-}
-
-impl<K> Clone for DeltaObject<K> {
-    fn clone(&self) -> Self {
-        match self {
-            Self::Object(obj) => Self::Object(obj.clone()),
-            Self::DeletedFinalStateUnknown(t) => Self::DeletedFinalStateUnknown(t.clone()),
-            Self::ReplacedAll(info) => Self::ReplacedAll(info.clone()),
-            Self::SyncAll => Self::SyncAll,
-            Self::Bookmark(info) => Self::Bookmark(info.clone()),
-        }
+impl<K> std::fmt::Debug for DeltaFifoOptions<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeltaFifoOptions")
+            .field("key_function", &self.key_function.is_some())
+            .field("known_objects", &self.known_objects.is_some())
+            .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
+            .field("transformer", &self.transformer.is_some())
+            .field("name", &self.name)
+            .finish()
     }
 }
 
-impl<K> From<Arc<K>> for DeltaObject<K> {
-    fn from(obj: Arc<K>) -> Self {
-        Self::Object(obj)
+impl<K> DeltaFifoOptions<K> {
+    /// Default options: [`meta_namespace_key_func`](crate::meta_namespace_key_func),
+    /// no known objects, `Sync` deltas on `replace`, no transform.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The key function (default: `namespace/name`).
+    #[must_use]
+    pub fn key_function<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&K) -> Result<crate::ObjectKey> + Send + Sync + 'static,
+    {
+        self.key_function = Some(Arc::new(f));
+        self
+    }
+
+    /// The objects the consumer already knows: the informer's indexer (a
+    /// `Arc<IndexedStore<K>>` coerces). `replace` detects deletions against them,
+    /// `resync` replays them, `delete` of a key neither queued nor known is
+    /// ignored.
+    #[must_use]
+    pub fn known_objects(mut self, known: Arc<dyn KeyListerGetter<K>>) -> Self {
+        self.known_objects = Some(known);
+        self
+    }
+
+    /// Emit `Replaced` instead of `Sync` for the objects `replace` lists.
+    #[must_use]
+    pub fn emit_delta_type_replaced(mut self, emit: bool) -> Self {
+        self.emit_delta_type_replaced = emit;
+        self
+    }
+
+    /// A name for the FIFO: the `name` label of its `cache_fifo_queued`
+    /// gauge with the `metrics` feature (unnamed FIFOs record nothing).
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// A transform applied to each object before it is queued (client-go's
+    /// `Transformer` option); [`DeltaFifo::transformer`](crate::DeltaFifo::transformer)
+    /// hands it back.
+    #[must_use]
+    pub fn transformer(mut self, transform: TransformFunc<K>) -> Self {
+        self.transformer = Some(transform);
+        self
     }
 }
-
-impl<K> From<DeletedFinalStateUnknown<K>> for DeltaObject<K> {
-    fn from(tombstone: DeletedFinalStateUnknown<K>) -> Self {
-        Self::DeletedFinalStateUnknown(tombstone)
-    }
-}
-
-impl<K> DeltaObject<K> {
-    /// The object: the carried one, or a tombstone's last known state.
-    pub fn object(&self) -> Option<&Arc<K>> {
-        match self {
-            Self::Object(obj) => Some(obj),
-            Self::DeletedFinalStateUnknown(t) => t.obj.as_ref(),
-            Self::ReplacedAll(_) | Self::SyncAll | Self::Bookmark(_) => None,
-        }
-    }
-
-    /// Whether this is a [`DeletedFinalStateUnknown`] tombstone.
-    pub fn is_tombstone(&self) -> bool {
-        matches!(self, Self::DeletedFinalStateUnknown(_))
-    }
-}
-
-/// One change: what happened and the object after it (client-go's `Delta`).
-#[derive(Debug)]
-pub struct Delta<K> {
-    /// What happened.
-    pub type_: DeltaType,
-    /// The object after the change (or a tombstone).
-    pub object: DeltaObject<K>,
-}
-
-impl<K> Clone for Delta<K> {
-    fn clone(&self) -> Self {
-        Self {
-            type_: self.type_,
-            object: self.object.clone(),
-        }
-    }
-}
-
-impl<K> Delta<K> {
-    /// A delta of `type_` carrying `object`.
-    pub fn new(type_: DeltaType, object: impl Into<DeltaObject<K>>) -> Self {
-        Self {
-            type_,
-            object: object.into(),
-        }
-    }
-}
-
-/// The deltas of one key, oldest first (client-go's `Deltas`).
-#[derive(Debug)]
-pub struct Deltas<K>(Vec<Delta<K>>);
-
-impl<K> Clone for Deltas<K> {
-    fn clone(&self) -> Self {
-        Self(self.0.clone())
-    }
-}
-
-impl<K> Deltas<K> {
-    /// Deltas from a vector, oldest first.
-    pub fn new(deltas: Vec<Delta<K>>) -> Self {
-        Self(deltas)
-    }
-
-    /// The oldest delta.
-    pub fn oldest(&self) -> Option<&Delta<K>> {
-        self.0.first()
-    }
-
-    /// The newest delta.
-    pub fn newest(&self) -> Option<&Delta<K>> {
-        self.0.last()
-    }
-
-    /// The deltas as a vector, oldest first.
-    pub fn into_vec(self) -> Vec<Delta<K>> {
-        self.0
-    }
-}
-
-impl<K> std::ops::Deref for Deltas<K> {
-    type Target = [Delta<K>];
-    fn deref(&self) -> &[Delta<K>] {
-        &self.0
-    }
-}
-
-impl<K> IntoIterator for Deltas<K> {
-    type Item = Delta<K>;
-    type IntoIter = std::vec::IntoIter<Delta<K>>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
-    }
-}
-
-impl<'a, K> IntoIterator for &'a Deltas<K> {
-    type Item = &'a Delta<K>;
-    type IntoIter = std::slice::Iter<'a, Delta<K>>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
-    }
-}
-
-/// Merges the last two deltas when both are deletions, keeping the one that
-/// is not a tombstone (or the older one if neither or both are), as
-/// client-go's `dedupDeltas` does.
-pub(crate) fn dedup_deltas<K>(deltas: &mut Vec<Delta<K>>) {
-    let n = deltas.len();
-    if n < 2 {
-        return;
-    }
-    let (older, newer) = (&deltas[n - 2], &deltas[n - 1]);
-    if older.type_ != DeltaType::Deleted || newer.type_ != DeltaType::Deleted {
-        return;
-    }
-    if older.object.is_tombstone() {
-        deltas.remove(n - 2);
-    } else {
-        deltas.pop();
-    }
-}
-
-/// An object with its key.
-pub(crate) type Keyed<K> = (ObjectKey, DeltaObject<K>);
 
 /// Key function and transform shared by both FIFOs.
 pub(crate) struct FifoConfig<K> {
@@ -454,10 +300,10 @@ impl<K> State<K> {
 /// ```
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kcr_cache::{Cache, DeltaFifo, DeltaFifoOptions, DeltaType};
+/// use kcr_cache::{IndexedStore, DeltaFifo, DeltaFifoOptions, DeltaType};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> kcr_cache::Result<()> {
-/// let indexer = Arc::new(Cache::<ConfigMap>::with_namespace_index());
+/// let indexer = Arc::new(IndexedStore::<ConfigMap>::namespace_indexed());
 /// let fifo = DeltaFifo::new(DeltaFifoOptions::new().known_objects(indexer.clone()));
 ///
 /// let mut cm = ConfigMap::default();
@@ -858,14 +704,14 @@ crate::fifo::impl_fifo_traits!(DeltaFifo);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fifo::Queue;
-    use crate::store::Cache;
+    use crate::fifo::FifoQueue;
+    use crate::indexed_store::IndexedStore;
     use crate::test_util::{cm, known, set_version, summary, version};
     use k8s_openapi::api::core::v1::ConfigMap;
 
     type Fifo = DeltaFifo<ConfigMap>;
 
-    fn with_known(cache: &Arc<Cache<ConfigMap>>) -> Fifo {
+    fn with_known(cache: &Arc<IndexedStore<ConfigMap>>) -> Fifo {
         DeltaFifo::new(DeltaFifoOptions::new().known_objects(cache.clone()))
     }
 
@@ -1271,7 +1117,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_queue_trait_should_drive_the_fifo_through_a_trait_object() {
-        let fifo: Box<dyn Queue<ConfigMap>> = Box::new(Fifo::new(DeltaFifoOptions::new()));
+        let fifo: Box<dyn FifoQueue<ConfigMap>> = Box::new(Fifo::new(DeltaFifoOptions::new()));
         fifo.add(cm("ns", "a", 1)).unwrap();
         let mut seen = 0;
         let deltas = fifo

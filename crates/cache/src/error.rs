@@ -113,3 +113,17 @@ pub enum Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The message of a caught panic (the payload `std::panic::catch_unwind`
+/// returns): the `&str` or `String` it carries, or a fixed text for any other
+/// payload. What kcr reports for a panicking index function, transform, pop
+/// callback, reconciler or runnable.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}

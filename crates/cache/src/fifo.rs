@@ -1,14 +1,14 @@
-//! The [`Queue`] trait both FIFOs implement, and what a `pop` callback
+//! The [`FifoQueue`] trait both FIFOs implement, and what a `pop` callback
 //! returns (client-go's `fifo.go`: `Queue`, `PopProcessFunc`, `ErrRequeue`).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::delta_fifo::Deltas;
-use crate::error::{BoxError, Error, Result};
-use crate::store::{KeyFunc, KeyListerGetter, ObjectKey, Store};
-use crate::thread_safe_store::panic_message;
+use crate::delta::Deltas;
+use crate::error::{BoxError, Error, Result, panic_message};
+use crate::key::{KeyFunc, ObjectKey};
+use crate::store::Store;
 
 /// A transform applied to every object before it is queued (client-go's
 /// `TransformFunc`), for instance to drop `metadata.managedFields`. It is not
@@ -98,7 +98,7 @@ where
     }
 }
 
-/// The callback [`Queue::pop`] hands the popped deltas to, with whether they
+/// The callback [`FifoQueue::pop`] hands the popped deltas to, with whether they
 /// belong to the initial list (client-go's `PopProcessFunc`). It runs while
 /// the queue is locked (as in client-go, so a concurrent `replace` never sees
 /// deltas that are neither queued nor applied): it must not call back into
@@ -110,8 +110,12 @@ pub type PopProcessFn<'a, K> =
 /// `pop`. Implemented by [`DeltaFifo`](crate::DeltaFifo) (one entry per key,
 /// deltas merged) and [`RealFifo`](crate::RealFifo) (one entry per event), so
 /// an informer can run on either.
+///
+/// Named `FifoQueue`, not `Queue`: it is the contract of the FIFOs between a
+/// reflector and an informer, and `Queue` is kcr-workqueue's work queue of
+/// keys, a different thing.
 #[async_trait]
-pub trait Queue<K: Send + Sync + 'static>: Store<K, Item = Deltas<K>> {
+pub trait FifoQueue<K: Send + Sync + 'static>: Store<K, Item = Deltas<K>> {
     /// Waits for an entry (or for close), removes it, and runs `process` on
     /// it; returns the deltas, [`Error::Closed`](crate::Error::Closed) once
     /// closed and empty, or the callback's error.
@@ -124,103 +128,16 @@ pub trait Queue<K: Send + Sync + 'static>: Store<K, Item = Deltas<K>> {
     /// Closes the queue: `pop` drains what is queued, then fails with
     /// [`Error::Closed`](crate::Error::Closed).
     fn close(&self);
-    /// Whether [`close`](Queue::close) was called.
+    /// Whether [`close`](FifoQueue::close) was called.
     fn is_closed(&self) -> bool;
 }
 
-/// Options for [`DeltaFifo::new`](crate::DeltaFifo::new) (client-go's
-/// `DeltaFIFOOptions`; [`RealFifo`](crate::RealFifo) has its own
-/// [`RealFifoOptions`](crate::RealFifoOptions)).
-pub struct DeltaFifoOptions<K> {
-    pub(crate) key_function: Option<KeyFunc<K>>,
-    pub(crate) known_objects: Option<Arc<dyn KeyListerGetter<K>>>,
-    pub(crate) emit_delta_type_replaced: bool,
-    pub(crate) transformer: Option<TransformFunc<K>>,
-    pub(crate) name: Option<String>,
-}
-
-impl<K> Default for DeltaFifoOptions<K> {
-    fn default() -> Self {
-        Self {
-            key_function: None,
-            known_objects: None,
-            emit_delta_type_replaced: false,
-            transformer: None,
-            name: None,
-        }
-    }
-}
-
-impl<K> std::fmt::Debug for DeltaFifoOptions<K> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeltaFifoOptions")
-            .field("key_function", &self.key_function.is_some())
-            .field("known_objects", &self.known_objects.is_some())
-            .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
-            .field("transformer", &self.transformer.is_some())
-            .field("name", &self.name)
-            .finish()
-    }
-}
-
-impl<K> DeltaFifoOptions<K> {
-    /// Default options: [`meta_namespace_key_func`](crate::meta_namespace_key_func),
-    /// no known objects, `Sync` deltas on `replace`, no transform.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The key function (default: `namespace/name`).
-    #[must_use]
-    pub fn key_function<F>(mut self, f: F) -> Self
-    where
-        F: Fn(&K) -> Result<crate::ObjectKey> + Send + Sync + 'static,
-    {
-        self.key_function = Some(Arc::new(f));
-        self
-    }
-
-    /// The objects the consumer already knows: the informer's indexer (a
-    /// `Arc<Cache<K>>` coerces). `replace` detects deletions against them,
-    /// `resync` replays them, `delete` of a key neither queued nor known is
-    /// ignored.
-    #[must_use]
-    pub fn known_objects(mut self, known: Arc<dyn KeyListerGetter<K>>) -> Self {
-        self.known_objects = Some(known);
-        self
-    }
-
-    /// Emit `Replaced` instead of `Sync` for the objects `replace` lists.
-    #[must_use]
-    pub fn emit_delta_type_replaced(mut self, emit: bool) -> Self {
-        self.emit_delta_type_replaced = emit;
-        self
-    }
-
-    /// A name for the FIFO: the `name` label of its `cache_fifo_queued`
-    /// gauge with the `metrics` feature (unnamed FIFOs record nothing).
-    #[must_use]
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-
-    /// A transform applied to each object before it is queued (client-go's
-    /// `Transformer` option); [`DeltaFifo::transformer`](crate::DeltaFifo::transformer)
-    /// hands it back.
-    #[must_use]
-    pub fn transformer(mut self, transform: TransformFunc<K>) -> Self {
-        self.transformer = Some(transform);
-        self
-    }
-}
-
-/// Implements [`Store`] and [`Queue`] for a FIFO type by forwarding to its
+/// Implements [`Store`] and [`FifoQueue`] for a FIFO type by forwarding to its
 /// inherent methods of the same names (both FIFOs share the signatures).
 macro_rules! impl_fifo_traits {
     ($fifo:ident) => {
         impl<K: Send + Sync + 'static> $crate::store::Store<K> for $fifo<K> {
-            type Item = $crate::delta_fifo::Deltas<K>;
+            type Item = $crate::delta::Deltas<K>;
 
             fn add(&self, obj: std::sync::Arc<K>) -> $crate::error::Result<()> {
                 $fifo::add(self, obj)
@@ -228,19 +145,19 @@ macro_rules! impl_fifo_traits {
             fn update(&self, obj: std::sync::Arc<K>) -> $crate::error::Result<()> {
                 $fifo::update(self, obj)
             }
-            fn delete(&self, obj: $crate::delta_fifo::DeltaObject<K>) -> $crate::error::Result<()> {
-                $fifo::delete(self, obj)
+            fn delete(&self, obj: std::sync::Arc<K>) -> $crate::error::Result<()> {
+                $fifo::delete(self, obj.into())
             }
-            fn list(&self) -> std::sync::Arc<[$crate::delta_fifo::Deltas<K>]> {
+            fn list(&self) -> std::sync::Arc<[$crate::delta::Deltas<K>]> {
                 $fifo::list(self).into()
             }
-            fn list_keys(&self) -> Vec<$crate::store::ObjectKey> {
+            fn list_keys(&self) -> Vec<$crate::key::ObjectKey> {
                 $fifo::list_keys(self)
             }
-            fn get(&self, obj: &K) -> $crate::error::Result<Option<$crate::delta_fifo::Deltas<K>>> {
+            fn get(&self, obj: &K) -> $crate::error::Result<Option<$crate::delta::Deltas<K>>> {
                 $fifo::get(self, obj)
             }
-            fn get_by_key(&self, key: &str) -> Option<$crate::delta_fifo::Deltas<K>> {
+            fn get_by_key(&self, key: &str) -> Option<$crate::delta::Deltas<K>> {
                 $fifo::get_by_key(self, key)
             }
             fn replace(
@@ -256,16 +173,16 @@ macro_rules! impl_fifo_traits {
         }
 
         #[async_trait::async_trait]
-        impl<K: Send + Sync + 'static> $crate::fifo::Queue<K> for $fifo<K> {
+        impl<K: Send + Sync + 'static> $crate::fifo::FifoQueue<K> for $fifo<K> {
             async fn pop(
                 &self,
                 process: $crate::fifo::PopProcessFn<'_, K>,
-            ) -> $crate::error::Result<$crate::delta_fifo::Deltas<K>> {
+            ) -> $crate::error::Result<$crate::delta::Deltas<K>> {
                 $fifo::pop(self, process).await
             }
             fn add_if_not_present(
                 &self,
-                deltas: $crate::delta_fifo::Deltas<K>,
+                deltas: $crate::delta::Deltas<K>,
             ) -> $crate::error::Result<()> {
                 $fifo::add_if_not_present(self, deltas)
             }
@@ -563,7 +480,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::meta_namespace_key_func;
+    use crate::key::meta_namespace_key_func;
     use crate::test_util::{cm, version};
     use k8s_openapi::api::core::v1::ConfigMap;
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use kube_core::Resource;
 
 use crate::error::{BoxError, Result};
-use crate::store::{ObjectKey, Objects, Store};
+use crate::key::{ObjectKey, Objects};
+use crate::store::Store;
 
 /// The name of the namespace index that [`meta_namespace_index_func`] fills
 /// and namespaced [listers](crate::Lister) read.
@@ -146,7 +147,7 @@ pub fn meta_namespace_index_func<K: Resource + 'static>() -> IndexFunc<K> {
 }
 
 /// A [`Store`] with indices (client-go's `Indexer`), implemented by
-/// [`Cache`](crate::Cache).
+/// [`IndexedStore`](crate::IndexedStore).
 pub trait Indexer<K>: Store<K, Item = Arc<K>> {
     /// The objects that share an index value with `obj` under `index_name`.
     fn index(&self, index_name: &str, obj: &K) -> Result<Objects<K>>;

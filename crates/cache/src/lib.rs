@@ -1,23 +1,30 @@
 //! client-go's `tools/cache` for Rust: the cache an informer keeps, and the
 //! queue between the reflector and the informer.
 //!
+//! Modules, leaves first (each imports only modules before it, which
+//! `tests/module_order.rs` checks): `error`, `metrics`, `selector`,
+//! `synctrack`, `key` (key functions), `delta` (the delta types), `store`
+//! (the [`Store`] trait), `index`, `thread_safe_store`, `indexed_store`,
+//! `listers`, `object_names`, `fifo` (the [`FifoQueue`] trait, [`Fifo`]),
+//! `delta_fifo`, `real_fifo`.
+//!
 //! * Key functions: [`meta_namespace_key_func`] (`namespace/name`),
 //!   [`split_meta_namespace_key`], [`deletion_handling_meta_namespace_key_func`],
 //!   [`ExplicitKey`] and the structured [`ObjectName`].
 //! * [`ThreadSafeStore`]: objects by key plus [`Indexers`] / indices under
-//!   one lock; [`Cache`] adds a key function and implements [`Store`] and
+//!   one lock; [`IndexedStore`] adds a key function and implements [`Store`] and
 //!   [`Indexer`] (and [`KeyListerGetter`], so it can be a FIFO's *known
 //!   objects*).
-//!   [`Cache::transaction`] applies several writes under one lock; the
-//!   store remembers its [last synced resource version](Cache::last_store_sync_resource_version).
+//!   [`IndexedStore::transaction`] applies several writes under one lock; the
+//!   store remembers its [last synced resource version](IndexedStore::last_store_sync_resource_version).
 //! * [`RealFifo`] (client-go 1.36's informer queue: one entry per event,
 //!   optionally atomic `ReplacedAll`/`SyncAll` events and batch pops) and
 //!   [`DeltaFifo`] (per-key merged deltas, the older order), both behind the
-//!   [`Queue`] trait, with [`Delta`], [`Deltas`], [`DeltaType`] and
+//!   [`FifoQueue`] trait, with [`Delta`], [`Deltas`], [`DeltaType`] and
 //!   [`DeletedFinalStateUnknown`] tombstones; the plain keyed [`Fifo`].
 //! * [`synctrack`]: whether a consumer has processed the whole initial list.
 //! * [`Lister`] / [`NamespaceLister`] with label [`Selector`]s.
-//! * With the `metrics` feature, named stores ([`Cache::named`]) and FIFOs
+//! * With the `metrics` feature, named stores ([`IndexedStore::named`]) and FIFOs
 //!   ([`DeltaFifoOptions::name`]) record `cache_store_objects` and
 //!   `cache_fifo_queued` through kcr-metrics.
 //!
@@ -28,7 +35,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kcr_cache::{Cache, DeltaFifo, DeltaFifoOptions, DeltaType, Lister, Selector, Store};
+//! use kcr_cache::{DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, IndexedStore, Lister, Selector};
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> kcr_cache::Result<()> {
 //! fn config_map(ns: &str, name: &str) -> Arc<ConfigMap> {
@@ -39,7 +46,7 @@
 //! }
 //!
 //! // The informer's cache, indexed by namespace, is the FIFO's known objects.
-//! let indexer = Arc::new(Cache::<ConfigMap>::with_namespace_index());
+//! let indexer = Arc::new(IndexedStore::<ConfigMap>::namespace_indexed());
 //! let fifo = DeltaFifo::new(DeltaFifoOptions::new().known_objects(indexer.clone()));
 //!
 //! // The reflector lists, then watches.
@@ -50,10 +57,13 @@
 //! while !fifo.is_empty() {
 //!     fifo.pop(|deltas, _initial| {
 //!         for delta in deltas {
-//!             let applied = match (delta.type_, delta.object.object()) {
-//!                 (DeltaType::Deleted, _) => indexer.delete(delta.object.clone()),
-//!                 (_, Some(obj)) => indexer.add(obj.clone()),
-//!                 (_, None) => Ok(()),
+//!             let applied = match (delta.type_, &delta.object) {
+//!                 (DeltaType::Deleted, DeltaObject::Object(obj)) => indexer.delete(obj.clone()),
+//!                 (DeltaType::Deleted, DeltaObject::DeletedFinalStateUnknown(tombstone)) => {
+//!                     indexer.delete_by_key(&tombstone.key)
+//!                 }
+//!                 (_, DeltaObject::Object(obj)) => indexer.add(obj.clone()),
+//!                 _ => Ok(()),
 //!             };
 //!             applied.map_err(kcr_cache::ProcessError::failed)?;
 //!         }
@@ -71,10 +81,13 @@
 //! # Ok(()) }
 //! ```
 
+mod delta;
 mod delta_fifo;
 mod error;
 mod fifo;
 mod index;
+mod indexed_store;
+mod key;
 mod listers;
 mod metrics;
 mod object_names;
@@ -86,15 +99,20 @@ pub mod synctrack;
 mod test_util;
 mod thread_safe_store;
 
-pub use delta_fifo::{
-    BookmarkInfo, DeletedFinalStateUnknown, Delta, DeltaFifo, DeltaObject, DeltaType, Deltas,
-    ReplacedAllInfo,
+pub use delta::{
+    BookmarkInfo, DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ReplacedAllInfo,
+    deletion_handling_meta_namespace_key_func,
 };
-pub use error::{BoxError, Error, Result};
-pub use fifo::{DeltaFifoOptions, Fifo, PopProcessFn, ProcessError, Queue, TransformFunc};
+pub use delta_fifo::{DeltaFifo, DeltaFifoOptions};
+pub use error::{BoxError, Error, Result, panic_message};
+pub use fifo::{Fifo, FifoQueue, PopProcessFn, ProcessError, TransformFunc};
 pub use index::{
     IndexFunc, IndexValues, Indexer, Indexers, NAMESPACE_INDEX, index_func,
     meta_namespace_index_func, try_index_func,
+};
+pub use indexed_store::{IndexedStore, ReplaceChanges, Transaction};
+pub use key::{
+    ExplicitKey, KeyFunc, ObjectKey, Objects, meta_namespace_key_func, split_meta_namespace_key,
 };
 pub use listers::{Lister, NamespaceLister};
 pub use object_names::{
@@ -102,11 +120,7 @@ pub use object_names::{
 };
 pub use real_fifo::{DEFAULT_BATCH_SIZE, RealFifo, RealFifoOptions};
 pub use selector::{Operator, Requirement, Selector};
-pub use store::{
-    Cache, ExplicitKey, KeyFunc, KeyGetter, KeyLister, KeyListerGetter, ObjectKey, Objects,
-    ReplaceChanges, Store, Transaction, deletion_handling_meta_namespace_key_func,
-    meta_namespace_key_func, split_meta_namespace_key,
-};
+pub use store::{KeyGetter, KeyLister, KeyListerGetter, Store};
 pub use thread_safe_store::{
     ThreadSafeStore, ThreadSafeStoreTransaction, TransactionResults, TransactionType,
 };

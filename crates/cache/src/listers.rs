@@ -6,18 +6,18 @@ use std::sync::Arc;
 use kube_core::Resource;
 
 use crate::index::{Indexer, NAMESPACE_INDEX};
+use crate::key::Objects;
 use crate::selector::Selector;
-use crate::store::Objects;
 
 /// Lists and gets objects from an [`Indexer`] (usually an informer's
-/// [`Cache`](crate::Cache)).
+/// [`IndexedStore`](crate::IndexedStore)).
 ///
 /// ```
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kcr_cache::{Cache, Lister, Selector};
+/// use kcr_cache::{IndexedStore, Lister, Selector};
 ///
-/// let cache = Arc::new(Cache::<ConfigMap>::with_namespace_index());
+/// let cache = Arc::new(IndexedStore::<ConfigMap>::namespace_indexed());
 /// let mut cm = ConfigMap::default();
 /// cm.metadata.name = Some("settings".into());
 /// cm.metadata.namespace = Some("prod".into());
@@ -134,11 +134,12 @@ impl<K: Resource + 'static> NamespaceLister<K> {
 mod tests {
     use super::*;
     use crate::index::Indexers;
-    use crate::store::{Cache, meta_namespace_key_func};
+    use crate::indexed_store::IndexedStore;
+    use crate::key::meta_namespace_key_func;
     use crate::test_util::{cm, cm_labels};
     use k8s_openapi::api::core::v1::ConfigMap;
 
-    fn fill(cache: &Cache<ConfigMap>) {
+    fn fill(cache: &IndexedStore<ConfigMap>) {
         cache.add(cm_labels("a", "web", &[("app", "web")])).unwrap();
         cache.add(cm_labels("a", "db", &[("app", "db")])).unwrap();
         cache.add(cm_labels("b", "web", &[("app", "web")])).unwrap();
@@ -147,7 +148,7 @@ mod tests {
 
     #[test]
     fn list_should_filter_by_selector_across_namespaces() {
-        let cache = Arc::new(Cache::with_namespace_index());
+        let cache = Arc::new(IndexedStore::namespace_indexed());
         fill(&cache);
         let lister = Lister::new(cache);
         assert_eq!(lister.list(&"app=web".parse().unwrap()).len(), 2);
@@ -159,7 +160,7 @@ mod tests {
 
     #[test]
     fn namespaced_should_list_and_get_within_one_namespace() {
-        let cache = Arc::new(Cache::with_namespace_index());
+        let cache = Arc::new(IndexedStore::namespace_indexed());
         fill(&cache);
         let lister = Lister::new(cache);
         let a = lister.namespaced("a");
@@ -178,7 +179,7 @@ mod tests {
 
     #[test]
     fn namespaced_should_fall_back_to_a_scan_without_the_namespace_index() {
-        let cache = Arc::new(Cache::new(
+        let cache = Arc::new(IndexedStore::new(
             meta_namespace_key_func::<ConfigMap>,
             Indexers::default(),
         ));

@@ -4,9 +4,9 @@
 use kube_core::ObjectMeta;
 use kube_core::Resource;
 
-use crate::delta_fifo::DeltaObject;
+use crate::delta::DeltaObject;
 use crate::error::{Error, Result};
-use crate::store::split_meta_namespace_key;
+use crate::key::split_meta_namespace_key;
 
 /// A reference to an object of some implied kind: its namespace (empty for
 /// a cluster-scoped object) and name (client-go's `ObjectName`). Its

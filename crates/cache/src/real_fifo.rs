@@ -9,13 +9,14 @@ use kube_core::Resource;
 use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::Notify;
 
-use crate::delta_fifo::{
-    BookmarkInfo, DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, FifoConfig,
-    ReplacedAllInfo,
+use crate::delta::{
+    BookmarkInfo, DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ReplacedAllInfo,
 };
+use crate::delta_fifo::FifoConfig;
 use crate::error::{Error, Result};
 use crate::fifo::{ProcessError, TransformFunc, process_popped};
-use crate::store::{KeyFunc, KeyListerGetter, ObjectKey, meta_namespace_key_func};
+use crate::key::{KeyFunc, ObjectKey, meta_namespace_key_func};
+use crate::store::KeyListerGetter;
 
 type Hasher = foldhash::fast::RandomState;
 
@@ -860,7 +861,7 @@ impl<K: Send + Sync + 'static> RealFifo<K> {
                         false,
                         Err(Error::ProcessPanicked {
                             key: shown.to_string(),
-                            message: crate::thread_safe_store::panic_message(panic.as_ref()),
+                            message: crate::error::panic_message(panic.as_ref()),
                         }),
                     ),
                 };
@@ -1009,14 +1010,14 @@ crate::fifo::impl_fifo_traits!(RealFifo);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Cache;
+    use crate::indexed_store::IndexedStore;
     use crate::test_util::{cm, known, set_version, summary, version};
     use k8s_openapi::api::core::v1::ConfigMap;
 
     type Fifo = RealFifo<ConfigMap>;
     type Popped = Vec<(String, DeltaType, bool, u32)>;
 
-    fn with_known(cache: &Arc<Cache<ConfigMap>>) -> Fifo {
+    fn with_known(cache: &Arc<IndexedStore<ConfigMap>>) -> Fifo {
         Fifo::new(RealFifoOptions::new().known_objects(cache.clone())).unwrap()
     }
 

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 
-use crate::delta_fifo::{Delta, DeltaType};
+use crate::delta::{Delta, DeltaType};
 use crate::fifo::TransformFunc;
-use crate::store::Cache;
+use crate::indexed_store::IndexedStore;
 
 /// A ConfigMap `ns/name` (cluster-scoped if `ns` is empty) whose data holds
 /// `version` under "v".
@@ -43,8 +43,8 @@ pub(crate) fn version(cm: &ConfigMap) -> u32 {
 }
 
 /// A namespace-indexed cache holding `objects`: the known objects of a FIFO.
-pub(crate) fn known(objects: &[Arc<ConfigMap>]) -> Arc<Cache<ConfigMap>> {
-    let cache = Arc::new(Cache::with_namespace_index());
+pub(crate) fn known(objects: &[Arc<ConfigMap>]) -> Arc<IndexedStore<ConfigMap>> {
+    let cache = Arc::new(IndexedStore::namespace_indexed());
     for obj in objects {
         cache.add(obj.clone()).unwrap();
     }

@@ -8,9 +8,9 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::RwLock;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, panic_message};
 use crate::index::{IndexFunc, IndexValues, Indexers};
-use crate::store::{KeyBuffer, ObjectKey, Objects};
+use crate::key::{KeyBuffer, ObjectKey, Objects};
 
 type Hasher = foldhash::fast::RandomState;
 type Map<Key, V> = HashMap<Key, V, Hasher>;
@@ -327,16 +327,6 @@ fn call_index_func<'a, K>(
             key: key.to_owned(),
             source: format!("index function panicked: {}", panic_message(panic.as_ref())).into(),
         }),
-    }
-}
-
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_owned()
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_cache::{
-    Cache, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Deltas, ProcessError,
+    Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Deltas, IndexedStore, ProcessError,
     RealFifo, RealFifoOptions, Transaction, TransactionType,
 };
 use proptest::prelude::*;
@@ -52,19 +52,22 @@ fn config_map(name: u8, version: u64) -> Arc<ConfigMap> {
 }
 
 /// What an informer does with popped deltas.
-fn apply(store: &Cache<ConfigMap>, deltas: &Deltas<ConfigMap>) -> Result<(), ProcessError> {
+fn apply(store: &IndexedStore<ConfigMap>, deltas: &Deltas<ConfigMap>) -> Result<(), ProcessError> {
     for delta in deltas {
-        let result = match (delta.type_, delta.object.object()) {
-            (DeltaType::Deleted, _) => store.delete(delta.object.clone()),
-            (_, Some(obj)) => store.add(obj.clone()),
-            (_, None) => Ok(()),
+        let result = match (delta.type_, &delta.object) {
+            (DeltaType::Deleted, DeltaObject::Object(obj)) => store.delete(obj.clone()),
+            (DeltaType::Deleted, DeltaObject::DeletedFinalStateUnknown(tombstone)) => {
+                store.delete_by_key(&tombstone.key)
+            }
+            (_, DeltaObject::Object(obj)) => store.add(obj.clone()),
+            _ => Ok(()),
         };
         result.map_err(ProcessError::failed)?;
     }
     Ok(())
 }
 
-fn snapshot(store: &Cache<ConfigMap>) -> BTreeMap<String, String> {
+fn snapshot(store: &IndexedStore<ConfigMap>) -> BTreeMap<String, String> {
     store
         .list()
         .iter()
@@ -111,7 +114,7 @@ trait Fifo {
     fn write(&self, op: &Op, existed: bool, obj: Arc<ConfigMap>);
     fn relist(&self, world: Vec<Arc<ConfigMap>>);
     fn is_empty(&self) -> bool;
-    fn pop_into(&self, store: &Cache<ConfigMap>, seen: &mut Seen);
+    fn pop_into(&self, store: &IndexedStore<ConfigMap>, seen: &mut Seen);
 }
 
 macro_rules! impl_fifo {
@@ -131,7 +134,7 @@ macro_rules! impl_fifo {
             fn is_empty(&self) -> bool {
                 <$t>::is_empty(self)
             }
-            fn pop_into(&self, store: &Cache<ConfigMap>, seen: &mut Seen) {
+            fn pop_into(&self, store: &IndexedStore<ConfigMap>, seen: &mut Seen) {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .build()
                     .unwrap();
@@ -161,7 +164,7 @@ impl Fifo for Atomic {
     fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-    fn pop_into(&self, store: &Cache<ConfigMap>, seen: &mut Seen) {
+    fn pop_into(&self, store: &IndexedStore<ConfigMap>, seen: &mut Seen) {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
@@ -227,14 +230,14 @@ impl Fifo for Atomic {
     }
 }
 
-fn run(fifo: &dyn Fifo, store: &Cache<ConfigMap>, ops: &[Op], final_relist: bool) {
+fn run(fifo: &dyn Fifo, store: &IndexedStore<ConfigMap>, ops: &[Op], final_relist: bool) {
     run_checked(fifo, store, ops, final_relist, false);
 }
 
 /// Runs the script; with `check_events`, also checks what the handlers saw.
 fn run_checked(
     fifo: &dyn Fifo,
-    store: &Cache<ConfigMap>,
+    store: &IndexedStore<ConfigMap>,
     ops: &[Op],
     final_relist: bool,
     check_events: bool,
@@ -325,7 +328,7 @@ proptest! {
         ops in prop::collection::vec(op(false), 0..60),
         emit_replaced in any::<bool>(),
     ) {
-        let store = Arc::new(Cache::with_namespace_index());
+        let store = Arc::new(IndexedStore::namespace_indexed());
         let fifo = DeltaFifo::new(
             DeltaFifoOptions::new().known_objects(store.clone()).emit_delta_type_replaced(emit_replaced),
         );
@@ -336,7 +339,7 @@ proptest! {
     fn delta_fifo_with_every_event_delivered_should_converge_to_the_world(
         ops in prop::collection::vec(op(true), 0..60),
     ) {
-        let store = Arc::new(Cache::with_namespace_index());
+        let store = Arc::new(IndexedStore::namespace_indexed());
         let fifo = DeltaFifo::new(DeltaFifoOptions::new().known_objects(store.clone()));
         run(&fifo, &store, &ops, false);
     }
@@ -345,7 +348,7 @@ proptest! {
     fn real_fifo_with_lost_events_and_a_final_relist_should_converge_and_pop_each_event_once(
         ops in prop::collection::vec(op(false), 0..60),
     ) {
-        let store = Arc::new(Cache::with_namespace_index());
+        let store = Arc::new(IndexedStore::namespace_indexed());
         let fifo = RealFifo::new(RealFifoOptions::new().known_objects(store.clone())).unwrap();
         run_checked(&fifo, &store, &ops, true, true);
     }
@@ -354,7 +357,7 @@ proptest! {
     fn atomic_real_fifo_with_batch_pops_should_converge_and_pop_each_event_once(
         ops in prop::collection::vec(op(false), 0..60),
     ) {
-        let store = Arc::new(Cache::with_namespace_index());
+        let store = Arc::new(IndexedStore::namespace_indexed());
         let fifo = Atomic(RealFifo::new(RealFifoOptions::new().atomic_events(true)).unwrap());
         run_checked(&fifo, &store, &ops, true, true);
     }

@@ -5,7 +5,7 @@
 //! What is measured, per iteration, for 1 and 4 workers:
 //!
 //! - both sides start from a primed in-memory cache holding the same 10,000
-//!   `ConfigMap`s (`Arc`s shared by both caches): kcr-cache's `Cache` for
+//!   `ConfigMap`s (`Arc`s shared by both caches): kcr-cache's `IndexedStore` for
 //!   kcr, kube-runtime's reflector `Store` for kube-runtime;
 //! - the timer starts, 10,000 requests (one per object, built beforehand)
 //!   are handed in — kcr: `controller.queue().add(request)` (what an event
@@ -13,7 +13,7 @@
 //!   `applier` (kept open afterwards, since `applier` drops its queue when
 //!   its input ends);
 //! - each reconcile looks its object up in its cache and returns "done"
-//!   (kcr: `Cache::get_by_key`, `Action::done()`; kube-runtime: the
+//!   (kcr: `IndexedStore::get_by_key`, `Action::done()`; kube-runtime: the
 //!   applier's own store lookup, `Action::await_change()`);
 //! - the timer stops when 10,000 reconciles have returned.
 //!
@@ -34,8 +34,9 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcr_cache::Cache;
-use kcr_controller_manager::controller::{Action, Controller, Request, reconciler_fn};
+use kcr_cache::IndexedStore;
+use kcr_controller_manager::controller::reconciler_fn;
+use kcr_controller_manager::{Action, Controller, Request};
 use kcr_controller_manager::{BoxError, Manager, Options};
 use kube_runtime::reflector::{self, ObjectRef};
 use kube_runtime::watcher;
@@ -94,7 +95,7 @@ fn dispatch(c: &mut Criterion) {
     let objects = objects();
 
     // kcr: a primed kcr-cache.
-    let cache = Arc::new(Cache::<ConfigMap>::with_namespace_index());
+    let cache = Arc::new(IndexedStore::<ConfigMap>::namespace_indexed());
     for obj in &objects {
         if let Err(e) = cache.add(obj.clone()) {
             eprintln!("cache refused an object: {e}");
@@ -118,8 +119,8 @@ fn dispatch(c: &mut Criterion) {
     let manager = Manager::new(
         client,
         Options::default()
-            .with_metrics_bind_address("0")
-            .with_health_probe_bind_address("0"),
+            .metrics_bind_address("0")
+            .health_probe_bind_address("0"),
     )
     .expect("a manager without leader election");
     let mut controllers = Vec::new();

@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
-/// A boxed error from user code (a runnable, a health check).
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+/// A boxed error from user code (a reconciler, a runnable, a health check):
+/// kcr-cache's, re-exported so that a controller needs no kcr-cache import.
+pub use kcr_cache::BoxError;
 
 /// The errors of kcr-controller-manager.
 #[derive(Debug, thiserror::Error)]

@@ -21,6 +21,12 @@
 //!   `SubjectAccessReview`, as controller-runtime's metrics filter.
 //! - Events in [`record`]: [`EventRecorder`](record::EventRecorder).
 //!
+//! Every public type has one path. The ones every controller names are at the
+//! root and only there ([`Manager`], [`Options`], [`Runnable`],
+//! [`runnable_fn`], [`Controller`], [`Reconciler`], [`Request`], [`Action`],
+//! [`BoxError`], [`Error`]); each module holds the rest of its layer
+//! (`controller::Builder`, `manager::InformerOptions`, ...).
+//!
 //! # Intended differences from client-go and controller-runtime
 //!
 //! The rules of client-go v1.36 (`tools/leaderelection`) and
@@ -74,10 +80,10 @@
 //! let manager = Manager::new(
 //!     client,
 //!     Options::default()
-//!         .with_leader_election("my-operator-lock")
-//!         .with_leader_election_release_on_cancel(true)
-//!         .with_metrics_bind_address("127.0.0.1:0")
-//!         .with_health_probe_bind_address("127.0.0.1:0"),
+//!         .leader_election("my-operator-lock")
+//!         .leader_election_release_on_cancel(true)
+//!         .metrics_bind_address("127.0.0.1:0")
+//!         .health_probe_bind_address("127.0.0.1:0"),
 //! )?;
 //! manager.add_readyz_check("ping", kcr_controller_manager::healthz::ping);
 //!
@@ -113,6 +119,12 @@ pub mod record;
 mod error;
 mod server;
 
-pub use controller::{Action, Controller, Reconciler, Request};
+// One public path per type: the types every controller names are here, at the
+// root (the `controller` and `manager` modules hold the rest and do not
+// re-export these).
+pub use controller::controller::Controller;
+pub use controller::reconciler::{Action, Reconciler, Request};
 pub use error::{BoxError, Error, Result};
-pub use manager::{Manager, Options, Runnable, runnable_fn};
+pub use manager::controller_manager::Manager;
+pub use manager::options::Options;
+pub use manager::runnable::{Runnable, runnable_fn};

@@ -59,7 +59,7 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
 const CACHE_CAPACITY: usize = 4096;
 
 /// HTTPS and authentication/authorization for the metrics server; give it to
-/// [`Options::with_secure_metrics`](crate::Options::with_secure_metrics).
+/// [`Options::secure_metrics`](crate::Options::secure_metrics).
 ///
 /// ```
 /// use kcr_controller_manager::Options;
@@ -71,8 +71,8 @@ const CACHE_CAPACITY: usize = 4096;
 /// // skips verification).
 /// assert!(secure.certificate_pem().starts_with("-----BEGIN CERTIFICATE-----"));
 /// let options = Options::default()
-///     .with_metrics_bind_address(":8443")
-///     .with_secure_metrics(secure);
+///     .metrics_bind_address(":8443")
+///     .secure_metrics(secure);
 /// # let _ = options;
 /// # Ok(())
 /// # }
@@ -164,19 +164,19 @@ impl SecureServing {
 
     /// How long a token's review is cached, whatever its outcome (default 1 minute; zero: not
     /// cached).
-    pub fn with_token_cache_ttl(mut self, ttl: Duration) -> Self {
+    pub fn token_cache_ttl(mut self, ttl: Duration) -> Self {
         self.token_cache_ttl = ttl;
         self
     }
 
     /// How long an allowed decision is cached (default 5 minutes; zero: not cached).
-    pub fn with_allow_cache_ttl(mut self, ttl: Duration) -> Self {
+    pub fn allow_cache_ttl(mut self, ttl: Duration) -> Self {
         self.allow_cache_ttl = ttl;
         self
     }
 
     /// How long a denied decision is cached (default 30 seconds; zero: not cached).
-    pub fn with_deny_cache_ttl(mut self, ttl: Duration) -> Self {
+    pub fn deny_cache_ttl(mut self, ttl: Duration) -> Self {
         self.deny_cache_ttl = ttl;
         self
     }

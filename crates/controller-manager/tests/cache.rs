@@ -1,4 +1,4 @@
-//! The manager's cache options (controller-runtime `cache.Options`): namespaces, per-type
+//! The manager's informer options (controller-runtime `cache.Options`): namespaces, per-type
 //! selectors and transforms, used by the builder's watches, over HTTP against kcr-testenv or
 //! the real cluster of `KCR_TEST_KUBECONFIG` (each test in namespaces of its own).
 
@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use common::start;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
-use kcr_controller_manager::controller::{Controller, Request, reconciler_fn};
-use kcr_controller_manager::manager::{ByObject, CacheOptions};
+use kcr_controller_manager::controller::reconciler_fn;
+use kcr_controller_manager::manager::{ByObject, InformerOptions};
 use kcr_controller_manager::{Action, BoxError, Manager, Options};
+use kcr_controller_manager::{Controller, Request};
 use kcr_testenv::TestCluster;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 use kube::{Client, ResourceExt};
@@ -64,12 +65,12 @@ async fn config_map(client: &Client, ns: &str, name: &str, labels: &[(&str, &str
         .expect("config map");
 }
 
-fn manager(client: Client, cache: CacheOptions) -> Manager {
+fn manager(client: Client, cache: InformerOptions) -> Manager {
     Manager::new(
         client,
         Options::default()
-            .with_metrics_bind_address("0")
-            .with_cache(cache),
+            .metrics_bind_address("0")
+            .informers(cache),
     )
     .expect("manager")
 }
@@ -108,7 +109,7 @@ async fn a_namespace_scoped_manager_should_cache_and_reconcile_only_its_namespac
 
     let manager = manager(
         client.clone(),
-        CacheOptions::default().default_namespaces([team_a.as_str(), team_b.as_str()]),
+        InformerOptions::default().default_namespaces([team_a.as_str(), team_b.as_str()]),
     );
     let (tx, mut rx) = mpsc::unbounded_channel();
     Controller::builder(&manager, "scoped-config-maps")
@@ -144,7 +145,7 @@ async fn a_namespace_scoped_manager_should_cache_and_reconcile_only_its_namespac
         "only the cached namespaces are reconciled: {seen:?}"
     );
 
-    let reader = manager.cache_reader::<ConfigMap>();
+    let reader = manager.informer_reader::<ConfigMap>();
     assert!(reader.has_synced());
     assert_eq!(
         ours(keys(&reader.list())),
@@ -209,7 +210,7 @@ async fn by_object_should_override_the_default_namespaces_and_selectors_of_one_t
 
     let manager = manager(
         client.clone(),
-        CacheOptions::default()
+        InformerOptions::default()
             .default_namespaces([team_a.as_str(), team_b.as_str()])
             .default_label_selector("app=web")
             .by_object::<Secret>(
@@ -218,8 +219,8 @@ async fn by_object_should_override_the_default_namespaces_and_selectors_of_one_t
                     .field_selector("metadata.name=token"),
             ),
     );
-    let config_maps = manager.cache_reader::<ConfigMap>();
-    let secrets = manager.cache_reader::<Secret>();
+    let config_maps = manager.informer_reader::<ConfigMap>();
+    let secrets = manager.informer_reader::<Secret>();
     let (stop, task) = start(&manager);
     tokio::time::timeout(DEADLINE, async {
         while !(config_maps.has_synced() && secrets.has_synced()) {
@@ -272,7 +273,7 @@ async fn transforms_should_change_objects_before_they_are_cached() {
 
     let manager = manager(
         client.clone(),
-        CacheOptions::default()
+        InformerOptions::default()
             .default_namespaces([ns.as_str()])
             .default_transform(|meta| meta.annotations = None)
             .by_object::<Secret>(ByObject::new().transform(|mut s: Secret| {
@@ -281,7 +282,7 @@ async fn transforms_should_change_objects_before_they_are_cached() {
             })),
     );
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let config_maps = manager.cache_reader::<ConfigMap>();
+    let config_maps = manager.informer_reader::<ConfigMap>();
     Controller::builder(&manager, "transformed-config-maps")
         .for_::<ConfigMap>()
         .owns::<Secret>()
@@ -298,7 +299,7 @@ async fn transforms_should_change_objects_before_they_are_cached() {
         .expect("cached config map");
     assert_eq!(cm.metadata.annotations, None, "the default transform ran");
     assert!(cm.data.is_some());
-    let secrets = manager.cache_reader::<Secret>();
+    let secrets = manager.informer_reader::<Secret>();
     let cached = secrets.get(Some(&ns), "token").expect("cached secret");
     assert_eq!(cached.data, None, "the secret's own transform ran");
     assert!(
@@ -319,9 +320,9 @@ async fn cluster_scoped_types_should_ignore_the_namespaces() {
     let client = cluster.client();
     let manager = manager(
         client.clone(),
-        CacheOptions::default().default_namespaces([cluster.namespace()]),
+        InformerOptions::default().default_namespaces([cluster.namespace()]),
     );
-    let namespaces = manager.cache_reader::<Namespace>();
+    let namespaces = manager.informer_reader::<Namespace>();
     assert_eq!(namespaces.informers().len(), 1);
     let (stop, task) = start(&manager);
     tokio::time::timeout(DEADLINE, async {
@@ -392,7 +393,7 @@ async fn a_namespace_scoped_managers_informer_factory_should_never_list_other_na
     );
     let manager = manager(
         recording,
-        CacheOptions::default().default_namespaces([ns.as_str()]),
+        InformerOptions::default().default_namespaces([ns.as_str()]),
     );
     // Informers asked of the factory directly (no controller), before and after start.
     let factory = manager.informer_factory();

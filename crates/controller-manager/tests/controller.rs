@@ -15,9 +15,10 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcr_controller_manager::controller::{
-    Action, Controller, ReconcileContext, Request, TerminalError, predicate, reconciler_fn,
+    ReconcileContext, TerminalError, predicate, reconciler_fn,
 };
-use kcr_controller_manager::manager::CacheOptions;
+use kcr_controller_manager::manager::InformerOptions;
+use kcr_controller_manager::{Action, Controller, Request};
 use kcr_controller_manager::{BoxError, Error, Manager, Options};
 use kcr_metrics::controller::ControllerMetrics;
 use kcr_metrics::prometheus::IntCounterVec;
@@ -36,13 +37,13 @@ const MS: Duration = Duration::from_millis(1);
 
 fn quiet() -> Options {
     Options::default()
-        .with_metrics_bind_address("0")
-        .with_health_probe_bind_address("0")
+        .metrics_bind_address("0")
+        .health_probe_bind_address("0")
 }
 
 /// The options of a manager whose cache is limited to the test's namespace.
 fn scoped(ns: &str) -> Options {
-    quiet().with_cache(CacheOptions::default().default_namespaces([ns]))
+    quiet().informers(InformerOptions::default().default_namespaces([ns]))
 }
 
 /// Waits (in 10 ms steps, up to 60 s of the test's clock) until `cond` holds.
@@ -460,7 +461,7 @@ async fn an_event_filter_should_drop_the_updates_it_refuses() -> TestResult {
     let log = calls.clone();
     Controller::builder(&manager, "generation-filter")
         .for_::<Deployment>()
-        .with_event_filter(predicate::generation_changed())
+        .event_filter(predicate::generation_changed())
         .build(reconciler_fn(move |req: Request| {
             log.record(&req);
             async move { Ok::<_, BoxError>(Action::done()) }
@@ -623,7 +624,7 @@ async fn metrics_should_hold_the_controller_and_workqueue_families_after_reconci
     let ns = env.namespace().to_owned();
     let manager = Manager::new(
         env.client(),
-        scoped(&ns).with_metrics_bind_address("127.0.0.1:0"),
+        scoped(&ns).metrics_bind_address("127.0.0.1:0"),
     )?;
     let calls = Calls::default();
     let log = calls.clone();
@@ -707,7 +708,7 @@ async fn readiness_should_fail_and_controllers_wait_until_the_caches_have_synced
 
     let manager = Manager::new(
         env.client(),
-        quiet().with_health_probe_bind_address("127.0.0.1:0"),
+        quiet().health_probe_bind_address("127.0.0.1:0"),
     )?;
     let calls = Calls::default();
     let log = calls.clone();
@@ -783,7 +784,7 @@ async fn graceful_shutdown_should_give_up_on_reconciles_past_its_timeout() -> Te
     let ns = env.namespace().to_owned();
     let manager = Manager::new(
         env.client(),
-        quiet().with_graceful_shutdown_timeout(Some(Duration::from_secs(1))),
+        quiet().graceful_shutdown_timeout(Some(Duration::from_secs(1))),
     )?;
     let calls = Calls::default();
     let log = calls.clone();

@@ -87,8 +87,8 @@ fn replica(
     let name = who.to_owned();
     let elector = LeaderElector::new(
         LeaderElectionConfig::new(lock)
-            .with_name(format!("test-{who}"))
-            .with_release_on_cancel(release)
+            .name(format!("test-{who}"))
+            .release_on_cancel(release)
             .on_started_leading(move |ctx| {
                 let work = work.clone();
                 let name = name.clone();
@@ -358,7 +358,7 @@ async fn electors_should_report_each_new_leader() -> TestResult {
     let lock = LeaseLock::new(env.client(), &ns, LEASE, "solo");
     let elector = LeaderElector::new(
         LeaderElectionConfig::new(lock)
-            .with_release_on_cancel(true)
+            .release_on_cancel(true)
             .on_new_leader(move |id| seen2.lock().push(id)),
     )?;
     let stop = CancellationToken::new();
@@ -454,7 +454,7 @@ async fn a_lease_lock_should_label_the_lease_it_creates_and_keep_the_labels_on_u
     let env = TestCluster::start_paused("a-lease-lock-should-label-the").await?;
     let ns = env.namespace().to_owned();
     let lock = LeaseLock::new(env.client(), &ns, LEASE, "labelled")
-        .with_labels([("app", "kcr-test"), ("tier", "control")]);
+        .labels([("app", "kcr-test"), ("tier", "control")]);
     let elector = LeaderElector::new(LeaderElectionConfig::new(lock))?;
     let stop = CancellationToken::new();
     let task = tokio::spawn({
@@ -501,7 +501,7 @@ async fn the_lease_duration_should_be_written_in_whole_seconds_truncated() -> Te
     let ns = env.namespace().to_owned();
     let lock = LeaseLock::new(env.client(), &ns, LEASE, "truncated");
     let elector = LeaderElector::new(
-        LeaderElectionConfig::new(lock).with_lease_duration(Duration::from_millis(15_900)),
+        LeaderElectionConfig::new(lock).lease_duration(Duration::from_millis(15_900)),
     )?;
     let stop = CancellationToken::new();
     let task = tokio::spawn({

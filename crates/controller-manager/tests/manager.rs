@@ -31,8 +31,8 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 fn options() -> Options {
     Options::default()
-        .with_metrics_bind_address("127.0.0.1:0")
-        .with_health_probe_bind_address("127.0.0.1:0")
+        .metrics_bind_address("127.0.0.1:0")
+        .health_probe_bind_address("127.0.0.1:0")
 }
 
 /// A runnable that records its start (and whether the probe server
@@ -63,9 +63,9 @@ async fn the_manager_should_start_servers_then_other_runnables_then_leader_runna
     let manager = Manager::new(
         env.client(),
         options()
-            .with_leader_election_namespace(ns.as_str())
-            .with_leader_election("order-lock")
-            .with_leader_election_identity("me"),
+            .leader_election_namespace(ns.as_str())
+            .leader_election("order-lock")
+            .leader_election_identity("me"),
     )?;
     let events = Arc::new(Mutex::new(Vec::new()));
     let probes_up = Arc::new(AtomicBool::new(false));
@@ -167,8 +167,8 @@ async fn leader_runnables_should_wait_for_the_lease() -> TestResult {
     let manager = Manager::new(
         env.client(),
         options()
-            .with_leader_election_namespace(ns.as_str())
-            .with_leader_election("held"),
+            .leader_election_namespace(ns.as_str())
+            .leader_election("held"),
     )?;
     let events = Arc::new(Mutex::new(Vec::new()));
     manager.add(runnable_fn(recording("leader", &events)))?;
@@ -195,9 +195,9 @@ async fn probes_and_metrics_should_be_served_over_http() -> TestResult {
     let manager = Manager::new(
         env.client(),
         options()
-            .with_leader_election_namespace(ns.as_str())
-            .with_leader_election("metrics-lock")
-            .with_metrics_registry(registry.clone()),
+            .leader_election_namespace(ns.as_str())
+            .leader_election("metrics-lock")
+            .metrics_registry(registry.clone()),
     )?;
     let ready = Arc::new(AtomicBool::new(false));
     let flag = ready.clone();
@@ -332,7 +332,7 @@ async fn graceful_shutdown_should_wait_for_runnables_that_drain_in_time() -> Tes
     let env = TestCluster::start_paused("graceful-shutdown-should-wait-").await?;
     let manager = Manager::new(
         env.client(),
-        options().with_graceful_shutdown_timeout(Some(Duration::from_secs(10))),
+        options().graceful_shutdown_timeout(Some(Duration::from_secs(10))),
     )?;
     let drained = Arc::new(AtomicBool::new(false));
     let flag = drained.clone();
@@ -402,16 +402,16 @@ async fn invalid_leader_election_settings_should_be_refused() -> TestResult {
     let no_id = Manager::new(
         env.client(),
         options()
-            .with_leader_election_namespace(ns.as_str())
-            .with_leader_election(""),
+            .leader_election_namespace(ns.as_str())
+            .leader_election(""),
     );
     assert!(matches!(no_id, Err(Error::InvalidLeaderElectionConfig(_))));
     let bad = Manager::new(
         env.client(),
         options()
-            .with_leader_election_namespace(ns.as_str())
-            .with_leader_election("x")
-            .with_renew_deadline(Duration::from_secs(20)),
+            .leader_election_namespace(ns.as_str())
+            .leader_election("x")
+            .renew_deadline(Duration::from_secs(20)),
     );
     assert!(matches!(
         bad,
@@ -421,7 +421,7 @@ async fn invalid_leader_election_settings_should_be_refused() -> TestResult {
     ));
     let manager = Manager::new(
         env.client(),
-        Options::default().with_metrics_bind_address("nonsense"),
+        Options::default().metrics_bind_address("nonsense"),
     )?;
     assert!(matches!(
         manager.start(async {}).await,
@@ -448,11 +448,11 @@ fn leader_replica(
     let manager = Manager::new(
         client,
         Options::default()
-            .with_metrics_bind_address("0")
-            .with_leader_election_namespace(namespace)
-            .with_leader_election("managers-lock")
-            .with_leader_election_identity(who)
-            .with_leader_election_release_on_cancel(release),
+            .metrics_bind_address("0")
+            .leader_election_namespace(namespace)
+            .leader_election("managers-lock")
+            .leader_election_identity(who)
+            .leader_election_release_on_cancel(release),
     )?;
     let (working, overlap) = (working.clone(), overlap.clone());
     manager.add(runnable_fn(move |ctx| {

@@ -154,7 +154,7 @@ async fn core_v1_events_should_count_repeats() -> TestResult {
     let env = TestCluster::start_paused("core-v1-events-should-count-re").await?;
     let cm = config_map(&env.client(), env.namespace(), "settings").await?;
     let recorder = EventRecorder::builder(env.client(), reporter())
-        .with_api(EventsApi::CoreV1)
+        .api(EventsApi::CoreV1)
         .build()?;
     for _ in 0..3 {
         recorder.event_for(&cm, EventType::Normal, "Synced", "applied");
@@ -190,7 +190,7 @@ async fn a_recorder_should_never_block_its_caller_and_drop_what_overflows() -> T
     let env = TestEnv::start().await?;
     let cm = config_map(&env.client(), "default", "settings").await?;
     let recorder = EventRecorder::builder(env.client(), reporter())
-        .with_queue_size(4)
+        .queue_size(4)
         .build()?;
     env.faults().set_latency(Duration::from_secs(1));
     // Far more events than the queue holds, while every write is slow: the
@@ -237,7 +237,7 @@ async fn the_manager_should_hand_out_recorders_reporting_as_its_replica() -> Tes
     let cm = config_map(&env.client(), env.namespace(), "settings").await?;
     let manager = kcr_controller_manager::Manager::new(
         env.client(),
-        kcr_controller_manager::Options::default().with_leader_election_identity("replica-7"),
+        kcr_controller_manager::Options::default().leader_election_identity("replica-7"),
     )?;
     let recorder = manager.event_recorder("foo-controller")?;
     recorder.event_for(&cm, EventType::Normal, "Created", "made it");
@@ -259,10 +259,10 @@ async fn a_manager_should_record_leader_election_events_on_its_lease() -> TestRe
     let manager = kcr_controller_manager::Manager::new(
         env.client(),
         kcr_controller_manager::Options::default()
-            .with_metrics_bind_address("0")
-            .with_leader_election_namespace(env.namespace())
-            .with_leader_election("events-lock")
-            .with_leader_election_identity("replica-9"),
+            .metrics_bind_address("0")
+            .leader_election_namespace(env.namespace())
+            .leader_election("events-lock")
+            .leader_election_identity("replica-9"),
     )?;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let m = manager.clone();

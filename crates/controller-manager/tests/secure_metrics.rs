@@ -106,9 +106,9 @@ async fn start_manager(env: &TestEnv, secure: SecureServing) -> BoxResult<Runnin
         .with_root_certificates(roots)
         .with_no_client_auth();
     let options = Options::default()
-        .with_metrics_bind_address("127.0.0.1:0")
-        .with_metrics_registry(registry)
-        .with_secure_metrics(secure);
+        .metrics_bind_address("127.0.0.1:0")
+        .metrics_registry(registry)
+        .secure_metrics(secure);
     let manager = Manager::new(env.client(), options)?;
     let (tx, task) = start(&manager);
     let addr = manager.metrics_addr().await.ok_or("metrics not served")?;
@@ -205,9 +205,9 @@ async fn without_caching_every_request_should_be_reviewed_again() -> TestResult 
     }
     let env = apiserver().await?;
     let secure = SecureServing::self_signed()?
-        .with_token_cache_ttl(std::time::Duration::ZERO)
-        .with_allow_cache_ttl(std::time::Duration::ZERO)
-        .with_deny_cache_ttl(std::time::Duration::ZERO);
+        .token_cache_ttl(std::time::Duration::ZERO)
+        .allow_cache_ttl(std::time::Duration::ZERO)
+        .deny_cache_ttl(std::time::Duration::ZERO);
     let running = start_manager(&env, secure).await?;
     assert_eq!(running.get("/metrics", Some(SCRAPER)).await?.0, 200);
     assert_eq!(running.get("/metrics", Some(STRANGER)).await?.0, 403);

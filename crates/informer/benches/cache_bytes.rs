@@ -7,7 +7,7 @@
 //! - the decoded object, with and without `managedFields`, and field by
 //!   field: the `Arc` with the inline struct, each `ObjectMeta` string, each
 //!   map's strings and its `BTreeMap` node;
-//! - kcr's `Cache` beyond the objects: key strings, the object table and key
+//! - kcr's `IndexedStore` beyond the objects: key strings, the object table and key
 //!   hash table, the namespace index;
 //! - kcr's informer all-in (factory defaults, and keeping managedFields)
 //!   beside kube-runtime's reflector `Store` fed as its watcher feeds it,
@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_cache::{
-    Cache, Indexers, NAMESPACE_INDEX, meta_namespace_index_func, meta_namespace_key_func,
+    IndexedStore, Indexers, NAMESPACE_INDEX, meta_namespace_index_func, meta_namespace_key_func,
 };
 use kcr_informer::SharedIndexInformer;
 use kube_runtime::reflector::store::Writer;
@@ -396,7 +396,7 @@ fn main() {
 
     // kcr's cache beyond the objects: no index, then the namespace index.
     let (keyed, cache_alone) = measure(|| {
-        let cache = Cache::new(meta_namespace_key_func::<ConfigMap>, Indexers::default());
+        let cache = IndexedStore::new(meta_namespace_key_func::<ConfigMap>, Indexers::default());
         for cm in &lean {
             cache.add(cm.clone()).unwrap_or_else(|e| panic!("add: {e}"));
         }
@@ -411,14 +411,17 @@ fn main() {
         .sum();
     drop(keyed);
     let (indexed, cache_indexed) = measure(|| {
-        let cache = Cache::<ConfigMap>::with_namespace_index();
+        let cache = IndexedStore::<ConfigMap>::namespace_indexed();
         for cm in &lean {
             cache.add(cm.clone()).unwrap_or_else(|e| panic!("add: {e}"));
         }
         cache
     });
     drop(indexed);
-    r.row("kcr `Cache` beyond the objects, no index", cache_alone);
+    r.row(
+        "kcr `IndexedStore` beyond the objects, no index",
+        cache_alone,
+    );
     r.row(
         "· key strings (`Arc<str>` \"namespace/name\")",
         Heap {
@@ -435,7 +438,7 @@ fn main() {
             },
     );
     r.row(
-        "kcr `Cache` namespace index entries",
+        "kcr `IndexedStore` namespace index entries",
         cache_indexed - cache_alone,
     );
     drop(lean);

@@ -4,7 +4,7 @@
 //! * [`SharedIndexInformer`]: a [`Reflector`](kcr_reflector::Reflector)
 //!   feeds a [`RealFifo`](kcr_cache::RealFifo) with atomic events, as
 //!   client-go 1.36 does; each popped event (or batch, applied as one
-//!   transaction) updates the [`Cache`](kcr_cache::Cache) first, then
+//!   transaction) updates the [`IndexedStore`](kcr_cache::IndexedStore) first, then
 //!   reaches every handler in the order it happened. A relist reaches the
 //!   handlers as its deletions first, then the listed objects;
 //!   [`InformerQueue::DeltaFifo`] keeps the older order. Read the cache through

@@ -7,8 +7,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use kcr_cache::{
-    BoxError, Cache, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Deltas, Indexers,
-    Lister, ProcessError, RealFifo, RealFifoOptions, Store, Transaction, TransactionType,
+    BoxError, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Deltas, IndexedStore,
+    Indexers, Lister, ProcessError, RealFifo, RealFifoOptions, Store, Transaction, TransactionType,
     TransformFunc, meta_namespace_key_func,
 };
 use kcr_metrics::informer::InformerMetrics;
@@ -92,7 +92,7 @@ struct Config<K> {
 struct Inner<K> {
     id: u64,
     lister_watcher: Arc<dyn ListerWatcher<K>>,
-    indexer: Arc<Cache<K>>,
+    indexer: Arc<IndexedStore<K>>,
     processor: Arc<Processor<K>>,
     default_event_handler_resync_period: Duration,
     // parking_lot locks, never held across `.await`.
@@ -277,7 +277,7 @@ where
             inner: Arc::new(Inner {
                 id: NEXT_INFORMER_ID.fetch_add(1, Ordering::Relaxed),
                 lister_watcher,
-                indexer: Arc::new(Cache::new(meta_namespace_key_func::<K>, indexers)),
+                indexer: Arc::new(IndexedStore::new(meta_namespace_key_func::<K>, indexers)),
                 processor: Arc::new(Processor::new()),
                 default_event_handler_resync_period,
                 metrics: Mutex::new(None),
@@ -436,7 +436,7 @@ where
     }
 
     /// The cache, with its indices.
-    pub fn get_indexer(&self) -> Arc<Cache<K>> {
+    pub fn get_indexer(&self) -> Arc<IndexedStore<K>> {
         self.inner.indexer.clone()
     }
 
@@ -852,7 +852,14 @@ where
                     }
                 }
                 DeltaType::Deleted => {
-                    if let Err(e) = self.indexer.delete(delta.object.clone()) {
+                    let deleted = match &delta.object {
+                        DeltaObject::Object(obj) => self.indexer.delete(obj.clone()),
+                        DeltaObject::DeletedFinalStateUnknown(tombstone) => {
+                            self.indexer.delete_by_key(&tombstone.key)
+                        }
+                        _ => Err(kcr_cache::Error::NoKey),
+                    };
+                    if let Err(e) = deleted {
                         tracing::warn!(error = %e, "could not delete from the cache");
                         continue;
                     }

@@ -14,7 +14,7 @@
 //! | module | crate | what it holds | client-go / controller-runtime |
 //! | --- | --- | --- | --- |
 //! | [`workqueue`] | `kcr-workqueue` | `Queue`, `DelayingQueue`, `RateLimitingQueue`, `PriorityQueue`, rate limiters | `util/workqueue`, controller-runtime `priorityqueue` |
-//! | [`cache`] | `kcr-cache` | key functions, `ThreadSafeStore`, `Cache` (`Store` + `Indexer`), `DeltaFifo`, listers, label selectors | `tools/cache` (store, index, delta_fifo, listers) |
+//! | [`cache`] | `kcr-cache` | key functions, `ThreadSafeStore`, `IndexedStore` (`Store` + `Indexer`), `DeltaFifo`, listers, label selectors | `tools/cache` (store, index, delta_fifo, listers) |
 //! | [`reflector`] | `kcr-reflector` | `ListerWatcher` (for `kube::Api`), `Reflector`, backoff | `tools/cache/reflector.go`, `listwatch.go` |
 //! | [`informer`] | `kcr-informer` | `SharedIndexInformer`, event handlers, `SharedInformerFactory` | `tools/cache/shared_informer.go`, `informers` |
 //! | [`controller_manager`] | `kcr-controller-manager` | `Manager`, `Runnable`, leader election, `/healthz` `/readyz`, `/metrics`, `Controller` + `Reconciler`, `EventRecorder` | controller-runtime `manager`, `builder`, `reconcile`; `tools/leaderelection`, `tools/record` |
@@ -52,7 +52,8 @@ changes.
 
 ```
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr::controller_manager::controller::{reconciler_fn, Action, Controller, Request};
+use kcr::controller_manager::controller::reconciler_fn;
+use kcr::controller_manager::{Action, Controller, Request};
 use kcr::controller_manager::{BoxError, Manager, Options};
 use kube::api::{Api, PostParams};
 
@@ -60,7 +61,7 @@ use kube::api::{Api, PostParams};
 # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 # let env = kcr_testenv::TestEnv::start().await?;
 # let client = env.client();
-let manager = Manager::new(client.clone(), Options::default().with_metrics_bind_address("0"))?;
+let manager = Manager::new(client.clone(), Options::default().metrics_bind_address("0"))?;
 let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel();
 Controller::builder(&manager, "config-maps")
     .for_::<ConfigMap>()
@@ -123,10 +124,10 @@ it.
 ```
 use std::sync::Arc;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr::cache::{Cache, Lister, Selector};
+use kcr::cache::{IndexedStore, Lister, Selector};
 
 # fn main() -> kcr::cache::Result<()> {
-let cache = Arc::new(Cache::<ConfigMap>::with_namespace_index());
+let cache = Arc::new(IndexedStore::<ConfigMap>::namespace_indexed());
 let mut cm = ConfigMap::default();
 cm.metadata.namespace = Some("default".into());
 cm.metadata.name = Some("settings".into());
@@ -152,7 +153,7 @@ bookmark and backoff rules.
 use std::sync::Arc;
 use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr::cache::Cache;
+use kcr::cache::IndexedStore;
 use kcr::reflector::Reflector;
 use kube::api::{Api, PostParams};
 use tokio_util::sync::CancellationToken;
@@ -165,7 +166,7 @@ let mut cm = ConfigMap::default();
 cm.metadata.name = Some("settings".into());
 api.create(&PostParams::default(), &cm).await?;
 
-let cache = Arc::new(Cache::<ConfigMap>::default());
+let cache = Arc::new(IndexedStore::<ConfigMap>::default());
 let reflector = Arc::new(Reflector::new(api, cache.clone()));
 let cancel = CancellationToken::new();
 let task = tokio::spawn({
@@ -271,7 +272,7 @@ pub use tokio_util::sync::CancellationToken;
 /// What a controller needs, in one import: `use kcr::prelude::*;`.
 ///
 /// The manager and its options, the controller builder, the reconciler trait with its request
-/// and action, the cache options and reader, the `async_trait` attribute, the cancellation
+/// and action, the informer options and reader, the `async_trait` attribute, the cancellation
 /// token, and kube's `Api`, `Client`, `Resource` and `ResourceExt`.
 pub mod prelude {
     pub use crate::CancellationToken;
@@ -279,7 +280,7 @@ pub mod prelude {
     #[cfg(feature = "controller_manager")]
     pub use kcr_controller_manager::{
         Action, BoxError, Controller, Manager, Options, Reconciler, Request,
-        manager::{ByObject, CacheOptions, CacheReader},
+        manager::{ByObject, InformerOptions, InformerReader},
     };
     pub use kube::{Api, Client, Resource, ResourceExt};
 }

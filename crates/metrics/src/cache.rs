@@ -43,28 +43,14 @@ impl CacheMetrics {
                 &["name"],
             )?,
         };
-        registry.register(Box::new(metrics.store_objects.clone()))?;
-        registry.register(Box::new(metrics.fifo_queued.clone()))?;
+        crate::registration::register!(registry, metrics.store_objects, metrics.fifo_queued)?;
         Ok(metrics)
     }
 
     /// The families registered (once, lazily) against the default [`crate::registry()`].
     pub fn global() -> &'static Self {
         static GLOBAL: OnceLock<CacheMetrics> = OnceLock::new();
-        GLOBAL.get_or_init(|| match Self::register(crate::registry()) {
-            Ok(metrics) => metrics,
-            // Only reachable if someone registered families with these names
-            // on the default registry by hand; keep working unregistered.
-            Err(_) => Self::unregistered(),
-        })
-    }
-
-    fn unregistered() -> Self {
-        match Self::register(&Registry::new()) {
-            Ok(metrics) => metrics,
-            // The names and labels are constants that prometheus accepts.
-            Err(e) => unreachable!("constant cache families are valid: {e}"),
-        }
+        crate::registration::global(&GLOBAL, Self::register, "cache")
     }
 
     /// `cache_store_objects` of the store called `name`.

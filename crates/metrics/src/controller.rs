@@ -157,14 +157,17 @@ impl ControllerMetrics {
                 "Number of currently used workers per controller",
             )?,
         };
-        registry.register(Box::new(metrics.reconcile_total.clone()))?;
-        registry.register(Box::new(metrics.reconcile_errors.clone()))?;
-        registry.register(Box::new(metrics.terminal_reconcile_errors.clone()))?;
-        registry.register(Box::new(metrics.reconcile_panics.clone()))?;
-        registry.register(Box::new(metrics.reconcile_timeouts.clone()))?;
-        registry.register(Box::new(metrics.reconcile_time.clone()))?;
-        registry.register(Box::new(metrics.max_concurrent_reconciles.clone()))?;
-        registry.register(Box::new(metrics.active_workers.clone()))?;
+        crate::registration::register!(
+            registry,
+            metrics.reconcile_total,
+            metrics.reconcile_errors,
+            metrics.terminal_reconcile_errors,
+            metrics.reconcile_panics,
+            metrics.reconcile_timeouts,
+            metrics.reconcile_time,
+            metrics.max_concurrent_reconciles,
+            metrics.active_workers
+        )?;
         Ok(metrics)
     }
 
@@ -175,20 +178,7 @@ impl ControllerMetrics {
     /// these names first), the families still work but are not exported.
     pub fn global() -> &'static Self {
         static GLOBAL: OnceLock<ControllerMetrics> = OnceLock::new();
-        GLOBAL.get_or_init(|| match Self::register(crate::registry()) {
-            Ok(metrics) => metrics,
-            // Only reachable if someone registered families with these names
-            // on the default registry by hand; keep working unregistered.
-            Err(_) => Self::unregistered(),
-        })
-    }
-
-    fn unregistered() -> Self {
-        match Self::register(&Registry::new()) {
-            Ok(metrics) => metrics,
-            // The names and labels are constants that prometheus accepts.
-            Err(e) => unreachable!("constant controller families are valid: {e}"),
-        }
+        crate::registration::global(&GLOBAL, Self::register, "controller")
     }
 
     /// The series of the controller `name`, every one set to zero if new

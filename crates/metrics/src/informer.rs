@@ -39,27 +39,14 @@ impl InformerMetrics {
                 &["name"],
             )?,
         };
-        registry.register(Box::new(metrics.handler_panics.clone()))?;
+        crate::registration::register!(registry, metrics.handler_panics)?;
         Ok(metrics)
     }
 
     /// The families registered (once, lazily) against the default [`crate::registry()`].
     pub fn global() -> &'static Self {
         static GLOBAL: OnceLock<InformerMetrics> = OnceLock::new();
-        GLOBAL.get_or_init(|| match Self::register(crate::registry()) {
-            Ok(metrics) => metrics,
-            // Only reachable if someone registered families with these names
-            // on the default registry by hand; keep working unregistered.
-            Err(_) => Self::unregistered(),
-        })
-    }
-
-    fn unregistered() -> Self {
-        match Self::register(&Registry::new()) {
-            Ok(metrics) => metrics,
-            // The names and labels are constants that prometheus accepts.
-            Err(e) => unreachable!("constant informer families are valid: {e}"),
-        }
+        crate::registration::global(&GLOBAL, Self::register, "informer")
     }
 
     /// The metrics of the informer called `name`. Resolve once, record

@@ -57,8 +57,7 @@ impl LeaderElectionMetrics {
             ),
             &["name"],
         )?;
-        registry.register(Box::new(master_status.clone()))?;
-        registry.register(Box::new(slowpath_total.clone()))?;
+        crate::registration::register!(registry, master_status, slowpath_total)?;
         Ok(Self {
             master_status,
             slowpath_total,
@@ -72,20 +71,7 @@ impl LeaderElectionMetrics {
     /// these names first), the families still work but are not exported.
     pub fn global() -> &'static Self {
         static GLOBAL: OnceLock<LeaderElectionMetrics> = OnceLock::new();
-        GLOBAL.get_or_init(|| match Self::register(crate::registry()) {
-            Ok(metrics) => metrics,
-            // Only reachable if someone registered families with these names
-            // on the default registry by hand; keep working unregistered.
-            Err(_) => Self::unregistered(),
-        })
-    }
-
-    fn unregistered() -> Self {
-        match Self::register(&Registry::new()) {
-            Ok(metrics) => metrics,
-            // The names and labels are constants that prometheus accepts.
-            Err(e) => unreachable!("constant leader election families are valid: {e}"),
-        }
+        crate::registration::global(&GLOBAL, Self::register, "leader election")
     }
 
     /// The `leader_election_master_status` gauge vector.

@@ -21,9 +21,12 @@
 //! - `global() -> &'static Self` registers them once, lazily, against the
 //!   default [`registry()`]; this is what kcr's crates use unless told otherwise.
 //!
-//! A new family file (say `example.rs`) follows the same shape: a
-//! `pub struct ExampleMetrics` with `register` and `global`, its provider
-//! trait(s), and one `pub mod example;` line in this file.
+//! Both go through one private helper (`registration.rs`): `register` builds
+//! the vectors and hands them to its `register!`; `global` is one call to its
+//! `global` with the group's `register`. A new family file (say `example.rs`)
+//! follows the same shape: a `pub struct ExampleMetrics` with `register` and
+//! `global`, its provider trait(s), and one `pub mod example;` line in this
+//! file.
 //!
 //! # Example
 //!
@@ -59,6 +62,7 @@ mod histogram;
 pub mod informer;
 pub mod leader_election;
 pub mod reflector;
+mod registration;
 mod stripes;
 pub mod workqueue;
 

@@ -171,37 +171,27 @@ impl ReflectorMetrics {
                 NAME,
             )?,
         };
-        registry.register(Box::new(metrics.lists.clone()))?;
-        registry.register(Box::new(metrics.list_duration.clone()))?;
-        registry.register(Box::new(metrics.items_per_list.clone()))?;
-        registry.register(Box::new(metrics.watches.clone()))?;
-        registry.register(Box::new(metrics.short_watches.clone()))?;
-        registry.register(Box::new(metrics.watch_duration.clone()))?;
-        registry.register(Box::new(metrics.items_per_watch.clone()))?;
-        registry.register(Box::new(metrics.last_resource_version.clone()))?;
-        registry.register(Box::new(metrics.watch_errors.clone()))?;
-        registry.register(Box::new(metrics.relists_expired.clone()))?;
-        registry.register(Box::new(metrics.decode_errors.clone()))?;
+        crate::registration::register!(
+            registry,
+            metrics.lists,
+            metrics.list_duration,
+            metrics.items_per_list,
+            metrics.watches,
+            metrics.short_watches,
+            metrics.watch_duration,
+            metrics.items_per_watch,
+            metrics.last_resource_version,
+            metrics.watch_errors,
+            metrics.relists_expired,
+            metrics.decode_errors
+        )?;
         Ok(metrics)
     }
 
     /// The families registered (once, lazily) against the default [`crate::registry()`].
     pub fn global() -> &'static Self {
         static GLOBAL: OnceLock<ReflectorMetrics> = OnceLock::new();
-        GLOBAL.get_or_init(|| match Self::register(crate::registry()) {
-            Ok(metrics) => metrics,
-            // Only reachable if someone registered families with these names
-            // on the default registry by hand; keep working unregistered.
-            Err(_) => Self::unregistered(),
-        })
-    }
-
-    fn unregistered() -> Self {
-        match Self::register(&Registry::new()) {
-            Ok(metrics) => metrics,
-            // The names and labels are constants that prometheus accepts.
-            Err(e) => unreachable!("constant reflector families are valid: {e}"),
-        }
+        crate::registration::global(&GLOBAL, Self::register, "reflector")
     }
 
     /// The metrics of the reflector called `name`. Resolve once, record

@@ -207,35 +207,23 @@ impl WorkqueueMetrics {
                 NAME,
             )?,
         };
-        registry.register(Box::new(metrics.depth.clone()))?;
-        registry.register(Box::new(metrics.adds.clone()))?;
-        registry.register(Box::new(metrics.latency.clone()))?;
-        registry.register(Box::new(metrics.work_duration.clone()))?;
-        registry.register(Box::new(metrics.unfinished.clone()))?;
-        registry.register(Box::new(metrics.longest_running.clone()))?;
-        registry.register(Box::new(metrics.retries.clone()))?;
+        crate::registration::register!(
+            registry,
+            metrics.depth,
+            metrics.adds,
+            metrics.latency,
+            metrics.work_duration,
+            metrics.unfinished,
+            metrics.longest_running,
+            metrics.retries
+        )?;
         Ok(metrics)
     }
 
     /// The families registered (once, lazily) against the default [`crate::registry()`].
     pub fn global() -> &'static Self {
         static GLOBAL: OnceLock<WorkqueueMetrics> = OnceLock::new();
-        GLOBAL.get_or_init(|| {
-            match Self::register(crate::registry()) {
-                Ok(metrics) => metrics,
-                // Only reachable if someone registered families with these names
-                // on the default registry by hand; keep working unregistered.
-                Err(_) => Self::unregistered(),
-            }
-        })
-    }
-
-    fn unregistered() -> Self {
-        match Self::register(&Registry::new()) {
-            Ok(metrics) => metrics,
-            // The names and labels are constants that prometheus accepts.
-            Err(e) => unreachable!("constant work queue families are valid: {e}"),
-        }
+        crate::registration::global(&GLOBAL, Self::register, "work queue")
     }
 }
 

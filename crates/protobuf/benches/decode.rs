@@ -21,7 +21,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-use kcr_protobuf::{DecodeOptions, decode_list, encode_list, schema_for};
+use kcr_protobuf::{DecodeOptions, Schema, list};
 use serde_json::Value;
 
 fn page() -> (Vec<u8>, Vec<u8>) {
@@ -29,8 +29,8 @@ fn page() -> (Vec<u8>, Vec<u8>) {
     let list: Value = serde_json::from_slice(json).unwrap();
     let items = list["items"].as_array().unwrap();
     let meta = list["metadata"].as_object().unwrap();
-    let schema = schema_for("v1", "ConfigMap").unwrap();
-    let protobuf = encode_list(schema, meta, items).unwrap();
+    let schema = Schema::for_kind("v1", "ConfigMap").unwrap();
+    let protobuf = list::encode(schema, meta, items).unwrap();
     (json.to_vec(), protobuf)
 }
 
@@ -47,8 +47,8 @@ fn pod_page() -> (Vec<u8>, Vec<u8>) {
     let list = serde_json::json!({
         "apiVersion": "v1", "kind": "PodList", "metadata": meta, "items": items,
     });
-    let schema = schema_for("v1", "Pod").unwrap();
-    let protobuf = encode_list(schema, meta.as_object().unwrap(), &items).unwrap();
+    let schema = Schema::for_kind("v1", "Pod").unwrap();
+    let protobuf = list::encode(schema, meta.as_object().unwrap(), &items).unwrap();
     (serde_json::to_vec(&list).unwrap(), protobuf)
 }
 
@@ -70,7 +70,7 @@ fn decode_pods(c: &mut Criterion) {
         let options = DecodeOptions::default().skip_managed_fields(skip);
         group.bench_function(name, |b| {
             b.iter(|| {
-                decode_list::<Pod>(black_box(&protobuf), options)
+                list::decode::<Pod>(black_box(&protobuf), options)
                     .unwrap()
                     .items
                     .len()
@@ -97,7 +97,7 @@ fn decode(c: &mut Criterion) {
     });
     group.bench_function("protobuf", |b| {
         b.iter(|| {
-            decode_list::<ConfigMap>(black_box(&protobuf), DecodeOptions::default())
+            list::decode::<ConfigMap>(black_box(&protobuf), DecodeOptions::default())
                 .unwrap()
                 .items
                 .len()
@@ -106,7 +106,7 @@ fn decode(c: &mut Criterion) {
     group.bench_function("protobuf_skip_managed_fields", |b| {
         let options = DecodeOptions::default().skip_managed_fields(true);
         b.iter(|| {
-            decode_list::<ConfigMap>(black_box(&protobuf), options)
+            list::decode::<ConfigMap>(black_box(&protobuf), options)
                 .unwrap()
                 .items
                 .len()

@@ -1,7 +1,7 @@
 //! Kubernetes' protobuf wire format (`application/vnd.kubernetes.protobuf`) for built-in
 //! kinds, as client-go and kube-apiserver speak it.
 //!
-//! * [`schema_for`]: field tables (field numbers, JSON names and kinds) for the kinds of
+//! * [`Schema::for_kind`]: field tables (field numbers, JSON names and kinds) for the kinds of
 //!   k8s.io/api's stable groups (`core/v1`, `apps/v1`, `batch/v1`, `coordination.k8s.io/v1`,
 //!   `discovery.k8s.io/v1`, `networking.k8s.io/v1`, `policy/v1`, `rbac.authorization.k8s.io/v1`,
 //!   `scheduling.k8s.io/v1`, `storage.k8s.io/v1`, `events.k8s.io/v1`, `autoscaling/v1` and
@@ -11,15 +11,20 @@
 //!   `protobuf` and `json` struct tags of Kubernetes v1.36.2; [`Schema::complete`] is false for
 //!   `CertificateSigningRequest`, whose `spec.extra` (a map of lists) the tables have no kind
 //!   for.
-//! * [`decode_object`], [`decode_list`], [`decode_message`]: a serde `Deserializer` that reads
+//! * [`object::decode`], [`list::decode`], [`message::decode`]: a serde `Deserializer` that reads
 //!   protobuf straight into any type whose `Deserialize` reads the JSON form (k8s-openapi's
 //!   types), with no intermediate JSON value; [`DecodeOptions::skip_managed_fields`] skips
 //!   `metadata.managedFields` without allocating them.
-//! * The envelopes: the `k8s\0` prefix and `runtime.Unknown` ([`unwrap`], [`wrap`]), List
-//!   messages, watch events ([`decode_watch_event`], [`encode_watch_frame`]) and the
-//!   length-delimited frames of a watch stream ([`FrameReader`]).
-//! * [`encode_object`], [`encode_list`]: the JSON form of an object or list encoded as the
-//!   serializer writes it; [`object_to_json`]: a body decoded strictly into its JSON form.
+//! * The envelopes: the `k8s\0` prefix and `runtime.Unknown` ([`envelope::unwrap`],
+//!   [`envelope::wrap`]), List messages ([`list`]), watch events ([`watch::decode_event`],
+//!   [`watch::encode_frame`]) and the length-delimited frames of a watch stream
+//!   ([`watch::FrameReader`]).
+//! * [`object::encode`], [`list::encode`]: the JSON form of an object or list encoded as the
+//!   serializer writes it; [`object::to_json`]: a body decoded strictly into its JSON form.
+//!
+//! The functions are grouped by what they read or write, one module each: [`envelope`] (the
+//! `k8s\0` + `runtime.Unknown` wrapper), [`object`] (a whole object body), [`message`] (an
+//! object's message without envelope, of a known [`Schema`]), [`list`] and [`watch`].
 //!
 //! Malformed input (a truncated varint, a wrong wire type, an unknown kind) is a typed
 //! [`Error`], never a panic.
@@ -31,7 +36,7 @@
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kcr_protobuf::{DecodeOptions, decode_object, encode_object};
+//! use kcr_protobuf::{DecodeOptions, object};
 //!
 //! let json = serde_json::json!({
 //!     "apiVersion": "v1",
@@ -39,29 +44,36 @@
 //!     "metadata": {"name": "settings", "namespace": "default"},
 //!     "data": {"mode": "fast"},
 //! });
-//! let body = encode_object(&json)?;
+//! let body = object::encode(&json)?;
 //! assert!(body.starts_with(b"k8s\0"));
-//! let cm: ConfigMap = decode_object(&body, DecodeOptions::default())?;
+//! let cm: ConfigMap = object::decode(&body, DecodeOptions::default())?;
 //! assert_eq!(cm.metadata.name.as_deref(), Some("settings"));
 //! assert_eq!(cm.data.unwrap()["mode"], "fast");
 //! # Ok::<(), kcr_protobuf::Error>(())
 //! ```
 
 mod de;
-mod envelope;
+pub mod envelope;
 mod error;
 mod json;
+pub mod list;
+pub mod message;
+pub mod object;
 mod schema;
 mod tables;
 mod time;
+pub mod watch;
 mod wire;
 
 pub use de::DecodeOptions;
-pub use envelope::{
-    FrameReader, ItemError, List, ListMeta, MAGIC, MEDIA_TYPE, Unknown, WATCH_MEDIA_TYPE,
-    WatchEvent, decode_list, decode_message, decode_object, decode_watch_event, describe,
-    encode_list, encode_list_of_messages, encode_message, encode_object, encode_watch_frame,
-    object_to_json, unwrap, wrap,
-};
 pub use error::{Error, Result};
-pub use schema::{Schema, item_schema_for, kinds, schema_for};
+pub use schema::Schema;
+
+/// The prefix of every body the protobuf serializer writes.
+pub const MAGIC: &[u8; 4] = b"k8s\x00";
+
+/// The media type of protobuf bodies.
+pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
+
+/// The media type of protobuf watch streams.
+pub const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";

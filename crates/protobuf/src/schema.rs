@@ -107,6 +107,23 @@ pub struct Schema {
 }
 
 impl Schema {
+    /// The field table of a kind, `None` for a kind this crate cannot encode or decode.
+    #[must_use]
+    pub fn for_kind(api_version: &str, kind: &str) -> Option<&'static Schema> {
+        schema_for(api_version, kind)
+    }
+
+    /// The field table of the items of a list kind (`ConfigMapList` gives `ConfigMap`'s).
+    #[must_use]
+    pub fn for_list_item(api_version: &str, list_kind: &str) -> Option<&'static Schema> {
+        item_schema_for(api_version, list_kind)
+    }
+
+    /// Every kind with a table.
+    pub fn all() -> impl Iterator<Item = &'static Schema> {
+        kinds()
+    }
+
     /// The kind's `apiVersion`.
     #[must_use]
     pub fn api_version(&self) -> &'static str {
@@ -143,22 +160,17 @@ pub(crate) const fn schema(
     }
 }
 
-/// The field table of a kind, `None` for a kind this crate cannot encode or decode.
-#[must_use]
-pub fn schema_for(api_version: &str, kind: &str) -> Option<&'static Schema> {
+pub(crate) fn schema_for(api_version: &str, kind: &str) -> Option<&'static Schema> {
     tables::SCHEMAS
         .iter()
         .find(|s| s.api_version == api_version && s.kind == kind)
 }
 
-/// The field table of the items of a list kind (`ConfigMapList` gives `ConfigMap`'s).
-#[must_use]
-pub fn item_schema_for(api_version: &str, list_kind: &str) -> Option<&'static Schema> {
+pub(crate) fn item_schema_for(api_version: &str, list_kind: &str) -> Option<&'static Schema> {
     schema_for(api_version, list_kind.strip_suffix("List")?)
 }
 
-/// Every kind with a table.
-pub fn kinds() -> impl Iterator<Item = &'static Schema> {
+pub(crate) fn kinds() -> impl Iterator<Item = &'static Schema> {
     tables::SCHEMAS.iter()
 }
 

@@ -4,10 +4,7 @@
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
-use kcr_protobuf::{
-    DecodeOptions, Error, FrameReader, decode_list, decode_object, decode_watch_event, encode_list,
-    encode_object, encode_watch_frame, object_to_json, schema_for, unwrap,
-};
+use kcr_protobuf::{DecodeOptions, Error, Schema, envelope, list, object, watch};
 use serde_json::{Value, json};
 
 /// Three ConfigMaps as kube-apiserver v1.36 lists them (two managedFields entries and the
@@ -30,10 +27,10 @@ fn fixture_items() -> Vec<Value> {
 #[test]
 fn a_configmap_as_the_server_returns_it_should_round_trip() {
     for item in fixture_items() {
-        let body = encode_object(&item).unwrap();
+        let body = object::encode(&item).unwrap();
         assert!(body.starts_with(b"k8s\0"));
-        assert_eq!(object_to_json(&body).unwrap(), item);
-        let typed: ConfigMap = decode_object(&body, DecodeOptions::default()).unwrap();
+        assert_eq!(object::to_json(&body).unwrap(), item);
+        let typed: ConfigMap = object::decode(&body, DecodeOptions::default()).unwrap();
         let expected: ConfigMap = serde_json::from_value(item.clone()).unwrap();
         assert_eq!(typed, expected);
         assert_eq!(
@@ -46,9 +43,9 @@ fn a_configmap_as_the_server_returns_it_should_round_trip() {
 #[test]
 fn managed_fields_should_be_skipped_only_when_asked() {
     let item = &fixture_items()[0];
-    let body = encode_object(item).unwrap();
+    let body = object::encode(item).unwrap();
     let skipped: ConfigMap =
-        decode_object(&body, DecodeOptions::default().skip_managed_fields(true)).unwrap();
+        object::decode(&body, DecodeOptions::default().skip_managed_fields(true)).unwrap();
     let mut expected: ConfigMap = serde_json::from_value(item.clone()).unwrap();
     expected.metadata.managed_fields = None;
     assert_eq!(skipped, expected);
@@ -57,8 +54,8 @@ fn managed_fields_should_be_skipped_only_when_asked() {
 #[test]
 fn what_kubectl_sends_should_decode_typed_as_its_json_form_does() {
     let web2 = include_bytes!("data/deployment-web2.pb");
-    let as_json = object_to_json(web2).unwrap();
-    let typed: Deployment = decode_object(web2, DecodeOptions::default()).unwrap();
+    let as_json = object::to_json(web2).unwrap();
+    let typed: Deployment = object::decode(web2, DecodeOptions::default()).unwrap();
     assert_eq!(
         typed,
         serde_json::from_value::<Deployment>(as_json.clone()).unwrap()
@@ -66,29 +63,29 @@ fn what_kubectl_sends_should_decode_typed_as_its_json_form_does() {
     assert_eq!(typed.spec.replicas, Some(3));
     // And what the encoder writes for the JSON form decodes to it again.
     assert_eq!(
-        object_to_json(&encode_object(&as_json).unwrap()).unwrap(),
+        object::to_json(&object::encode(&as_json).unwrap()).unwrap(),
         as_json
     );
 
     let creds = include_bytes!("data/secret-creds.pb");
-    let secret: Secret = decode_object(creds, DecodeOptions::default()).unwrap();
+    let secret: Secret = object::decode(creds, DecodeOptions::default()).unwrap();
     let data = secret.data.unwrap();
     assert_eq!(data["password"].0, b"hunter2");
     assert_eq!(
-        object_to_json(&encode_object(&object_to_json(creds).unwrap()).unwrap()).unwrap(),
-        object_to_json(creds).unwrap()
+        object::to_json(&object::encode(&object::to_json(creds).unwrap()).unwrap()).unwrap(),
+        object::to_json(creds).unwrap()
     );
 }
 
 #[test]
 fn a_list_should_round_trip_with_its_metadata() {
     let items = fixture_items();
-    let schema = schema_for("v1", "ConfigMap").unwrap();
+    let schema = Schema::for_kind("v1", "ConfigMap").unwrap();
     let meta = json!({"resourceVersion": "55757", "continue": "abc", "remainingItemCount": 497});
-    let body = encode_list(schema, meta.as_object().unwrap(), &items).unwrap();
-    let u = unwrap(&body).unwrap();
+    let body = list::encode(schema, meta.as_object().unwrap(), &items).unwrap();
+    let u = envelope::unwrap(&body).unwrap();
     assert_eq!((&*u.api_version, &*u.kind), ("v1", "ConfigMapList"));
-    let list = decode_list::<ConfigMap>(&body, DecodeOptions::default()).unwrap();
+    let list = list::decode::<ConfigMap>(&body, DecodeOptions::default()).unwrap();
     assert_eq!(list.metadata.resource_version, "55757");
     assert_eq!(list.metadata.continue_token, "abc");
     assert_eq!(list.metadata.remaining_item_count, Some(497));
@@ -109,8 +106,8 @@ fn a_list_item_that_does_not_decode_should_be_named() {
     cm.extend([0x10, 0x05]);
     let mut list = vec![0x12, cm.len() as u8];
     list.extend(cm);
-    let body = kcr_protobuf::wrap("v1", "ConfigMapList", &list);
-    let e = decode_list::<ConfigMap>(&body, DecodeOptions::default()).unwrap_err();
+    let body = kcr_protobuf::envelope::wrap("v1", "ConfigMapList", &list);
+    let e = list::decode::<ConfigMap>(&body, DecodeOptions::default()).unwrap_err();
     assert_eq!(e.kind, "ConfigMap");
     assert_eq!(e.name, "ns/x");
     assert!(matches!(
@@ -127,12 +124,12 @@ fn a_list_item_that_does_not_decode_should_be_named() {
 #[test]
 fn watch_frames_should_carry_events_and_statuses() {
     let item = &fixture_items()[1];
-    let mut stream = encode_watch_frame("ADDED", &encode_object(item).unwrap()).unwrap();
+    let mut stream = watch::encode_frame("ADDED", &object::encode(item).unwrap()).unwrap();
     let status = json!({
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": "too old resource version: 1 (5)", "reason": "Expired", "code": 410,
     });
-    stream.extend(encode_watch_frame("ERROR", &encode_object(&status).unwrap()).unwrap());
+    stream.extend(watch::encode_frame("ERROR", &object::encode(&status).unwrap()).unwrap());
     // Go's framer: a 4-byte big-endian length, then the WatchEvent itself.
     let len = u32::from_be_bytes(stream[..4].try_into().unwrap()) as usize;
     assert_eq!(
@@ -140,7 +137,7 @@ fn watch_frames_should_carry_events_and_statuses() {
         &[0x0a, 0x05],
         "field 1 (type), 5 bytes: ADDED"
     );
-    let mut frames = FrameReader::new(1 << 20);
+    let mut frames = watch::FrameReader::new(1 << 20);
     let mut events = Vec::new();
     // One byte at a time: frames split anywhere.
     for b in &stream {
@@ -152,21 +149,21 @@ fn watch_frames_should_carry_events_and_statuses() {
     frames.finish().unwrap();
     assert_eq!(events.len(), 2);
     assert_eq!(events[0].len(), len);
-    let added = decode_watch_event(&events[0]).unwrap();
+    let added = watch::decode_event(&events[0]).unwrap();
     assert_eq!(added.event_type, "ADDED");
-    let cm: ConfigMap = decode_object(added.object, DecodeOptions::default()).unwrap();
+    let cm: ConfigMap = object::decode(added.object, DecodeOptions::default()).unwrap();
     assert_eq!(
         cm,
         serde_json::from_value::<ConfigMap>(item.clone()).unwrap()
     );
-    let error = decode_watch_event(&events[1]).unwrap();
+    let error = watch::decode_event(&events[1]).unwrap();
     assert_eq!(error.event_type, "ERROR");
-    let s: Status = decode_object(error.object, DecodeOptions::default()).unwrap();
+    let s: Status = object::decode(error.object, DecodeOptions::default()).unwrap();
     assert_eq!(s.code, Some(410));
     assert_eq!(s.reason.as_deref(), Some("Expired"));
     // kube::core::Status-like types with enums read the same.
     let kube_like: serde_json::Map<String, Value> =
-        decode_object(error.object, DecodeOptions::default()).unwrap();
+        object::decode(error.object, DecodeOptions::default()).unwrap();
     assert_eq!(Value::Object(kube_like), {
         let mut s = status.clone();
         s.as_object_mut().unwrap().remove("apiVersion");
@@ -177,7 +174,7 @@ fn watch_frames_should_carry_events_and_statuses() {
 
 #[test]
 fn a_frame_over_the_limit_should_be_refused_before_it_is_read() {
-    let mut frames = FrameReader::new(100);
+    let mut frames = watch::FrameReader::new(100);
     frames.push(&[0, 0, 0, 101]);
     assert_eq!(
         frames.next_frame(),
@@ -186,7 +183,7 @@ fn a_frame_over_the_limit_should_be_refused_before_it_is_read() {
             limit: 100
         })
     );
-    let mut frames = FrameReader::new(100);
+    let mut frames = watch::FrameReader::new(100);
     frames.push(&[0, 0, 0, 3, 1]);
     assert_eq!(frames.next_frame(), Ok(None));
     assert_eq!(frames.finish(), Err(Error::Truncated { field: 0 }));
@@ -196,25 +193,25 @@ fn a_frame_over_the_limit_should_be_refused_before_it_is_read() {
 fn malformed_input_should_give_typed_errors() {
     let opts = DecodeOptions::default();
     assert_eq!(
-        decode_object::<ConfigMap>(b"{}", opts),
+        object::decode::<ConfigMap>(b"{}", opts),
         Err(Error::MissingPrefix)
     );
     assert_eq!(
-        decode_object::<ConfigMap>(b"k8s\0\x0a\xff", opts),
+        object::decode::<ConfigMap>(b"k8s\0\x0a\xff", opts),
         Err(Error::TruncatedVarint)
     );
-    let job = kcr_protobuf::wrap("example.com/v1", "Widget", &[]);
+    let job = kcr_protobuf::envelope::wrap("example.com/v1", "Widget", &[]);
     assert_eq!(
-        decode_object::<ConfigMap>(&job, opts),
+        object::decode::<ConfigMap>(&job, opts),
         Err(Error::UnknownKind {
             api_version: "example.com/v1".into(),
             kind: "Widget".into()
         })
     );
     // metadata.name (a string) sent as a number.
-    let body = kcr_protobuf::wrap("v1", "ConfigMap", &[0x0a, 0x02, 0x08, 0x07]);
+    let body = kcr_protobuf::envelope::wrap("v1", "ConfigMap", &[0x0a, 0x02, 0x08, 0x07]);
     assert_eq!(
-        decode_object::<ConfigMap>(&body, opts),
+        object::decode::<ConfigMap>(&body, opts),
         Err(Error::WrongWireType {
             field: 1,
             name: "name",
@@ -223,11 +220,11 @@ fn malformed_input_should_give_typed_errors() {
         })
     );
     assert!(matches!(
-        encode_object(&json!({"apiVersion": "v1", "kind": "ConfigMap", "spec": {}})),
+        object::encode(&json!({"apiVersion": "v1", "kind": "ConfigMap", "spec": {}})),
         Err(Error::UnknownJsonField { path }) if path == ".spec"
     ));
     assert!(matches!(
-        encode_object(&json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": 5}})),
+        object::encode(&json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": 5}})),
         Err(Error::Invalid(_))
     ));
 }
@@ -309,9 +306,9 @@ mod properties {
     proptest! {
         #[test]
         fn configmaps_should_round_trip_through_protobuf(cm in configmap()) {
-            let body = encode_object(&cm).unwrap();
-            prop_assert_eq!(object_to_json(&body).unwrap(), cm.clone());
-            let typed: ConfigMap = decode_object(&body, DecodeOptions::default()).unwrap();
+            let body = object::encode(&cm).unwrap();
+            prop_assert_eq!(object::to_json(&body).unwrap(), cm.clone());
+            let typed: ConfigMap = object::decode(&body, DecodeOptions::default()).unwrap();
             prop_assert_eq!(typed, serde_json::from_value::<ConfigMap>(cm).unwrap());
         }
 
@@ -320,11 +317,11 @@ mod properties {
             let mut prefixed = b"k8s\0".to_vec();
             prefixed.extend(&body);
             for b in [&body, &prefixed] {
-                let _ = decode_object::<ConfigMap>(b, DecodeOptions::default());
-                let _ = decode_list::<ConfigMap>(b, DecodeOptions::default());
-                let _ = object_to_json(b);
-                if let Ok(e) = decode_watch_event(b) {
-                    let _ = decode_object::<ConfigMap>(e.object, DecodeOptions::default());
+                let _ = object::decode::<ConfigMap>(b, DecodeOptions::default());
+                let _ = list::decode::<ConfigMap>(b, DecodeOptions::default());
+                let _ = object::to_json(b);
+                if let Ok(e) = watch::decode_event(b) {
+                    let _ = object::decode::<ConfigMap>(e.object, DecodeOptions::default());
                 }
             }
         }
@@ -335,16 +332,16 @@ mod properties {
             flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
             cut in any::<prop::sample::Index>(),
         ) {
-            let mut body = encode_object(&cm).unwrap();
+            let mut body = object::encode(&cm).unwrap();
             for (at, byte) in flips {
                 let i = at.index(body.len());
                 body[i] = byte;
             }
-            let _ = decode_object::<ConfigMap>(&body, DecodeOptions::default());
-            let _ = object_to_json(&body);
+            let _ = object::decode::<ConfigMap>(&body, DecodeOptions::default());
+            let _ = object::to_json(&body);
             body.truncate(cut.index(body.len()));
-            let _ = decode_object::<ConfigMap>(&body, DecodeOptions::default().skip_managed_fields(true));
-            let _ = object_to_json(&body);
+            let _ = object::decode::<ConfigMap>(&body, DecodeOptions::default().skip_managed_fields(true));
+            let _ = object::to_json(&body);
         }
 
         /// A real server's Pod, its protobuf mutated: nested messages, inlined structs,
@@ -355,16 +352,16 @@ mod properties {
             cut in any::<prop::sample::Index>(),
         ) {
             let pod: Value = serde_json::from_str(include_str!("data/pod.json")).unwrap();
-            let mut body = encode_object(&pod).unwrap();
+            let mut body = object::encode(&pod).unwrap();
             for (at, byte) in flips {
                 let i = at.index(body.len());
                 body[i] = byte;
             }
-            let _ = decode_object::<Pod>(&body, DecodeOptions::default());
-            let _ = object_to_json(&body);
+            let _ = object::decode::<Pod>(&body, DecodeOptions::default());
+            let _ = object::to_json(&body);
             body.truncate(cut.index(body.len()));
-            let _ = decode_object::<Pod>(&body, DecodeOptions::default().skip_managed_fields(true));
-            let _ = object_to_json(&body);
+            let _ = object::decode::<Pod>(&body, DecodeOptions::default().skip_managed_fields(true));
+            let _ = object::to_json(&body);
         }
     }
 }
@@ -372,11 +369,11 @@ mod properties {
 #[test]
 fn a_pod_as_the_server_returns_it_should_round_trip() {
     let pod: Value = serde_json::from_str(include_str!("data/pod.json")).unwrap();
-    let body = encode_object(&pod).unwrap();
-    let typed: Pod = decode_object(&body, DecodeOptions::default()).unwrap();
+    let body = object::encode(&pod).unwrap();
+    let typed: Pod = object::decode(&body, DecodeOptions::default()).unwrap();
     let expected: Pod = serde_json::from_value(pod.clone()).unwrap();
     assert_eq!(typed, expected);
-    assert_eq!(object_to_json(&body).unwrap(), pod);
+    assert_eq!(object::to_json(&body).unwrap(), pod);
 }
 
 #[test]
@@ -408,10 +405,10 @@ fn kinds_with_maps_of_times_lists_of_integers_and_raw_json_should_round_trip() {
             "revision": 1,
         }),
     ] {
-        let body = encode_object(&object).unwrap();
-        assert_eq!(object_to_json(&body).unwrap(), object);
+        let body = object::encode(&object).unwrap();
+        assert_eq!(object::to_json(&body).unwrap(), object);
     }
-    let pdb = encode_object(&json!({
+    let pdb = object::encode(&json!({
         "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
         "metadata": {"name": "web"},
         "status": {"disruptedPods": {"web-1": "2026-11-26T17:00:00Z"}, "disruptionsAllowed": 1,
@@ -419,7 +416,7 @@ fn kinds_with_maps_of_times_lists_of_integers_and_raw_json_should_round_trip() {
     }))
     .unwrap();
     let typed: k8s_openapi::api::policy::v1::PodDisruptionBudget =
-        decode_object(&pdb, DecodeOptions::default()).unwrap();
+        object::decode(&pdb, DecodeOptions::default()).unwrap();
     let status = typed.status.unwrap();
     assert_eq!(status.disrupted_pods.unwrap().len(), 1);
     assert_eq!(status.disruptions_allowed, Some(1));

@@ -2,7 +2,7 @@
 //! the server's memory never counts as the client's):
 //!
 //! - `initial_sync`: list 100,000 ConfigMaps (`KCR_BENCH_OBJECTS` to change)
-//!   into a store, kcr's `Reflector` + `Cache` beside kube-runtime's
+//!   into a store, kcr's `Reflector` + `IndexedStore` beside kube-runtime's
 //!   `watcher` + `reflector` store, in the same run on the same server;
 //! - peak memory of one initial sync, each in a fresh child process (VmHWM),
 //!   printed after the criterion groups;
@@ -18,10 +18,9 @@ use async_trait::async_trait;
 use criterion::{Criterion, Throughput};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kcr_cache::Cache;
+use kcr_cache::{BoxError, IndexedStore};
 use kcr_reflector::{
-    BoxError, ListOptions, ListerWatcher, ObjectList, Reflector, ReflectorStore, WatchOptions,
-    WatchStream,
+    ListOptions, ListerWatcher, ObjectList, Reflector, ReflectorStore, WatchOptions, WatchStream,
 };
 use kube::api::{Api, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -163,9 +162,9 @@ fn server() {
     });
 }
 
-/// A `Cache` that signals when the reflector's list has been stored.
+/// An `IndexedStore` that signals when the reflector's list has been stored.
 struct Signalling {
-    cache: Cache<ConfigMap>,
+    cache: IndexedStore<ConfigMap>,
     replaced: Notify,
 }
 
@@ -192,7 +191,7 @@ impl ReflectorStore<ConfigMap> for Signalling {
 /// One initial sync with kcr; returns the number of objects stored.
 async fn sync_kcr(client: kube::Client) -> usize {
     let store = Arc::new(Signalling {
-        cache: Cache::default(),
+        cache: IndexedStore::default(),
         replaced: Notify::new(),
     });
     let reflector = Reflector::new(
@@ -422,7 +421,7 @@ fn bench() {
                         api: Api::namespaced(client.clone(), STREAM_NAMESPACE),
                         from: from.clone(),
                     };
-                    let cache = Arc::new(Cache::<ConfigMap>::default());
+                    let cache = Arc::new(IndexedStore::<ConfigMap>::default());
                     let reflector = Arc::new(Reflector::new(lw, cache.clone()));
                     let cancel = CancellationToken::new();
                     let task = tokio::spawn({

@@ -126,7 +126,7 @@ fn protobuf_schema<K: Resource<DynamicType = ()>>() -> Option<&'static kcr_proto
     if K::metadata_api() {
         return None;
     }
-    kcr_protobuf::schema_for(&K::api_version(&()), &K::kind(&())).filter(|s| s.complete())
+    kcr_protobuf::Schema::for_kind(&K::api_version(&()), &K::kind(&())).filter(|s| s.complete())
 }
 
 #[async_trait]

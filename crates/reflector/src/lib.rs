@@ -1,7 +1,7 @@
 //! client-go's Reflector for Rust: List & Watch into a store.
 //!
 //! A [`Reflector`] keeps a [`ReflectorStore`] (kcr-cache's `DeltaFifo` or
-//! `Cache`) consistent with the API server, exactly as client-go's does:
+//! `IndexedStore`) consistent with the API server, exactly as client-go's does:
 //!
 //! - each cycle ([`Reflector::list_and_watch`]) gets the whole state with a
 //!   **streaming list** (a watch with `sendInitialEvents=true`, whose state
@@ -44,14 +44,14 @@
 //!
 //! # Example
 //!
-//! A reflector filling a `Cache` of ConfigMaps from an API server (here
+//! A reflector filling an `IndexedStore` of ConfigMaps from an API server (here
 //! kcr-testenv's embedded one):
 //!
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kcr_cache::Cache;
+//! use kcr_cache::IndexedStore;
 //! use kcr_reflector::Reflector;
 //! use kube::api::{Api, ObjectMeta, PostParams};
 //! use tokio_util::sync::CancellationToken;
@@ -67,7 +67,7 @@
 //! };
 //! api.create(&PostParams::default(), &settings).await?;
 //!
-//! let cache = Arc::new(Cache::<ConfigMap>::default());
+//! let cache = Arc::new(IndexedStore::<ConfigMap>::default());
 //! let reflector = Arc::new(Reflector::new(api, cache.clone()).name("configmaps"));
 //! let cancel = CancellationToken::new();
 //! let task = tokio::spawn({
@@ -106,4 +106,4 @@ pub use listwatch::{
     WatchEvent, WatchOptions, WatchStream,
 };
 pub use reflector::{DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, Reflector};
-pub use store::{BoxError, ReflectorStore};
+pub use store::ReflectorStore;

@@ -39,13 +39,14 @@ pub(crate) fn decode_list<K: DeserializeOwned>(
     body: &[u8],
     drop_managed_fields: bool,
 ) -> Result<ObjectList<K>> {
-    let list = kcr_protobuf::decode_list::<K>(body, options(drop_managed_fields)).map_err(|e| {
-        Error::Protobuf {
-            kind: e.kind,
-            name: e.name,
-            source: e.source,
-        }
-    })?;
+    let list =
+        kcr_protobuf::list::decode::<K>(body, options(drop_managed_fields)).map_err(|e| {
+            Error::Protobuf {
+                kind: e.kind,
+                name: e.name,
+                source: e.source,
+            }
+        })?;
     Ok(ObjectList {
         items: list.items,
         resource_version: list.metadata.resource_version,
@@ -56,7 +57,7 @@ pub(crate) fn decode_list<K: DeserializeOwned>(
 
 /// A `Status` error body in protobuf.
 pub(crate) fn decode_status(body: &[u8]) -> Option<Status> {
-    kcr_protobuf::decode_object::<Status>(body, DecodeOptions::default()).ok()
+    kcr_protobuf::object::decode::<Status>(body, DecodeOptions::default()).ok()
 }
 
 /// Decodes one watch frame (a `WatchEvent` whose object is a `k8s\0` body of `schema`'s kind,
@@ -66,8 +67,9 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
     schema: &Schema,
     drop_managed_fields: bool,
 ) -> Result<WatchEvent<K>> {
-    let event = kcr_protobuf::decode_watch_event(frame).map_err(|e| whole("watch event", e))?;
-    let object = kcr_protobuf::unwrap(event.object).map_err(|e| whole("watch event", e))?;
+    let event = kcr_protobuf::watch::decode_event(frame).map_err(|e| whole("watch event", e))?;
+    let object =
+        kcr_protobuf::envelope::unwrap(event.object).map_err(|e| whole("watch event", e))?;
     let kind = if object.kind.is_empty() {
         schema.kind().to_owned()
     } else {
@@ -75,17 +77,17 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
     };
     let failed = |source| Error::Protobuf {
         kind: kind.clone(),
-        name: kcr_protobuf::describe(object.raw),
+        name: kcr_protobuf::message::describe(object.raw),
         source,
     };
-    let typed = |opts| kcr_protobuf::decode_message::<K>(object.raw, schema, opts).map_err(failed);
+    let typed = |opts| kcr_protobuf::message::decode::<K>(object.raw, schema, opts).map_err(failed);
     Ok(match &*event.event_type {
         "ADDED" => WatchEvent::Added(typed(options(drop_managed_fields))?),
         "MODIFIED" => WatchEvent::Modified(typed(options(drop_managed_fields))?),
         "DELETED" => WatchEvent::Deleted(typed(options(drop_managed_fields))?),
         "BOOKMARK" => {
             let b: BookmarkObject =
-                kcr_protobuf::decode_message(object.raw, schema, options(true)).map_err(failed)?;
+                kcr_protobuf::message::decode(object.raw, schema, options(true)).map_err(failed)?;
             WatchEvent::Bookmark(Bookmark {
                 resource_version: b.metadata.resource_version,
                 annotations: b.metadata.annotations.unwrap_or_default(),
@@ -93,7 +95,7 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
         }
         "ERROR" => {
             let status =
-                kcr_protobuf::decode_object::<Status>(event.object, DecodeOptions::default())
+                kcr_protobuf::object::decode::<Status>(event.object, DecodeOptions::default())
                     .map_err(failed)?;
             WatchEvent::Error(Box::new(status))
         }
@@ -101,7 +103,7 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
             return Err(Error::UnknownEventType {
                 event_type: other.to_owned(),
                 kind,
-                name: kcr_protobuf::describe(object.raw),
+                name: kcr_protobuf::message::describe(object.raw),
             });
         }
     })
@@ -109,7 +111,7 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
 
 /// A protobuf watch body's frames; a frame over the limit is `Err(limit)`.
 struct Frames {
-    reader: kcr_protobuf::FrameReader,
+    reader: kcr_protobuf::watch::FrameReader,
     limit: usize,
 }
 
@@ -133,7 +135,7 @@ impl Framing for Frames {
     }
 
     fn clear(&mut self) {
-        self.reader = kcr_protobuf::FrameReader::new(0);
+        self.reader = kcr_protobuf::watch::FrameReader::new(0);
     }
 }
 
@@ -153,7 +155,7 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let frames = Frames {
-        reader: kcr_protobuf::FrameReader::new(max_event_bytes),
+        reader: kcr_protobuf::watch::FrameReader::new(max_event_bytes),
         limit: max_event_bytes,
     };
     split_events(body, frames, move |frame: &[u8]| {

@@ -107,11 +107,11 @@ enum Streamed<K> {
 /// # async fn doc(client: kube::Client) {
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kcr_cache::Cache;
+/// use kcr_cache::IndexedStore;
 /// use kcr_reflector::Reflector;
 /// use tokio_util::sync::CancellationToken;
 ///
-/// let cache = Arc::new(Cache::<ConfigMap>::default());
+/// let cache = Arc::new(IndexedStore::<ConfigMap>::default());
 /// let api = kube::Api::<ConfigMap>::all(client);
 /// let reflector = Reflector::new(api, cache.clone()).name("configmaps");
 /// let cancel = CancellationToken::new();

@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 
 use super::*;
 use crate::listwatch::{Bookmark, ObjectList};
-use crate::store::BoxError;
+use kcr_cache::BoxError;
 
 fn cm(name: &str, rv: u64) -> ConfigMap {
     ConfigMap {

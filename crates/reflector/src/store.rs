@@ -2,10 +2,7 @@
 
 use std::sync::Arc;
 
-use kcr_cache::TransformFunc;
-
-/// A boxed error from a store.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+use kcr_cache::{BoxError, TransformFunc};
 
 /// What a [`Reflector`](crate::Reflector) writes to (the `Store` part of
 /// client-go's reflector contract).
@@ -14,7 +11,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// takes bookmarks too) and [`DeltaFifo`](kcr_cache::DeltaFifo) (whose
 /// `replace` turns objects missing from a relist into
 /// `DeletedFinalStateUnknown` tombstones), both naming their transform, and
-/// for [`Cache`](kcr_cache::Cache). The methods are synchronous: a store is an
+/// for [`IndexedStore`](kcr_cache::IndexedStore). The methods are synchronous: a store is an
 /// in-memory structure behind a short lock.
 pub trait ReflectorStore<K>: Send + Sync {
     /// An object was created.
@@ -78,7 +75,7 @@ macro_rules! impl_for_cache_store {
             }
 
             fn delete(&self, obj: Arc<K>) -> Result<(), BoxError> {
-                kcr_cache::Store::delete(self, kcr_cache::DeltaObject::Object(obj))
+                kcr_cache::Store::delete(self, obj)
                     .map_err(Into::into)
             }
 
@@ -94,9 +91,9 @@ macro_rules! impl_for_cache_store {
 }
 
 impl_for_cache_store!(
-    Cache,
+    IndexedStore,
     fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), BoxError> {
-        kcr_cache::Cache::replace(self, list, resource_version).map_err(Into::into)
+        kcr_cache::IndexedStore::replace(self, list, resource_version).map_err(Into::into)
     }
 );
 impl_for_cache_store!(

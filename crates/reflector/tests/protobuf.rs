@@ -236,13 +236,13 @@ async fn scripted_watch(
 }
 
 fn added_frame(name: &str, big: usize) -> Vec<u8> {
-    let object = kcr_protobuf::encode_object(&json!({
+    let object = kcr_protobuf::object::encode(&json!({
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": "default", "resourceVersion": "5"},
         "data": {"big": "x".repeat(big)},
     }))
     .unwrap();
-    kcr_protobuf::encode_watch_frame("ADDED", &object).unwrap()
+    kcr_protobuf::watch::encode_frame("ADDED", &object).unwrap()
 }
 
 #[tokio::test]
@@ -309,12 +309,12 @@ async fn a_watch_cut_inside_a_frame_or_a_malformed_frame_should_give_typed_error
         "{events:?}"
     );
     // A frame whose object's `data` value is sent as a number.
-    let object = kcr_protobuf::wrap(
+    let object = kcr_protobuf::envelope::wrap(
         "v1",
         "ConfigMap",
         &[0x0a, 0x03, 0x0a, 0x01, b'x', 0x10, 0x05],
     );
-    let frame = kcr_protobuf::encode_watch_frame("ADDED", &object).unwrap();
+    let frame = kcr_protobuf::watch::encode_frame("ADDED", &object).unwrap();
     let events = scripted_watch(vec![frame], DEFAULT_MAX_EVENT_BYTES).await;
     match &events[..] {
         [Err(Error::Protobuf { kind, name, source })] => {
@@ -332,7 +332,7 @@ async fn a_watch_cut_inside_a_frame_or_a_malformed_frame_should_give_typed_error
 #[tokio::test]
 async fn a_protobuf_status_body_should_become_the_api_error() {
     // kube-apiserver answers a protobuf client's failed list with a protobuf Status.
-    let status = kcr_protobuf::encode_object(&json!({
+    let status = kcr_protobuf::object::encode(&json!({
         "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
         "message": "The provided continue parameter is too old", "reason": "Expired",
         "code": 410,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_cache::{Cache, DeltaFifo, DeltaFifoOptions, DeltaType};
+use kcr_cache::{DeltaFifo, DeltaFifoOptions, DeltaType, IndexedStore};
 use kcr_metrics::reflector::{NamedReflectorMetrics, ReflectorMetrics};
 use kcr_reflector::{BackoffConfig, Reflector};
 use kcr_testenv::{Failure, TestCluster, TestEnv};
@@ -295,7 +295,7 @@ async fn compaction_should_force_a_relist_that_turns_a_missed_deletion_into_a_to
 
     // A small informer: the reflector feeds a DeltaFifo whose known objects
     // are the indexer that the pop loop maintains.
-    let indexer = Arc::new(Cache::<ConfigMap>::default());
+    let indexer = Arc::new(IndexedStore::<ConfigMap>::default());
     let fifo = Arc::new(DeltaFifo::new(
         DeltaFifoOptions::new().known_objects(indexer.clone()),
     ));
@@ -308,12 +308,16 @@ async fn compaction_should_force_a_relist_that_turns_a_missed_deletion_into_a_to
                     .pop(|deltas, _| {
                         for delta in deltas {
                             if delta.type_ == DeltaType::Deleted {
-                                if let kcr_cache::DeltaObject::DeletedFinalStateUnknown(t) =
-                                    &delta.object
-                                {
-                                    tombstones.lock().push(t.key.to_string());
+                                match &delta.object {
+                                    kcr_cache::DeltaObject::DeletedFinalStateUnknown(t) => {
+                                        tombstones.lock().push(t.key.to_string());
+                                        let _ = indexer.delete_by_key(&t.key);
+                                    }
+                                    kcr_cache::DeltaObject::Object(obj) => {
+                                        let _ = indexer.delete(obj.clone());
+                                    }
+                                    _ => {}
                                 }
-                                let _ = indexer.delete(delta.object.clone());
                             } else if let Some(obj) = delta.object.object() {
                                 let _ = indexer.update(obj.clone());
                             }
@@ -669,7 +673,7 @@ async fn dynamic_objects_and_selectors_should_be_listed_and_watched() {
     // In the test's namespace: a real cluster has other config maps labelled app=web.
     let dynamic: Api<DynamicObject> =
         Api::namespaced_with(cluster.client(), &ns, &ApiResource::erase::<ConfigMap>(&()));
-    let store = Arc::new(Cache::<DynamicObject>::default());
+    let store = Arc::new(IndexedStore::<DynamicObject>::default());
     let r = run(Reflector::new(dynamic, store.clone()).label_selector("app=web"));
     eventually("web only", 10, || store.len() == 2).await;
     api.create(&PostParams::default(), &labelled("d", "web"))
@@ -685,7 +689,7 @@ async fn dynamic_objects_and_selectors_should_be_listed_and_watched() {
     r.stop().await;
 
     let by_name: Api<ConfigMap> = Api::namespaced(cluster.client(), &ns);
-    let store = Arc::new(Cache::<ConfigMap>::default());
+    let store = Arc::new(IndexedStore::<ConfigMap>::default());
     let r = run(Reflector::new(by_name, store.clone()).field_selector("metadata.name=b"));
     eventually("b only", 10, || store.len() == 1).await;
     assert!(store.get_by_key(&format!("{ns}/b")).is_some());

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_cache::Cache;
+use kcr_cache::IndexedStore;
 use kcr_reflector::{ApiListerWatcher, Error, ListerWatcher, Reflector, WatchEvent, WatchOptions};
 use kube::Api;
 use parking_lot::Mutex;
@@ -199,7 +199,7 @@ async fn retry_after_from_the_server_should_be_capped_at_the_maximum_backoff() {
         }
     });
     let (url, requests) = serve(script).await;
-    let cache = Arc::new(Cache::<ConfigMap>::default());
+    let cache = Arc::new(IndexedStore::<ConfigMap>::default());
     let retry_after = Arc::new(Mutex::new(None));
     let reflector = Reflector::new(api(&url), cache)
         .use_watch_list(false)

@@ -28,12 +28,12 @@ pub(crate) struct Unsupported(pub(crate) String);
 /// Decodes a `application/vnd.kubernetes.protobuf` body (`k8s\0` + `runtime.Unknown`) of a
 /// supported kind into its JSON form.
 pub(crate) fn decode(body: &[u8]) -> Result<Value, Unsupported> {
-    kcr_protobuf::object_to_json(body).map_err(|e| {
+    kcr_protobuf::object::to_json(body).map_err(|e| {
         let unsupported = matches!(
             e,
             kcr_protobuf::Error::UnknownKind { .. } | kcr_protobuf::Error::UnknownField { .. }
         );
-        let message = match kcr_protobuf::unwrap(body) {
+        let message = match kcr_protobuf::envelope::unwrap(body) {
             Ok(u) if !matches!(e, kcr_protobuf::Error::UnknownKind { .. }) => {
                 format!("{} {}: {e}", u.api_version, u.kind)
             }
@@ -83,7 +83,7 @@ pub(crate) fn error_in_protobuf(mut resp: Response<Body>) -> Response<Body> {
     let encoded = serde_json::from_slice::<Value>(json)
         .ok()
         .filter(|v| v.get("kind").and_then(Value::as_str) == Some("Status"))
-        .and_then(|status| kcr_protobuf::encode_object(&status).ok());
+        .and_then(|status| kcr_protobuf::object::encode(&status).ok());
     if let Some(body) = encoded {
         *resp.body_mut() = Body::full(body);
         resp.headers_mut().insert(
@@ -96,13 +96,13 @@ pub(crate) fn error_in_protobuf(mut resp: Response<Body>) -> Response<Body> {
 
 /// The table of a built-in kind served as protobuf, if any.
 pub(crate) fn schema(api_version: &str, kind: &str) -> Option<&'static kcr_protobuf::Schema> {
-    kcr_protobuf::schema_for(api_version, kind)
+    kcr_protobuf::Schema::for_kind(api_version, kind)
 }
 
 /// A stored object's protobuf body, `None` when the tables cannot encode it whole.
 pub(crate) fn encode_object(schema: &kcr_protobuf::Schema, stored: &Stored) -> Option<Vec<u8>> {
     let message = stored.protobuf(schema)?;
-    Some(kcr_protobuf::wrap(
+    Some(kcr_protobuf::envelope::wrap(
         schema.api_version(),
         schema.kind(),
         message,
@@ -116,7 +116,7 @@ pub(crate) fn encode_list(
     items: &[Stored],
 ) -> Option<Vec<u8>> {
     let messages: Option<Vec<&Bytes>> = items.iter().map(|s| s.protobuf(schema)).collect();
-    kcr_protobuf::encode_list_of_messages(schema, metadata, messages?.into_iter().map(|m| &m[..]))
+    kcr_protobuf::list::encode_messages(schema, metadata, messages?.into_iter().map(|m| &m[..]))
         .ok()
 }
 
@@ -128,13 +128,13 @@ pub(crate) fn watch_frame(
 ) -> Result<Vec<u8>, Unsupported> {
     let body = encode_object(schema, stored)
         .ok_or_else(|| Unsupported("a field does not encode as protobuf".into()))?;
-    kcr_protobuf::encode_watch_frame(event_type, &body).map_err(|e| Unsupported(e.to_string()))
+    kcr_protobuf::watch::encode_frame(event_type, &body).map_err(|e| Unsupported(e.to_string()))
 }
 
 /// One watch frame of an event about an object's JSON form (a bookmark, an error's Status).
 pub(crate) fn watch_frame_of(event_type: &str, object: &Value) -> Result<Vec<u8>, Unsupported> {
-    let body = kcr_protobuf::encode_object(object).map_err(|e| Unsupported(e.to_string()))?;
-    kcr_protobuf::encode_watch_frame(event_type, &body).map_err(|e| Unsupported(e.to_string()))
+    let body = kcr_protobuf::object::encode(object).map_err(|e| Unsupported(e.to_string()))?;
+    kcr_protobuf::watch::encode_frame(event_type, &body).map_err(|e| Unsupported(e.to_string()))
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ impl Stored {
         self.protobuf
             .get_or_init(|| {
                 let object = self.value.as_object()?;
-                kcr_protobuf::encode_message(object, schema)
+                kcr_protobuf::message::encode(object, schema)
                     .ok()
                     .map(Bytes::from)
             })

@@ -7,7 +7,7 @@ use common::configmap;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
-use kcr_protobuf::{DecodeOptions, FrameReader, decode_list, decode_object, decode_watch_event};
+use kcr_protobuf::{DecodeOptions, list, object, watch};
 use kcr_testenv::TestEnv;
 use kube::api::{Api, ListParams, PostParams};
 
@@ -60,9 +60,9 @@ async fn a_get_should_answer_protobuf_to_a_client_that_asks_for_it_first() {
     .await;
     assert_eq!(r.status(), 200);
     assert_eq!(content_type(&r), "application/vnd.kubernetes.protobuf");
-    let u = kcr_protobuf::unwrap(r.body()).unwrap();
+    let u = kcr_protobuf::envelope::unwrap(r.body()).unwrap();
     assert_eq!((&*u.api_version, &*u.kind), ("v1", "ConfigMap"));
-    let decoded: ConfigMap = decode_object(r.body(), DecodeOptions::default()).unwrap();
+    let decoded: ConfigMap = object::decode(r.body(), DecodeOptions::default()).unwrap();
     let as_json = api.get("c0").await.unwrap();
     assert_eq!(decoded, as_json);
     assert!(
@@ -89,9 +89,9 @@ async fn list_pages_should_answer_protobuf_with_their_continue_tokens() {
     loop {
         let r = send(&env.client(), &path, CLIENT_GO).await;
         assert_eq!(content_type(&r), "application/vnd.kubernetes.protobuf");
-        let u = kcr_protobuf::unwrap(r.body()).unwrap();
+        let u = kcr_protobuf::envelope::unwrap(r.body()).unwrap();
         assert_eq!((&*u.api_version, &*u.kind), ("v1", "ConfigMapList"));
-        let page = decode_list::<ConfigMap>(r.body(), DecodeOptions::default()).unwrap();
+        let page = list::decode::<ConfigMap>(r.body(), DecodeOptions::default()).unwrap();
         pages += 1;
         items.extend(page.items);
         if page.metadata.continue_token.is_empty() {
@@ -167,7 +167,7 @@ async fn pods_and_deployments_should_answer_protobuf_as_their_json() {
     )
     .await;
     assert_eq!(content_type(&r), kcr_protobuf::MEDIA_TYPE);
-    let decoded: Pod = decode_object(r.body(), DecodeOptions::default()).unwrap();
+    let decoded: Pod = object::decode(r.body(), DecodeOptions::default()).unwrap();
     assert_eq!(decoded, pods.get("web").await.unwrap());
     let r = send(
         &env.client(),
@@ -177,7 +177,7 @@ async fn pods_and_deployments_should_answer_protobuf_as_their_json() {
     .await;
     assert_eq!(content_type(&r), kcr_protobuf::MEDIA_TYPE);
     let list =
-        decode_list::<k8s_openapi::api::apps::v1::Deployment>(r.body(), DecodeOptions::default())
+        list::decode::<k8s_openapi::api::apps::v1::Deployment>(r.body(), DecodeOptions::default())
             .unwrap();
     assert_eq!(
         list.items,
@@ -193,7 +193,7 @@ async fn pods_and_deployments_should_answer_protobuf_as_their_json() {
 struct Frames {
     content_type: String,
     body: http_body_util::BodyDataStream<kube::client::Body>,
-    reader: FrameReader,
+    reader: watch::FrameReader,
 }
 
 impl Frames {
@@ -210,7 +210,7 @@ impl Frames {
         Self {
             content_type,
             body: http_body_util::BodyExt::into_data_stream(response.into_body()),
-            reader: FrameReader::new(1 << 20),
+            reader: watch::FrameReader::new(1 << 20),
         }
     }
 
@@ -246,7 +246,7 @@ async fn a_streaming_list_should_send_protobuf_frames_and_the_initial_events_end
     frames.push(watch.next().await);
     let events: Vec<_> = frames
         .iter()
-        .map(|f| decode_watch_event(f).unwrap())
+        .map(|f| watch::decode_event(f).unwrap())
         .collect();
     let types: Vec<&str> = events.iter().map(|e| &*e.event_type).collect();
     assert_eq!(types, ["ADDED", "ADDED", "ADDED", "BOOKMARK", "ADDED"]);
@@ -254,12 +254,12 @@ async fn a_streaming_list_should_send_protobuf_frames_and_the_initial_events_end
         .iter()
         .filter(|e| e.event_type == "ADDED")
         .map(|e| {
-            let cm: ConfigMap = decode_object(e.object, DecodeOptions::default()).unwrap();
+            let cm: ConfigMap = object::decode(e.object, DecodeOptions::default()).unwrap();
             cm.metadata.name.unwrap()
         })
         .collect();
     assert_eq!(names, ["c0", "c1", "c2", "later"]);
-    let bookmark: ConfigMap = decode_object(events[3].object, DecodeOptions::default()).unwrap();
+    let bookmark: ConfigMap = object::decode(events[3].object, DecodeOptions::default()).unwrap();
     assert_eq!(
         bookmark.metadata.annotations.unwrap()["k8s.io/initial-events-end"],
         "true"
@@ -272,9 +272,9 @@ async fn a_watch_from_a_compacted_version_should_end_with_a_410_status_frame() {
     let (env, _api, from) = common::env_past_its_history().await;
     let path = format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={from}");
     let frame = Frames::open(&env.client(), &path).await.next().await;
-    let event = decode_watch_event(&frame).unwrap();
+    let event = watch::decode_event(&frame).unwrap();
     assert_eq!(event.event_type, "ERROR");
-    let status: Status = decode_object(event.object, DecodeOptions::default()).unwrap();
+    let status: Status = object::decode(event.object, DecodeOptions::default()).unwrap();
     assert_eq!(status.code, Some(410));
     assert_eq!(status.reason.as_deref(), Some("Expired"));
 }
@@ -283,9 +283,9 @@ async fn a_watch_from_a_compacted_version_should_end_with_a_410_status_frame() {
 /// `Status`) under the protobuf media type.
 fn protobuf_status(r: &http::Response<bytes::Bytes>) -> Status {
     assert_eq!(content_type(r), kcr_protobuf::MEDIA_TYPE);
-    let u = kcr_protobuf::unwrap(r.body()).unwrap();
+    let u = kcr_protobuf::envelope::unwrap(r.body()).unwrap();
     assert_eq!((&*u.api_version, &*u.kind), ("v1", "Status"));
-    decode_object(r.body(), DecodeOptions::default()).unwrap()
+    object::decode(r.body(), DecodeOptions::default()).unwrap()
 }
 
 #[tokio::test]
@@ -323,7 +323,7 @@ async fn errors_should_answer_a_protobuf_status_to_a_client_that_asks_for_protob
     assert_eq!(r.status, 429);
     assert_eq!(r.header("retry-after"), Some("7"));
     assert_eq!(r.header("content-type"), Some(kcr_protobuf::MEDIA_TYPE));
-    let status: Status = decode_object(&r.body, DecodeOptions::default()).unwrap();
+    let status: Status = object::decode(&r.body, DecodeOptions::default()).unwrap();
     assert_eq!(status.code, Some(429));
     assert_eq!(status.details.and_then(|d| d.retry_after_seconds), Some(7));
 }

@@ -1,5 +1,6 @@
-//! How a queue is built: its name (for metrics) and, for a
-//! [`PriorityQueue`](crate::PriorityQueue), its aging.
+//! How a queue is built: [`Config`] (its name, for metrics) for every queue
+//! type, and [`PriorityConfig`] (a [`Config`] plus aging) for a
+//! [`PriorityQueue`](crate::PriorityQueue), the one type that ages items.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -17,7 +18,10 @@ use crate::metrics::Metrics;
 /// ready at the same moment.
 pub const DEFAULT_AGING_STEP: Duration = Duration::from_millis(100);
 
-/// How a queue is built. Every queue type takes one (`with_config`).
+/// How a [`Queue`](crate::Queue), [`DelayingQueue`](crate::DelayingQueue) or
+/// [`RateLimitingQueue`](crate::RateLimitingQueue) is built (`with_config`):
+/// its name and metrics. A [`PriorityQueue`](crate::PriorityQueue) takes a
+/// [`PriorityConfig`], or a `Config` with the default aging.
 ///
 /// ```
 /// use std::time::Duration;
@@ -27,31 +31,27 @@ pub const DEFAULT_AGING_STEP: Duration = Duration::from_millis(100);
 /// let queue: Queue<String> = Queue::with_config(Config::default().name("pods"));
 /// # }
 /// ```
-#[derive(Clone)]
+///
+/// Aging belongs to [`PriorityConfig`]: no other queue type ages, so a
+/// `Config` has no such setting.
+///
+/// ```compile_fail
+/// use std::time::Duration;
+/// use kcr_workqueue::Config;
+/// let _ = PriorityConfig::default().aging(Duration::from_millis(5));
+/// ```
+#[derive(Clone, Default)]
 #[must_use]
 pub struct Config {
     pub(crate) name: Option<Arc<str>>,
     #[cfg(feature = "metrics")]
     pub(crate) provider: Option<Arc<dyn MetricsProvider>>,
-    pub(crate) aging: Option<Duration>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            name: None,
-            #[cfg(feature = "metrics")]
-            provider: None,
-            aging: Some(DEFAULT_AGING_STEP),
-        }
-    }
 }
 
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
             .field("name", &self.name)
-            .field("aging", &self.aging)
             .finish_non_exhaustive()
     }
 }
@@ -71,27 +71,6 @@ impl Config {
     #[cfg(feature = "metrics")]
     pub fn metrics_provider(mut self, provider: Arc<dyn MetricsProvider>) -> Self {
         self.provider = Some(provider);
-        self
-    }
-
-    /// [`PriorityQueue`](crate::PriorityQueue) only: a ready item gains one
-    /// priority level per `step` of waiting, so no stream of higher-priority
-    /// items can starve it ([`DEFAULT_AGING_STEP`] unless set).
-    ///
-    /// An item of priority `p` ready at `r` goes before an item of priority
-    /// `q` ready at `s` when `p + (now - r) / step > q + (now - s) / step`,
-    /// that is when `r - p·step < s - q·step`: the order does not depend on
-    /// `now`, so it costs nothing to keep. A zero step is treated as 1 ns.
-    pub fn aging(mut self, step: Duration) -> Self {
-        self.aging = Some(step.max(Duration::from_nanos(1)));
-        self
-    }
-
-    /// [`PriorityQueue`](crate::PriorityQueue) only: no aging, strict
-    /// priorities as in controller-runtime (a steady stream of high-priority
-    /// items can then starve low-priority ones).
-    pub fn without_aging(mut self) -> Self {
-        self.aging = None;
         self
     }
 
@@ -124,5 +103,85 @@ impl Config {
     #[cfg(not(feature = "metrics"))]
     pub(crate) fn queue_metrics<Q>(&self, _queue: Weak<Q>) -> Metrics {
         Metrics
+    }
+}
+
+/// How a [`PriorityQueue`](crate::PriorityQueue) is built: a [`Config`] (name,
+/// metrics) plus its aging ([`DEFAULT_AGING_STEP`] unless set).
+///
+/// ```
+/// use std::time::Duration;
+/// use kcr_workqueue::{PriorityConfig, PriorityQueue, default_controller_rate_limiter};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let queue: PriorityQueue<String> = PriorityQueue::with_config(
+///     default_controller_rate_limiter(),
+///     PriorityConfig::default().name("pods").aging(Duration::from_millis(50)),
+/// );
+/// # }
+/// ```
+#[derive(Clone)]
+#[must_use]
+pub struct PriorityConfig {
+    pub(crate) config: Config,
+    pub(crate) aging: Option<Duration>,
+}
+
+impl Default for PriorityConfig {
+    fn default() -> Self {
+        Config::default().into()
+    }
+}
+
+impl From<Config> for PriorityConfig {
+    /// `config` with the default aging.
+    fn from(config: Config) -> Self {
+        Self {
+            config,
+            aging: Some(DEFAULT_AGING_STEP),
+        }
+    }
+}
+
+impl std::fmt::Debug for PriorityConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PriorityConfig")
+            .field("config", &self.config)
+            .field("aging", &self.aging)
+            .finish()
+    }
+}
+
+impl PriorityConfig {
+    /// Names the queue (see [`Config::name`]).
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.config = self.config.name(name);
+        self
+    }
+
+    /// Records the metrics through `provider` (see [`Config::metrics_provider`]).
+    #[cfg(feature = "metrics")]
+    pub fn metrics_provider(mut self, provider: Arc<dyn MetricsProvider>) -> Self {
+        self.config = self.config.metrics_provider(provider);
+        self
+    }
+
+    /// A ready item gains one priority level per `step` of waiting, so no stream of higher-priority
+    /// items can starve it ([`DEFAULT_AGING_STEP`] unless set).
+    ///
+    /// An item of priority `p` ready at `r` goes before an item of priority
+    /// `q` ready at `s` when `p + (now - r) / step > q + (now - s) / step`,
+    /// that is when `r - p·step < s - q·step`: the order does not depend on
+    /// `now`, so it costs nothing to keep. A zero step is treated as 1 ns.
+    pub fn aging(mut self, step: Duration) -> Self {
+        self.aging = Some(step.max(Duration::from_nanos(1)));
+        self
+    }
+
+    /// No aging: strict priorities as in controller-runtime (a steady stream of high-priority
+    /// items can then starve low-priority ones).
+    pub fn without_aging(mut self) -> Self {
+        self.aging = None;
+        self
     }
 }

@@ -26,6 +26,10 @@
 //! | [`RateLimitingQueue`] | `RateLimitingInterface` | `add_rate_limited`, `forget`, `num_requeues` |
 //! | [`PriorityQueue`] | controller-runtime's `priorityqueue` | `add_with_opts` / `add_all_with_opts` with [`AddOpts`] (priority, after, rate limited), aging |
 //!
+//! Each is built with `new` or `with_config`: a [`Config`] (name, metrics
+//! provider) for the first three, a [`PriorityConfig`] (a `Config` plus the
+//! aging) for [`PriorityQueue`].
+//!
 //! [`parallelize_until`] runs independent pieces of work on several threads
 //! until done or cancelled, as client-go's `ParallelizeUntil`.
 //!
@@ -35,7 +39,7 @@
 //! rule for rule, with one exception: [`PriorityQueue`] ages waiting items
 //! by default (a ready item gains one priority level per
 //! [`DEFAULT_AGING_STEP`] of waiting), so a steady stream of high-priority
-//! items cannot starve a low-priority one. With [`Config::without_aging`] it
+//! items cannot starve a low-priority one. With [`PriorityConfig::without_aging`] it
 //! orders items exactly as controller-runtime does.
 //!
 //! Rate limiters ([`RateLimiter`]): [`ItemExponentialFailureRateLimiter`],
@@ -93,7 +97,7 @@ mod queue;
 mod rate_limiting_queue;
 mod waiters;
 
-pub use config::{Config, DEFAULT_AGING_STEP};
+pub use config::{Config, DEFAULT_AGING_STEP, PriorityConfig};
 pub use default_rate_limiters::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
     MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,

@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::background::{self, Background, Fire, Timed};
-use crate::config::Config;
+use crate::config::{Config, PriorityConfig};
 use crate::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
 use crate::metrics::{Metrics, Stamp};
 use crate::queue::{Delayed, Item, Map};
@@ -640,12 +640,12 @@ impl<T: Item> Background for PShared<T> {
 ///   shut down that does not wait for the items being processed.
 /// - Aging, the one intended difference from controller-runtime (see its
 ///   issue #3496), on by default: a ready item's effective priority rises by
-///   one level per aging step of waiting ([`Config::aging`]), so a
+///   one level per aging step of waiting ([`PriorityConfig::aging`]), so a
 ///   low-priority item of priority `p` can wait for items of priority
 ///   `q > p` made ready at most `(q - p) × step` after it, and no more: a
 ///   steady stream of high-priority adds cannot starve it. A raise of
 ///   priority never moves an item back: one that has aged past its new
-///   priority keeps its place. [`Config::without_aging`] gives
+///   priority keeps its place. [`PriorityConfig::without_aging`] gives
 ///   controller-runtime's order exactly.
 ///
 /// ```
@@ -702,9 +702,14 @@ impl<T: Item> PriorityQueue<T> {
         Self::with_config(limiter, Config::default())
     }
 
-    /// A queue built from `config` (name, aging), rate limited by `limiter`.
-    pub fn with_config(limiter: impl RateLimiter<T> + 'static, config: Config) -> Self {
-        let metrics = config.priority_metrics();
+    /// A queue built from `config` (name, aging; a plain [`Config`] has the
+    /// default aging), rate limited by `limiter`.
+    pub fn with_config(
+        limiter: impl RateLimiter<T> + 'static,
+        config: impl Into<PriorityConfig>,
+    ) -> Self {
+        let config = config.into();
+        let metrics = config.config.priority_metrics();
         let shared = Arc::new_cyclic(|me| PShared {
             state: Mutex::new(PState {
                 items: Map::default(),

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use kcr_workqueue::{AddOpts, Config, ItemExponentialFailureRateLimiter, PriorityQueue};
+use kcr_workqueue::{AddOpts, ItemExponentialFailureRateLimiter, PriorityConfig, PriorityQueue};
 use tokio::time::{Instant, advance, sleep, timeout};
 
 const MS: Duration = Duration::from_millis(1);
@@ -12,7 +12,7 @@ const MS: Duration = Duration::from_millis(1);
 fn strict() -> PriorityQueue<&'static str> {
     PriorityQueue::with_config(
         ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
-        Config::default().without_aging(),
+        PriorityConfig::default().without_aging(),
     )
 }
 
@@ -223,7 +223,7 @@ async fn with_aging_a_raise_should_never_move_an_item_back() {
     // An item that has waited longer than the raise is worth keeps its place.
     let queue = PriorityQueue::with_config(
         ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
-        Config::default().aging(10 * MS),
+        PriorityConfig::default().aging(10 * MS),
     );
     queue.add("old");
     advance(Duration::from_secs(1)).await;
@@ -426,7 +426,7 @@ async fn aging_should_keep_a_steady_high_priority_stream_from_starving_a_low_pri
     let step = 10 * MS;
     let aged = PriorityQueue::with_config(
         ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
-        Config::default().aging(step),
+        PriorityConfig::default().aging(step),
     );
     let (low_at, latest_high) = starvation_run(aged, Duration::from_secs(10))
         .await
@@ -445,7 +445,7 @@ async fn aging_should_keep_a_steady_high_priority_stream_from_starving_a_low_pri
     // Without aging, the same stream keeps it waiting for as long as it flows.
     let strict = PriorityQueue::with_config(
         ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
-        Config::default().without_aging(),
+        PriorityConfig::default().without_aging(),
     );
     assert_eq!(starvation_run(strict, Duration::from_secs(10)).await, None);
 }
@@ -453,7 +453,7 @@ async fn aging_should_keep_a_steady_high_priority_stream_from_starving_a_low_pri
 fn strict_owned() -> PriorityQueue<String> {
     PriorityQueue::with_config(
         ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
-        Config::default().without_aging(),
+        PriorityConfig::default().without_aging(),
     )
 }
 
@@ -602,7 +602,7 @@ async fn fuzz(queue: PriorityQueue<u32>, seed: u64) {
 async fn concurrent_producers_and_workers_should_keep_the_priority_queue_invariants() {
     let strict = PriorityQueue::with_config(
         ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)),
-        Config::default().without_aging(),
+        PriorityConfig::default().without_aging(),
     );
     fuzz(strict, 1).await;
     fuzz(PriorityQueue::default(), 2).await;

@@ -23,7 +23,7 @@ use super::handler::{MapFn, Mapper, OwnerKind};
 use super::predicate::Predicate;
 use super::reconciler::{Reconciler, Request};
 use super::source::{InformerSource, Source};
-use crate::manager::CacheScope;
+use crate::manager::InformerScope;
 use crate::{Error, Manager, Result};
 use kcr_informer::SharedInformerFactory;
 
@@ -77,7 +77,7 @@ impl Shared {
 }
 
 /// Where a controller's informers come from: the manager's cache (scoped by
-/// its cache options) or, for a controller without a manager, its own factory.
+/// its informer options) or, for a controller without a manager, its own factory.
 pub(crate) enum InformerSupply<'a> {
     /// The manager's cache: one informer per cached namespace, or one.
     Manager(&'a Manager),
@@ -94,7 +94,7 @@ type Deferred =
 fn sources<K>(supply: &InformerSupply<'_>, mapper: Mapper<K>) -> Vec<Box<dyn Source>>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    K::Scope: CacheScope,
+    K::Scope: InformerScope,
 {
     let informers = match supply {
         InformerSupply::Manager(manager) => manager.informers::<K>(),
@@ -118,13 +118,14 @@ where
 /// use std::time::Duration;
 /// use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kcr_controller_manager::controller::{predicate, reconciler_fn, Action, Controller, Request};
+/// use kcr_controller_manager::controller::{predicate, reconciler_fn};
+/// use kcr_controller_manager::{Action, Controller, Request};
 /// use kcr_controller_manager::{BoxError, Manager, Options};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let env = kcr_testenv::TestEnv::start().await?;
-/// let manager = Manager::new(env.client(), Options::default().with_metrics_bind_address("0"))?;
+/// let manager = Manager::new(env.client(), Options::default().metrics_bind_address("0"))?;
 /// let controller = Controller::builder(&manager, "deployments")
 ///     .for_::<Deployment>()
 ///     .owns::<ReplicaSet>()
@@ -136,7 +137,7 @@ where
 ///             .map(|(_, name)| Request::namespaced(ns.clone(), name.clone()))
 ///             .collect()
 ///     })
-///     .with_event_filter(predicate::generation_changed())
+///     .event_filter(predicate::generation_changed())
 ///     .max_concurrent_reconciles(4)
 ///     .reconcile_timeout(Duration::from_secs(60))
 ///     .build(reconciler_fn(|req: Request| async move {
@@ -203,7 +204,8 @@ impl Controller {
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use kcr_controller_manager::BoxError;
-    /// use kcr_controller_manager::controller::{Action, Controller, Request, reconciler_fn};
+    /// use kcr_controller_manager::controller::reconciler_fn;
+    /// use kcr_controller_manager::{Action, Controller, Request};
     /// use tokio_util::sync::CancellationToken;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
@@ -255,12 +257,12 @@ impl Builder {
     /// request (controller-runtime `For`). At most once per controller.
     ///
     /// Every watch reads the manager's cache as
-    /// [`Options::with_cache`](crate::Options::with_cache) scopes it: in the cached
+    /// [`Options::informers`](crate::Options::informers) scopes it: in the cached
     /// namespaces, with the selectors and transform of `K`.
     pub fn for_<K>(mut self) -> Self
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        K::Scope: CacheScope,
+        K::Scope: InformerScope,
     {
         if self.owner.is_some() {
             self.errors.push("for_ may only be called once".into());
@@ -284,7 +286,7 @@ impl Builder {
     pub fn owns<O>(mut self) -> Self
     where
         O: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        O::Scope: CacheScope,
+        O::Scope: InformerScope,
     {
         self.sources.push(Box::new(|manager, owner| {
             let Some(owner) = owner else {
@@ -305,7 +307,7 @@ impl Builder {
     pub fn watches<W>(mut self, mapper: impl Fn(&W) -> Vec<Request> + Send + Sync + 'static) -> Self
     where
         W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        W::Scope: CacheScope,
+        W::Scope: InformerScope,
     {
         let mapper: MapFn<W> = Arc::new(mapper);
         self.sources.push(Box::new(move |manager, _| {
@@ -317,7 +319,7 @@ impl Builder {
     /// Filters the events of every watch: an event is queued only if every
     /// filter passes it (controller-runtime `WithEventFilter`). See
     /// [`predicate`](super::predicate) for ready-made ones.
-    pub fn with_event_filter(mut self, predicate: impl Predicate) -> Self {
+    pub fn event_filter(mut self, predicate: impl Predicate) -> Self {
         self.predicates.push(Box::new(predicate));
         self
     }

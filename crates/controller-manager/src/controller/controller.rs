@@ -22,7 +22,7 @@ use super::predicate::Predicate;
 use super::reconcile_context::ReconcileContext;
 use super::reconciler::{Action, Reconciler, Request, is_terminal};
 use super::source::{Source, StartedSource};
-use crate::manager::Runnable;
+use crate::Runnable;
 use crate::{BoxError, Error};
 
 /// A controller added to a [`Manager`](crate::Manager) by
@@ -288,16 +288,6 @@ impl fmt::Display for ReconcileId {
     }
 }
 
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_owned()
-    }
-}
-
 impl Core {
     /// Reconciles one request and applies the outcome rules
     /// (controller-runtime `reconcileHandler`).
@@ -404,7 +394,7 @@ impl Core {
         match result {
             Ok(Ok(action)) => Outcome::Ok(action),
             Ok(Err(e)) => Outcome::Err(e.into()),
-            Err(panic) => Outcome::Panic(panic_message(panic.as_ref())),
+            Err(panic) => Outcome::Panic(kcr_cache::panic_message(panic.as_ref())),
         }
     }
 

@@ -15,7 +15,8 @@
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kcr_controller_manager::controller::{Action, Controller, Request, reconciler_fn};
+//! use kcr_controller_manager::controller::reconciler_fn;
+//! use kcr_controller_manager::{Action, Controller, Request};
 //! use kcr_controller_manager::{BoxError, Manager, Options};
 //! use kube::api::{Api, PostParams};
 //!
@@ -28,7 +29,7 @@
 //! cm.metadata.name = Some("settings".into());
 //! api.create(&PostParams::default(), &cm).await?;
 //!
-//! let manager = Manager::new(client, Options::default().with_metrics_bind_address("0"))?;
+//! let manager = Manager::new(client, Options::default().metrics_bind_address("0"))?;
 //! let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel();
 //! Controller::builder(&manager, "config-maps")
 //!     .for_::<ConfigMap>()
@@ -52,23 +53,19 @@
 //! ```
 
 #[allow(clippy::module_inception)]
-mod controller;
+pub(crate) mod controller;
 
 mod builder;
 mod cache_sync;
 mod handler;
 pub mod predicate;
 mod reconcile_context;
-mod reconciler;
+pub(crate) mod reconciler;
 mod source;
 
 pub use builder::Builder;
 pub(crate) use builder::Shared;
 pub use cache_sync::DEFAULT_CACHE_SYNC_TIMEOUT;
-pub use controller::Controller;
 pub use handler::LOW_PRIORITY;
-pub use predicate::Predicate;
 pub use reconcile_context::ReconcileContext;
-pub use reconciler::{
-    Action, Reconciler, ReconcilerFn, Request, TerminalError, is_terminal, reconciler_fn,
-};
+pub use reconciler::{ReconcilerFn, TerminalError, is_terminal, reconciler_fn};

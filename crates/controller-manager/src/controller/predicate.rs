@@ -2,7 +2,7 @@
 //!
 //! A [`Predicate`] decides, from object metadata, whether an event reaches
 //! the controller's queue. Predicates given to
-//! [`Builder::with_event_filter`](super::Builder::with_event_filter) apply to
+//! [`Builder::event_filter`](super::Builder::event_filter) apply to
 //! every watch of the controller; an event passes only if every predicate
 //! lets it through.
 

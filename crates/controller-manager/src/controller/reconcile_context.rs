@@ -29,7 +29,8 @@ tokio::task_local! {
 /// ```
 /// use std::time::Duration;
 /// use kcr_controller_manager::BoxError;
-/// use kcr_controller_manager::controller::{Action, ReconcileContext, reconciler_fn};
+/// use kcr_controller_manager::controller::{ReconcileContext, reconciler_fn};
+/// use kcr_controller_manager::Action;
 ///
 /// let reconciler = reconciler_fn(|_req| async move {
 ///     let deadline = ReconcileContext::current().and_then(|c| c.deadline());

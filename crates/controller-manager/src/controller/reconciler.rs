@@ -180,7 +180,7 @@ pub fn is_terminal(error: &(dyn std::error::Error + 'static)) -> bool {
 ///
 /// ```
 /// use kcr_controller_manager::BoxError;
-/// use kcr_controller_manager::controller::{Action, Reconciler, Request};
+/// use kcr_controller_manager::{Action, Reconciler, Request};
 ///
 /// struct Noop;
 ///
@@ -227,7 +227,8 @@ impl<F> fmt::Debug for ReconcilerFn<F> {
 ///
 /// ```
 /// use kcr_controller_manager::BoxError;
-/// use kcr_controller_manager::controller::{Action, reconciler_fn};
+/// use kcr_controller_manager::controller::reconciler_fn;
+/// use kcr_controller_manager::Action;
 ///
 /// let reconciler = reconciler_fn(|req| async move {
 ///     println!("reconciling {req}");

@@ -91,7 +91,7 @@ impl LeaderElectionConfig {
     /// How long candidates wait without seeing the lock change before they
     /// take it. Written to the lease in whole seconds, truncated as client-go
     /// does (15.9 s is written as 15).
-    pub fn with_lease_duration(mut self, d: Duration) -> Self {
+    pub fn lease_duration(mut self, d: Duration) -> Self {
         self.lease_duration = d;
         self
     }
@@ -99,7 +99,7 @@ impl LeaderElectionConfig {
     /// How long the leader keeps retrying a failing renewal before it stops
     /// leading, counted from the start of each renewal round (client-go's
     /// `renew` loop).
-    pub fn with_renew_deadline(mut self, d: Duration) -> Self {
+    pub fn renew_deadline(mut self, d: Duration) -> Self {
         self.renew_deadline = d;
         self
     }
@@ -108,7 +108,7 @@ impl LeaderElectionConfig {
     /// time in `[retry_period, retry_period × (1 + 1.2))` between two
     /// attempts to acquire (client-go's `wait.JitterUntil(..., RetryPeriod,
     /// 1.2, ...)`); the leader renews every `retry_period`, without jitter.
-    pub fn with_retry_period(mut self, d: Duration) -> Self {
+    pub fn retry_period(mut self, d: Duration) -> Self {
         self.retry_period = d;
         self
     }
@@ -119,20 +119,20 @@ impl LeaderElectionConfig {
     /// version read, so that another replica takes over at its next attempt
     /// instead of after the lease expires (client-go's `release`: a Get, then
     /// an Update, again on a conflict; nothing is written if the Get fails).
-    pub fn with_release_on_cancel(mut self, release: bool) -> Self {
+    pub fn release_on_cancel(mut self, release: bool) -> Self {
         self.release_on_cancel = release;
         self
     }
 
     /// The name used in logs and in the `leader_election_master_status{name}`
     /// metric (default: the lock's `namespace/name`).
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+    pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
     /// Where the leader-election metrics go (default: the default registry).
-    pub fn with_metrics(mut self, metrics: Arc<dyn MetricsProvider>) -> Self {
+    pub fn metrics(mut self, metrics: Arc<dyn MetricsProvider>) -> Self {
         self.metrics = metrics;
         self
     }
@@ -251,7 +251,7 @@ struct Inner {
 /// let lock = LeaseLock::new(client, "default", "my-operator", "replica-1");
 /// let elector = LeaderElector::new(
 ///     LeaderElectionConfig::new(lock)
-///         .with_release_on_cancel(true)
+///         .release_on_cancel(true)
 ///         .on_started_leading(|ctx| async move {
 ///             // leader-only work, until `ctx` is cancelled
 ///             ctx.cancelled().await;
@@ -843,7 +843,7 @@ mod tests {
 
     #[test]
     fn lease_duration_should_exceed_renew_deadline() {
-        let c = config("a").with_lease_duration(Duration::from_secs(10));
+        let c = config("a").lease_duration(Duration::from_secs(10));
         assert_eq!(
             message(c),
             "leaseDuration must be greater than renewDeadline"
@@ -853,18 +853,18 @@ mod tests {
     #[test]
     fn renew_deadline_should_exceed_retry_period_times_jitter_factor() {
         // 10 s == 1.2 × 8.333.. s is not enough; 1.2 × 8 s = 9.6 s is.
-        let c = config("a").with_retry_period(Duration::from_millis(8_334));
+        let c = config("a").retry_period(Duration::from_millis(8_334));
         assert_eq!(
             message(c),
             "renewDeadline must be greater than retryPeriod*JitterFactor"
         );
-        let c = config("a").with_retry_period(Duration::from_secs(8));
+        let c = config("a").retry_period(Duration::from_secs(8));
         assert!(LeaderElector::new(c).is_ok());
     }
 
     #[test]
     fn zero_durations_and_an_empty_identity_should_be_refused() {
-        let c = config("a").with_retry_period(Duration::ZERO);
+        let c = config("a").retry_period(Duration::ZERO);
         assert_eq!(message(c), "retryPeriod must be greater than zero");
         let c = config("");
         assert_eq!(message(c), "Lock identity is empty");
@@ -874,9 +874,9 @@ mod tests {
     fn the_lease_duration_should_be_written_in_whole_seconds_truncated() -> Result<()> {
         let e = LeaderElector::new(
             config("a")
-                .with_lease_duration(Duration::from_millis(15_900))
-                .with_renew_deadline(Duration::from_millis(10_000))
-                .with_retry_period(Duration::from_millis(2_000)),
+                .lease_duration(Duration::from_millis(15_900))
+                .renew_deadline(Duration::from_millis(10_000))
+                .retry_period(Duration::from_millis(2_000)),
         )?;
         assert_eq!(e.lease_duration_seconds(), 15);
         Ok(())
@@ -940,7 +940,7 @@ mod tests {
         let (w, st) = (work_cancelled.clone(), stopped.clone());
         let elector = LeaderElector::new(
             LeaderElectionConfig::new(lock)
-                .with_release_on_cancel(release)
+                .release_on_cancel(release)
                 .on_started_leading(move |ctx| {
                     let w = w.clone();
                     async move {

@@ -67,12 +67,12 @@ impl LeaseLock {
     /// events about the lease with `recorder` (client-go's
     /// `ResourceLockConfig.EventRecorder`).
     #[must_use]
-    pub fn with_event_recorder(self, recorder: EventRecorder) -> Self {
+    pub fn event_recorder(self, recorder: EventRecorder) -> Self {
         self.set_event_recorder(recorder);
         self
     }
 
-    /// As [`with_event_recorder`](Self::with_event_recorder), on a shared lock.
+    /// As [`event_recorder`](Self::event_recorder), on a shared lock.
     pub fn set_event_recorder(&self, recorder: EventRecorder) {
         *self.recorder.lock() = Some(recorder);
     }
@@ -81,7 +81,7 @@ impl LeaseLock {
     /// the lease's own labels of the same keys on every update (other labels
     /// stay), as client-go's `LeaseLock.Labels`.
     #[must_use]
-    pub fn with_labels<K, V>(mut self, labels: impl IntoIterator<Item = (K, V)>) -> Self
+    pub fn labels<K, V>(mut self, labels: impl IntoIterator<Item = (K, V)>) -> Self
     where
         K: Into<String>,
         V: Into<String>,
@@ -94,7 +94,7 @@ impl LeaseLock {
     }
 
     /// The labels this lock puts on its lease.
-    pub fn labels(&self) -> &BTreeMap<String, String> {
+    pub fn lease_labels(&self) -> &BTreeMap<String, String> {
         &self.labels
     }
 

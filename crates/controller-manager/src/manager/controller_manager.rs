@@ -1,6 +1,5 @@
 //! The manager (controller-runtime `pkg/manager/internal.go`).
 
-use std::any::Any;
 use std::fmt;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
@@ -21,7 +20,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::cache::{CacheReader, CacheScope, Informers};
+use super::informers::{InformerReader, InformerScope, Informers};
 use super::options::{Options, default_identity};
 use super::runnable::Runnable;
 use crate::controller::Shared as ControllerShared;
@@ -32,7 +31,7 @@ use crate::record::{EventRecorder, Reporter};
 use crate::{Error, Result, server};
 
 /// The name of the built-in ready check that fails until the caches synced.
-pub const CACHE_SYNC_CHECK: &str = "informer-sync";
+pub const INFORMER_SYNC_CHECK: &str = "informer-sync";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -114,7 +113,7 @@ struct Inner {
     elected: watch::Sender<bool>,
     bound: watch::Sender<Option<Bound>>,
     caches_synced: AtomicBool,
-    /// The informers every controller of this manager shares, as the cache options say.
+    /// The informers every controller of this manager shares, as the informer options say.
     cache: Informers,
     /// The metric families of this manager's controllers.
     controllers: ControllerShared,
@@ -152,16 +151,6 @@ impl fmt::Debug for Manager {
             .field("identity", &self.inner.identity)
             .field("options", &self.inner.options)
             .finish_non_exhaustive()
-    }
-}
-
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_owned()
     }
 }
 
@@ -239,7 +228,7 @@ impl Manager {
         let weak = Arc::downgrade(&inner);
         inner
             .readyz
-            .add(CACHE_SYNC_CHECK, move || match weak.upgrade() {
+            .add(INFORMER_SYNC_CHECK, move || match weak.upgrade() {
                 Some(inner) if inner.caches_synced.load(Ordering::SeqCst) => Ok(()),
                 _ => Err("caches not synced"),
             });
@@ -251,8 +240,8 @@ impl Manager {
         &self.inner.client
     }
 
-    /// The informers every controller of this manager shares, made as the cache options of
-    /// [`Options::with_cache`](crate::Options::with_cache) say (namespaces, selectors and
+    /// The informers every controller of this manager shares, made as the informer options of
+    /// [`Options::informers`](crate::Options::informers) say (namespaces, selectors and
     /// transforms by default and per type, as controller-runtime's cache): one List & Watch per
     /// resource type and cached namespace, however many controllers read it. Informers asked
     /// for before [`start`](Manager::start) are started and synced in its caches step; later
@@ -267,11 +256,11 @@ impl Manager {
         self.inner.cache.default_factory()
     }
 
-    /// Reads `K` from the manager's cache: the informers the cache options call for (one per
+    /// Reads `K` from the manager's informers: the informers the informer options call for (one per
     /// cached namespace, or one), shared with the controllers that watch `K`. Informers made
     /// before [`start`](Manager::start) start and sync in its caches step; later ones start
     /// at once.
-    pub fn cache_reader<K>(&self) -> CacheReader<K>
+    pub fn informer_reader<K>(&self) -> InformerReader<K>
     where
         K: Resource<DynamicType = ()>
             + Clone
@@ -280,13 +269,13 @@ impl Manager {
             + Send
             + Sync
             + 'static,
-        K::Scope: CacheScope,
+        K::Scope: InformerScope,
     {
-        CacheReader::new(self.inner.cache.informers::<K>())
+        InformerReader::new(self.inner.cache.informers::<K>())
     }
 
-    /// The informers of `K` the cache options call for (see
-    /// [`cache_reader`](Manager::cache_reader)).
+    /// The informers of `K` the informer options call for (see
+    /// [`informer_reader`](Manager::informer_reader)).
     pub(crate) fn informers<K>(&self) -> Vec<SharedIndexInformer<K>>
     where
         K: Resource<DynamicType = ()>
@@ -296,7 +285,7 @@ impl Manager {
             + Send
             + Sync
             + 'static,
-        K::Scope: CacheScope,
+        K::Scope: InformerScope,
     {
         self.inner.cache.informers::<K>()
     }
@@ -506,7 +495,7 @@ impl Manager {
                     listener,
                     secure.clone(),
                     self.inner.client.clone(),
-                    options.metrics_registry(),
+                    options.registry(),
                     stop.clone(),
                 ));
                 None
@@ -517,7 +506,7 @@ impl Manager {
             tracing::info!(address = ?bound.metrics, "serving metrics");
             http.spawn(server::serve(
                 listener,
-                metrics_handler(options.metrics_registry()),
+                metrics_handler(options.registry()),
                 stop.clone(),
             ));
         }
@@ -672,7 +661,9 @@ impl Inner {
                     let _ = errors.send(Error::Runnable(e));
                 }
                 Err(panic) => {
-                    let _ = errors.send(Error::RunnablePanicked(panic_message(panic.as_ref())));
+                    let _ = errors.send(Error::RunnablePanicked(kcr_cache::panic_message(
+                        panic.as_ref(),
+                    )));
                 }
             }
         };
@@ -704,12 +695,12 @@ fn leader_election_config(
         None => Arc::new(PrometheusProvider::global()),
     };
     LeaderElectionConfig::from_arc(lock)
-        .with_metrics(metrics)
-        .with_name(options.leader_election_id.clone())
-        .with_lease_duration(options.lease_duration)
-        .with_renew_deadline(options.renew_deadline)
-        .with_retry_period(options.retry_period)
-        .with_release_on_cancel(options.release_on_cancel)
+        .metrics(metrics)
+        .name(options.leader_election_id.clone())
+        .lease_duration(options.lease_duration)
+        .renew_deadline(options.renew_deadline)
+        .retry_period(options.retry_period)
+        .release_on_cancel(options.release_on_cancel)
         .on_started_leading(move |ctx| {
             let inner = started.upgrade();
             async move {

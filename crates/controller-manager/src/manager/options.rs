@@ -20,12 +20,12 @@ pub const DEFAULT_SYNC_PERIOD: Duration = Duration::from_secs(10 * 60 * 60);
 /// use kcr_controller_manager::Options;
 ///
 /// let options = Options::default()
-///     .with_leader_election("my-operator-lock")
-///     .with_leader_election_namespace("operators")
-///     .with_leader_election_release_on_cancel(true)
-///     .with_metrics_bind_address("0") // disabled
-///     .with_health_probe_bind_address(":8081")
-///     .with_graceful_shutdown_timeout(Some(Duration::from_secs(10)));
+///     .leader_election("my-operator-lock")
+///     .leader_election_namespace("operators")
+///     .leader_election_release_on_cancel(true)
+///     .metrics_bind_address("0") // disabled
+///     .health_probe_bind_address(":8081")
+///     .graceful_shutdown_timeout(Some(Duration::from_secs(10)));
 /// # let _ = options;
 /// ```
 #[derive(Clone, Debug)]
@@ -48,7 +48,7 @@ pub struct Options {
     /// `Some`: `/metrics` over HTTPS behind TokenReview / SubjectAccessReview.
     pub(crate) secure_metrics: Option<crate::metrics_auth::SecureServing>,
     /// What the informers cache (namespaces, selectors, transforms).
-    pub(crate) cache: super::CacheOptions,
+    pub(crate) cache: super::InformerOptions,
 }
 
 impl Default for Options {
@@ -73,14 +73,14 @@ impl Default for Options {
             sync_period: DEFAULT_SYNC_PERIOD,
             registry: None,
             secure_metrics: None,
-            cache: super::CacheOptions::default(),
+            cache: super::InformerOptions::default(),
         }
     }
 }
 
 impl Options {
     /// The registry `/metrics` serves.
-    pub(crate) fn metrics_registry(&self) -> Registry {
+    pub(crate) fn registry(&self) -> Registry {
         self.registry
             .clone()
             .unwrap_or_else(|| kcr_metrics::registry().clone())
@@ -88,38 +88,38 @@ impl Options {
 
     /// Turns leader election on, on the `Lease` named `lease_name`
     /// (controller-runtime `LeaderElectionID`).
-    pub fn with_leader_election(mut self, lease_name: impl Into<String>) -> Self {
+    pub fn leader_election(mut self, lease_name: impl Into<String>) -> Self {
         self.leader_election = true;
         self.leader_election_id = lease_name.into();
         self
     }
 
     /// The namespace of the lease (default: the client's default namespace).
-    pub fn with_leader_election_namespace(mut self, namespace: impl Into<String>) -> Self {
+    pub fn leader_election_namespace(mut self, namespace: impl Into<String>) -> Self {
         self.leader_election_namespace = Some(namespace.into());
         self
     }
 
     /// This replica's identity in the lease (default: `hostname_<random>`).
-    pub fn with_leader_election_identity(mut self, identity: impl Into<String>) -> Self {
+    pub fn leader_election_identity(mut self, identity: impl Into<String>) -> Self {
         self.leader_election_identity = Some(identity.into());
         self
     }
 
-    /// See [`LeaderElectionConfig::with_lease_duration`](crate::leaderelection::LeaderElectionConfig::with_lease_duration).
-    pub fn with_lease_duration(mut self, d: Duration) -> Self {
+    /// See [`LeaderElectionConfig::lease_duration`](crate::leaderelection::LeaderElectionConfig::lease_duration).
+    pub fn lease_duration(mut self, d: Duration) -> Self {
         self.lease_duration = d;
         self
     }
 
-    /// See [`LeaderElectionConfig::with_renew_deadline`](crate::leaderelection::LeaderElectionConfig::with_renew_deadline).
-    pub fn with_renew_deadline(mut self, d: Duration) -> Self {
+    /// See [`LeaderElectionConfig::renew_deadline`](crate::leaderelection::LeaderElectionConfig::renew_deadline).
+    pub fn renew_deadline(mut self, d: Duration) -> Self {
         self.renew_deadline = d;
         self
     }
 
-    /// See [`LeaderElectionConfig::with_retry_period`](crate::leaderelection::LeaderElectionConfig::with_retry_period).
-    pub fn with_retry_period(mut self, d: Duration) -> Self {
+    /// See [`LeaderElectionConfig::retry_period`](crate::leaderelection::LeaderElectionConfig::retry_period).
+    pub fn retry_period(mut self, d: Duration) -> Self {
         self.retry_period = d;
         self
     }
@@ -127,7 +127,7 @@ impl Options {
     /// Release the lease when the manager stops, after every leader
     /// runnable has returned (controller-runtime
     /// `LeaderElectionReleaseOnCancel`).
-    pub fn with_leader_election_release_on_cancel(mut self, release: bool) -> Self {
+    pub fn leader_election_release_on_cancel(mut self, release: bool) -> Self {
         self.release_on_cancel = release;
         self
     }
@@ -135,27 +135,27 @@ impl Options {
     /// What the manager's informers cache (controller-runtime `Options.Cache`): the
     /// namespaces they watch, their selectors and transforms, by default and per type. The
     /// default caches every namespace and every object.
-    pub fn with_cache(mut self, cache: super::CacheOptions) -> Self {
+    pub fn informers(mut self, cache: super::InformerOptions) -> Self {
         self.cache = cache;
         self
     }
 
     /// Where `/metrics` is served (`"0"` disables; `":8080"` by default).
-    pub fn with_metrics_bind_address(mut self, address: impl Into<String>) -> Self {
+    pub fn metrics_bind_address(mut self, address: impl Into<String>) -> Self {
         self.metrics_bind_address = address.into();
         self
     }
 
     /// Where `/healthz` and `/readyz` are served (`"0"`, the default,
     /// disables).
-    pub fn with_health_probe_bind_address(mut self, address: impl Into<String>) -> Self {
+    pub fn health_probe_bind_address(mut self, address: impl Into<String>) -> Self {
         self.health_probe_bind_address = address.into();
         self
     }
 
     /// How long runnables get to stop (`None` waits for ever; `Some(ZERO)`
     /// does not wait). Default 30 s.
-    pub fn with_graceful_shutdown_timeout(mut self, timeout: Option<Duration>) -> Self {
+    pub fn graceful_shutdown_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.graceful_shutdown_timeout = timeout;
         self
     }
@@ -164,7 +164,7 @@ impl Options {
     /// controllers' handlers (zero: never; default 10 hours, as
     /// controller-runtime's `SyncPeriod`). Replayed objects are queued at low
     /// priority.
-    pub fn with_sync_period(mut self, period: Duration) -> Self {
+    pub fn sync_period(mut self, period: Duration) -> Self {
         self.sync_period = period;
         self
     }
@@ -172,7 +172,7 @@ impl Options {
     /// The registry `/metrics` serves (default: the kcr-metrics default
     /// registry, where every kcr crate registers). The manager registers its
     /// leader-election families there.
-    pub fn with_metrics_registry(mut self, registry: Registry) -> Self {
+    pub fn metrics_registry(mut self, registry: Registry) -> Self {
         self.registry = Some(registry);
         self
     }
@@ -181,7 +181,7 @@ impl Options {
     /// bearer token and authorized with a `SubjectAccessReview` (`get` on `/metrics`), as
     /// controller-runtime's `filters.WithAuthenticationAndAuthorization` (off by default). See
     /// [`metrics_auth`](crate::metrics_auth).
-    pub fn with_secure_metrics(mut self, secure: crate::metrics_auth::SecureServing) -> Self {
+    pub fn secure_metrics(mut self, secure: crate::metrics_auth::SecureServing) -> Self {
         self.secure_metrics = Some(secure);
         self
     }

@@ -146,19 +146,19 @@ impl fmt::Debug for EventRecorderBuilder {
 
 impl EventRecorderBuilder {
     /// Writes to `api` (default events.k8s.io/v1).
-    pub fn with_api(mut self, api: EventsApi) -> Self {
+    pub fn api(mut self, api: EventsApi) -> Self {
         self.api = api;
         self
     }
 
     /// Correlator settings (default: client-go's).
-    pub fn with_correlator(mut self, options: CorrelatorOptions) -> Self {
+    pub fn correlator(mut self, options: CorrelatorOptions) -> Self {
         self.correlator = options;
         self
     }
 
     /// Events buffered before new ones are dropped (default 1000).
-    pub fn with_queue_size(mut self, size: usize) -> Self {
+    pub fn queue_size(mut self, size: usize) -> Self {
         self.queue_size = size.max(1);
         self
     }

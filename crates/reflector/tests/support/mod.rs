@@ -1,6 +1,6 @@
 //! Shared helpers of the HTTP tests: a recording decorator around the real
 //! `kube::Api` lister-watcher, a version-checking store around a real
-//! `Cache`, and small waiting helpers.
+//! `IndexedStore`, and small waiting helpers.
 
 #![allow(dead_code)]
 
@@ -11,10 +11,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_cache::Cache;
+use kcr_cache::{BoxError, IndexedStore};
 use kcr_reflector::{
-    BoxError, ListOptions, ListerWatcher, ObjectList, ReflectorStore, Result, WatchOptions,
-    WatchStream,
+    ListOptions, ListerWatcher, ObjectList, ReflectorStore, Result, WatchOptions, WatchStream,
 };
 use kube::Resource;
 use kube::api::{Api, ObjectMeta, PostParams};
@@ -80,10 +79,10 @@ where
     }
 }
 
-/// A real `Cache` that also checks that no key's resource version ever goes
+/// A real `IndexedStore` that also checks that no key's resource version ever goes
 /// backwards (an event applied twice or out of order would), across deletes.
 pub struct Checked<K> {
-    pub cache: Arc<Cache<K>>,
+    pub cache: Arc<IndexedStore<K>>,
     last: Mutex<HashMap<String, u64>>,
     pub violations: Mutex<Vec<String>>,
     pub replaces: Mutex<u64>,
@@ -92,7 +91,7 @@ pub struct Checked<K> {
 impl<K: Resource + Send + Sync + 'static> Checked<K> {
     pub fn new() -> Arc<Self> {
         Arc::new(Self {
-            cache: Arc::new(Cache::default()),
+            cache: Arc::new(IndexedStore::default()),
             last: Mutex::new(HashMap::new()),
             violations: Mutex::new(Vec::new()),
             replaces: Mutex::new(0),

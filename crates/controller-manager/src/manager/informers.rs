@@ -25,14 +25,14 @@ type ObjectTransform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
 
 /// What the manager's informers cache (controller-runtime `cache.Options`): by default every
 /// namespace and every object; set with
-/// [`Options::with_cache`](crate::Options::with_cache).
+/// [`Options::informers`](crate::Options::informers).
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-/// use kcr_controller_manager::manager::{ByObject, CacheOptions};
+/// use kcr_controller_manager::manager::{ByObject, InformerOptions};
 /// use kcr_controller_manager::Options;
 ///
-/// let cache = CacheOptions::default()
+/// let cache = InformerOptions::default()
 ///     // Every namespaced type is watched in these two namespaces only.
 ///     .default_namespaces(["team-a", "team-b"])
 ///     // Annotations are not kept in the cache.
@@ -48,12 +48,12 @@ type ObjectTransform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
 ///         cm.data = None;
 ///         cm
 ///     }));
-/// let options = Options::default().with_cache(cache);
+/// let options = Options::default().informers(cache);
 /// # let _ = options;
 /// ```
 #[derive(Clone, Default)]
 #[must_use]
-pub struct CacheOptions {
+pub struct InformerOptions {
     default_namespaces: Vec<String>,
     default_label_selector: Option<String>,
     default_field_selector: Option<String>,
@@ -62,9 +62,9 @@ pub struct CacheOptions {
     by_object: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
-impl Debug for CacheOptions {
+impl Debug for InformerOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CacheOptions")
+        f.debug_struct("InformerOptions")
             .field("default_namespaces", &self.default_namespaces)
             .field("default_label_selector", &self.default_label_selector)
             .field("default_field_selector", &self.default_field_selector)
@@ -74,7 +74,7 @@ impl Debug for CacheOptions {
     }
 }
 
-impl CacheOptions {
+impl InformerOptions {
     /// Namespaced types are cached from these namespaces only, one List & Watch per namespace
     /// (controller-runtime `DefaultNamespaces`); empty (the default): all namespaces.
     /// Cluster-scoped types are not affected.
@@ -128,7 +128,7 @@ impl CacheOptions {
 }
 
 /// The cache settings of one type (controller-runtime `cache.ByObject`); each unset one comes
-/// from [`CacheOptions`]' defaults.
+/// from [`InformerOptions`]' defaults.
 #[must_use]
 pub struct ByObject<K> {
     namespaces: Option<Vec<String>>,
@@ -211,7 +211,7 @@ mod sealed {
 /// The scope of a type the manager caches: namespaced (cached per namespace when the cache is
 /// limited to namespaces) or cluster-scoped. Implemented for k8s-openapi's two scopes, which
 /// every generated type and every `#[derive(CustomResource)]` type has.
-pub trait CacheScope: sealed::Sealed + Send + Sync + 'static {
+pub trait InformerScope: sealed::Sealed + Send + Sync + 'static {
     /// Whether objects of this scope live in namespaces.
     const NAMESPACED: bool;
 
@@ -231,7 +231,7 @@ pub trait CacheScope: sealed::Sealed + Send + Sync + 'static {
             + 'static;
 }
 
-impl CacheScope for NamespaceResourceScope {
+impl InformerScope for NamespaceResourceScope {
     const NAMESPACED: bool = true;
 
     fn informer<K>(
@@ -254,7 +254,7 @@ impl CacheScope for NamespaceResourceScope {
     }
 }
 
-impl CacheScope for ClusterResourceScope {
+impl InformerScope for ClusterResourceScope {
     const NAMESPACED: bool = false;
 
     fn informer<K>(factory: &SharedInformerFactory, _: Option<&str>) -> SharedIndexInformer<K>
@@ -282,12 +282,12 @@ struct State {
     started: bool,
 }
 
-/// The manager's informers, made as its [`CacheOptions`] say (controller-runtime's
+/// The manager's informers, made as its [`InformerOptions`] say (controller-runtime's
 /// `cache.Informers` of the manager's cache): for each type, one informer per namespace the
 /// options name (or one across the cluster, for a cluster-scoped type or a manager without
 /// namespaces), with the type's label and field selectors and transform. Handed out by
 /// [`Manager::informer_factory`](crate::Manager::informer_factory); the builder's watches and
-/// [`Manager::cache_reader`](crate::Manager::cache_reader) share them.
+/// [`Manager::informer_reader`](crate::Manager::informer_reader) share them.
 ///
 /// Nothing here lists or watches outside what the options allow: a manager limited to
 /// namespaces never lists across the cluster, so it runs with namespace-scoped RBAC.
@@ -295,13 +295,13 @@ struct State {
 /// ```no_run
 /// # async fn doc(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
 /// use k8s_openapi::api::core::v1::Pod;
-/// use kcr_controller_manager::manager::CacheOptions;
+/// use kcr_controller_manager::manager::InformerOptions;
 /// use kcr_controller_manager::{Manager, Options};
 /// use kcr_informer::ResourceEventHandlerFuncs;
 ///
 /// let manager = Manager::new(
 ///     client,
-///     Options::default().with_cache(CacheOptions::default().default_namespaces(["team-a", "team-b"])),
+///     Options::default().informers(InformerOptions::default().default_namespaces(["team-a", "team-b"])),
 /// )?;
 /// // One informer in team-a, one in team-b: none across the cluster.
 /// for pods in manager.informer_factory().informers::<Pod>() {
@@ -315,7 +315,7 @@ struct State {
 pub struct Informers {
     client: Client,
     sync_period: Duration,
-    options: CacheOptions,
+    options: InformerOptions,
     default: SharedInformerFactory,
     // A parking_lot lock, never held across `.await`.
     state: Mutex<State>,
@@ -333,7 +333,7 @@ impl Debug for Informers {
 }
 
 impl Informers {
-    pub(crate) fn new(client: Client, sync_period: Duration, options: CacheOptions) -> Self {
+    pub(crate) fn new(client: Client, sync_period: Duration, options: InformerOptions) -> Self {
         let default_selectors = (
             options.default_label_selector.clone(),
             options.default_field_selector.clone(),
@@ -363,10 +363,10 @@ impl Informers {
     pub fn informers<K>(&self) -> Vec<SharedIndexInformer<K>>
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        K::Scope: CacheScope,
+        K::Scope: InformerScope,
     {
         let by = self.options.of::<K>();
-        let namespaces: &[String] = if <K::Scope as CacheScope>::NAMESPACED {
+        let namespaces: &[String] = if <K::Scope as InformerScope>::NAMESPACED {
             by.and_then(|b| b.namespaces.as_deref())
                 .unwrap_or(&self.options.default_namespaces)
         } else {
@@ -385,11 +385,11 @@ impl Informers {
             .or_insert_with_key(|s| factory(&self.client, self.sync_period, s))
             .clone();
         let informers: Vec<SharedIndexInformer<K>> = if namespaces.is_empty() {
-            vec![<K::Scope as CacheScope>::informer::<K>(&factory, None)]
+            vec![<K::Scope as InformerScope>::informer::<K>(&factory, None)]
         } else {
             namespaces
                 .iter()
-                .map(|ns| <K::Scope as CacheScope>::informer::<K>(&factory, Some(ns)))
+                .map(|ns| <K::Scope as InformerScope>::informer::<K>(&factory, Some(ns)))
                 .collect()
         };
         let transform = self.transform_of::<K>();
@@ -411,12 +411,12 @@ impl Informers {
     }
 
     /// Reads `K` from the informers of [`informers`](Self::informers).
-    pub fn reader<K>(&self) -> CacheReader<K>
+    pub fn reader<K>(&self) -> InformerReader<K>
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        K::Scope: CacheScope,
+        K::Scope: InformerScope,
     {
-        CacheReader::new(self.informers::<K>())
+        InformerReader::new(self.informers::<K>())
     }
 
     fn transform_of<K>(&self) -> Option<ObjectTransform<K>>
@@ -464,12 +464,12 @@ fn factory(client: &Client, sync_period: Duration, selectors: &Selectors) -> Sha
 
 /// Reads one type from the manager's cache, across the namespaces it caches (what
 /// controller-runtime's cache-backed client reads). Made by
-/// [`Manager::cache_reader`](crate::Manager::cache_reader).
-pub struct CacheReader<K> {
+/// [`Manager::informer_reader`](crate::Manager::informer_reader).
+pub struct InformerReader<K> {
     informers: Vec<SharedIndexInformer<K>>,
 }
 
-impl<K> Clone for CacheReader<K> {
+impl<K> Clone for InformerReader<K> {
     fn clone(&self) -> Self {
         Self {
             informers: self.informers.clone(),
@@ -477,19 +477,19 @@ impl<K> Clone for CacheReader<K> {
     }
 }
 
-impl<K> Debug for CacheReader<K>
+impl<K> Debug for InformerReader<K>
 where
     K: Resource + Clone + Send + Sync + 'static,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<String> = self.informers.iter().map(|i| i.informer_name()).collect();
-        f.debug_struct("CacheReader")
+        f.debug_struct("InformerReader")
             .field("informers", &names)
             .finish()
     }
 }
 
-impl<K> CacheReader<K>
+impl<K> InformerReader<K>
 where
     K: Resource + Clone + Send + Sync + 'static,
 {
@@ -524,7 +524,7 @@ where
     }
 }
 
-impl<K> CacheReader<K> {
+impl<K> InformerReader<K> {
     pub(crate) fn new(informers: Vec<SharedIndexInformer<K>>) -> Self {
         Self { informers }
     }
