@@ -41,9 +41,9 @@
 //!   its kind, scope, verbs and subresources; a verb a resource does not serve gets `405`),
 //!   stored with the conventions below, `status` subresources included; short names and
 //!   categories as kube-apiserver's discovery shows them. The create-only resources are answered
-//!   without storage (`TokenReview`, `SubjectAccessReview`, see *Reviews*; the others, and
-//!   subresources other than `status`, `scale` and `namespaces/finalize`, are listed in
-//!   discovery but answer `404` until kcr-testenv emulates them; see *Subresources*). core/v1 and
+//!   without storage (the reviews, see *Reviews*); the other create-only resources, and the
+//!   subresources not listed under *Subresources*, are listed in discovery but answer `404`
+//!   until kcr-testenv emulates them. core/v1 and
 //!   events.k8s.io/v1 events are one resource, each version reading the other's with its fields
 //!   converted. `apiextensions.k8s.io/v1` `customresourcedefinitions`:
 //!   Creating a CRD serves its resource (namespaced or
@@ -204,12 +204,6 @@
 //!   for what kcr-testenv runs: `etcd-0` (its in-memory storage) `Healthy`, `scheduler` and
 //!   `controller-manager` (which it does not run) unhealthy with the `connection refused`
 //!   message kube-apiserver gives when nothing answers on their ports.
-//! - **Reviews**: `authentication.k8s.io/v1` `tokenreviews` and `authorization.k8s.io/v1`
-//!   `subjectaccessreviews` (create only, cluster-scoped), answered from a policy set with
-//!   [`TestEnvBuilder::user_token`] / [`TestEnvBuilder::allow`] and changed while serving through
-//!   [`TestEnv::reviews`]: a known token authenticates as its [`UserInfo`], any other gets
-//!   `status.authenticated: false`; a review is allowed when an [`AccessRule`] matches its user
-//!   or group, verb and resource or non-resource URL, else `status.allowed: false`.
 //! - **Encodings**: JSON, each object written in kube-apiserver's field order (`kind`,
 //!   `apiVersion`, `metadata` in `ObjectMeta`'s order, then the rest); `PartialObjectMetadata` when asked for (metadata informers);
 //!   protobuf request bodies for the built-in kinds kcr-protobuf has tables for (those of the
@@ -231,6 +225,29 @@
 //!   within 32 s is closed, as kube-apiserver's `ReadHeaderTimeout` does; the `Bearer` scheme is
 //!   case-insensitive; every request is logged at debug level (target
 //!   `kcr_testenv::request`: verb, URI, status, duration).
+//!
+//! # How it is built
+//!
+//! The layers are kube-apiserver's, so a rule is found where it lives upstream:
+//!
+//! - `server`: HTTP, authentication, RBAC (`rbac`), discovery (`discovery`), the admin endpoint.
+//! - `endpoints`: the `installer` routes a resource request to its target and verb; the
+//!   `handlers` have one module per verb (`get`, `list`, `create`, `update`, `patch` with
+//!   server-side apply, `delete` with `deletecollection`, `watch`, and `scale`); `subresources`
+//!   has the other subresources.
+//! - decoding (`wire`, `protobuf`, `validation::unknown_fields`), then the field manager
+//!   (`managed_fields`).
+//! - `admission`: the admission chain, one module per plugin (NamespaceLifecycle,
+//!   ServiceAccount, DefaultTolerationSeconds, Priority), mutating plugins then validating ones.
+//! - `registry`: the `generic` store (commit, update preparation, graceful deletion with
+//!   finalizers) calls the kind's `rest::Strategy` (defaults, prepare for create and update,
+//!   validate, validate update, name rule, unconditional update, deleted state); each kind with
+//!   rules of its own has its file under `registry/<group>/` (`core`, `apps`, `coordination`,
+//!   `events`, `apiextensions`), custom resources theirs (`registry::custom_resource`, with
+//!   `custom_resource` for schemas). Rules shared by several kinds are in `defaults` (pod specs)
+//!   and `validation` (metadata, pod specs, options).
+//! - storage: `store` (objects, history, continue tokens) and `watch_cache`; the optional
+//!   controllers (`controllers`, `namespace`) act through the same storage.
 //!
 //! # Conformance
 //!
@@ -263,7 +280,8 @@
 //!   ServiceAccount does not exist (kcr-testenv admits it without the token volume),
 //!   dual-stack Services, exact lists older than the watch cache window but not compacted in
 //!   storage (kube-apiserver reads them from etcd; kcr-testenv keeps no history beyond its
-//!   window), and protobuf responses for kinds without a protobuf table and for errors. Of
+//!   window), and protobuf responses for kinds without a protobuf table and for errors of
+//!   custom resources. Of
 //!   what kube-apiserver's decoding of a built-in object into its Go types and encoding again
 //!   changes, kcr-testenv does the `null`s (dropped, made
 //!   zero values or kept, as each Go field's type and tags say) but not the rest: a zero value
@@ -296,7 +314,7 @@
 //! feature selects k8s-openapi's newest Kubernetes version, which a library must not do).
 
 mod admin;
-mod api;
+mod admission;
 mod api_resources;
 mod body;
 mod bootstrap;
@@ -306,6 +324,7 @@ mod conversion;
 mod custom_resource;
 mod defaults;
 mod discovery;
+mod endpoints;
 mod error;
 mod faults;
 #[doc(hidden)]
@@ -331,7 +350,6 @@ mod tls;
 mod type_meta;
 mod typed_kinds;
 mod validation;
-mod watch;
 mod watch_cache;
 mod wire;
 

@@ -12,8 +12,10 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::api::{ListOptions, Target, list_options, served_json};
 use crate::body::Body;
+use crate::endpoints::Target;
+use crate::endpoints::handlers::list::{ListOptions, list_options};
+use crate::endpoints::handlers::rest::served_json;
 use crate::server::{Request, Shared, error_response};
 use crate::status::ApiError;
 use crate::store::{EventType, ListQuery, Stored, VersionError};

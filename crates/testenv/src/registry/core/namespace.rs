@@ -6,10 +6,14 @@ use serde_json::{Map, Value, json};
 
 use crate::meta::metadata_mut;
 
+use crate::registry::rest::{NameRule, Strategy};
+use crate::store::Store;
+use crate::validation::names;
+
 /// The label every namespace carries, equal to its name.
 pub(crate) const NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
-pub(super) fn prepare_for_create(obj: &mut Map<String, Value>) {
+pub(crate) fn prepare_for_create(obj: &mut Map<String, Value>) {
     let spec = obj.entry("spec").or_insert_with(|| json!({}));
     if !spec.is_object() {
         *spec = json!({});
@@ -29,7 +33,7 @@ pub(super) fn prepare_for_create(obj: &mut Map<String, Value>) {
 }
 
 /// An update of the main resource cannot change `spec.finalizers` (only `/finalize` does).
-pub(super) fn prepare_for_update(old: &Value, new: &mut Map<String, Value>) {
+pub(crate) fn prepare_for_update(old: &Value, new: &mut Map<String, Value>) {
     let old_finalizers = old.pointer("/spec/finalizers").cloned();
     let spec = new.entry("spec").or_insert_with(|| json!({}));
     if !spec.is_object() {
@@ -43,7 +47,7 @@ pub(super) fn prepare_for_update(old: &Value, new: &mut Map<String, Value>) {
     }
 }
 
-pub(super) fn on_write(obj: &mut Map<String, Value>) {
+pub(crate) fn on_write(obj: &mut Map<String, Value>) {
     let meta = metadata_mut(obj);
     let Some(name) = meta.get("name").and_then(Value::as_str).map(str::to_owned) else {
         return;
@@ -54,5 +58,32 @@ pub(super) fn on_write(obj: &mut Map<String, Value>) {
     }
     if let Some(labels) = labels.as_object_mut() {
         labels.insert(NAME_LABEL.into(), Value::String(name));
+    }
+}
+
+/// The Namespace strategy: a new namespace is `Active` with the `kubernetes` finalizer, its
+/// name is a DNS-1123 label, updates keep its finalizers.
+pub(crate) struct NamespaceStrategy;
+
+impl Strategy for NamespaceStrategy {
+    fn defaults(&self, obj: &mut Map<String, Value>) {
+        on_write(obj);
+    }
+
+    fn defaults_on_create(&self, obj: &mut Map<String, Value>) {
+        obj.insert("status".into(), json!({"phase": "Active"}));
+        on_write(obj);
+    }
+
+    fn prepare_for_create(&self, _store: &Store, _namespace: &str, obj: &mut Map<String, Value>) {
+        prepare_for_create(obj);
+    }
+
+    fn prepare_for_update(&self, old: &Value, new: &mut Map<String, Value>) {
+        prepare_for_update(old, new);
+    }
+
+    fn name_rule(&self) -> NameRule {
+        names::dns1123_label
     }
 }

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use super::field::FieldError;
-use super::pod_policies::PROTOCOLS;
+use crate::validation::field::FieldError;
+use crate::validation::pod_policies::PROTOCOLS;
 
 /// Port protocols and session affinity.
 pub(crate) fn policies(obj: &Map<String, Value>) -> Vec<FieldError> {

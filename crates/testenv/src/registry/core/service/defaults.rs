@@ -9,7 +9,7 @@ use std::net::Ipv4Addr;
 
 use serde_json::{Map, Value, json};
 
-use super::json::{existing, items, object, or_insert, or_insert_str};
+use crate::defaults::json::{existing, items, object, or_insert, or_insert_str};
 use crate::meta::random_u64;
 use crate::store::Store;
 
@@ -37,7 +37,7 @@ fn externally_accessible(spec: &Map<String, Value>) -> bool {
 }
 
 /// The defaults kube-apiserver's decoder sets.
-pub(super) fn on_write(obj: &mut Map<String, Value>) {
+pub(crate) fn on_write(obj: &mut Map<String, Value>) {
     let Some(spec) = object(obj, "spec") else {
         return;
     };
@@ -135,7 +135,7 @@ fn free_node_port(taken: &HashSet<i64>) -> Option<i64> {
 }
 
 /// Allocates what a new Service needs and gives it its empty status.
-pub(super) fn prepare_for_create(store: &Store, obj: &mut Map<String, Value>) {
+pub(crate) fn prepare_for_create(store: &Store, obj: &mut Map<String, Value>) {
     obj.insert("status".into(), json!({"loadBalancer": {}}));
     let (ips, node_ports) = allocated(store);
     let Some(spec) = existing(obj, "spec") else {
@@ -186,7 +186,7 @@ pub(super) fn prepare_for_create(store: &Store, obj: &mut Map<String, Value>) {
 /// On an update of the main resource, the allocated values a request leaves out stay (as
 /// kube-apiserver's `patchAllocatedValues` keeps them), and a changed `clusterIP` alone
 /// changes `clusterIPs` with it (`normalizeClusterIPs`), so that validation sees the change.
-pub(super) fn prepare_for_update(old: &Value, new: &mut Map<String, Value>) {
+pub(crate) fn prepare_for_update(old: &Value, new: &mut Map<String, Value>) {
     let Some(old_spec) = old.get("spec").and_then(Value::as_object) else {
         return;
     };

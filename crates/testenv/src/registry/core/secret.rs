@@ -5,14 +5,18 @@
 
 use serde_json::{Map, Value};
 
-use super::json::{object, or_insert_str};
+use crate::defaults::json::{object, or_insert_str};
+
+use crate::registry::ResourceDef;
+use crate::registry::rest::Strategy;
+use crate::validation::{self, field::FieldError};
 
 /// The base64 form of `text`, as Go encodes a `[]byte`.
 fn base64(text: &str) -> Value {
     serde_json::to_value(k8s_openapi::ByteString(text.as_bytes().to_vec())).unwrap_or(Value::Null)
 }
 
-pub(super) fn on_write(obj: &mut Map<String, Value>) {
+pub(crate) fn on_write(obj: &mut Map<String, Value>) {
     or_insert_str(obj, "type", "Opaque");
     let Some(Value::Object(string_data)) = obj.remove("stringData") else {
         return;
@@ -24,6 +28,26 @@ pub(super) fn on_write(obj: &mut Map<String, Value>) {
         for (k, v) in string_data {
             data.insert(k, base64(v.as_str().unwrap_or_default()));
         }
+    }
+}
+
+/// The Secret strategy: `type` and `stringData` defaults, the keys each type requires, and
+/// `type` and `immutable` data fixed once set.
+pub(crate) struct SecretStrategy;
+
+impl Strategy for SecretStrategy {
+    fn defaults(&self, obj: &mut Map<String, Value>) {
+        on_write(obj);
+    }
+
+    fn validate(&self, _def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
+        validation::core::secret(obj)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+        let mut errs = validation::core::secret_update(old, new);
+        errs.extend(validation::core::immutable_data(old, new));
+        errs
     }
 }
 

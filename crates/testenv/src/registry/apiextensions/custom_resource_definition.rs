@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value, json};
 
-pub(super) fn crd_on_write(obj: &mut Map<String, Value>) {
+use crate::registry::rest::Strategy;
+
+pub(crate) fn crd_on_write(obj: &mut Map<String, Value>) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -15,5 +17,15 @@ pub(super) fn crd_on_write(obj: &mut Map<String, Value>) {
         .and_then(Value::as_object_mut)
     {
         service.entry("port").or_insert(json!(443));
+    }
+}
+
+/// The CustomResourceDefinition strategy: apiextensions-apiserver's `v1` defaults. (Its
+/// validation, status and serving are in [`crate::custom_resource`] and the handlers.)
+pub(crate) struct CustomResourceDefinitionStrategy;
+
+impl Strategy for CustomResourceDefinitionStrategy {
+    fn defaults(&self, obj: &mut Map<String, Value>) {
+        crd_on_write(obj);
     }
 }

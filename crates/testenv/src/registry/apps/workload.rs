@@ -4,8 +4,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::json::{existing, items, object, or_insert, or_insert_str};
-use super::pod;
+use crate::defaults::json::{existing, items, object, or_insert, or_insert_str};
+use crate::defaults::pod;
+
+use crate::registry::ResourceDef;
+use crate::registry::rest::Strategy;
+use crate::store::Store;
+use crate::validation::{self, field::FieldError};
 
 fn template(spec: &mut Map<String, Value>) {
     if let Some(t) = object(spec, "template") {
@@ -26,7 +31,7 @@ fn rolling_update(strategy: &mut Map<String, Value>, max_unavailable: Value, max
 }
 
 /// Fills the defaults of the workload `kind`; other kinds are left alone.
-pub(super) fn workload(kind: &str, obj: &mut Map<String, Value>) {
+pub(crate) fn workload(kind: &str, obj: &mut Map<String, Value>) {
     let Some(spec) = object(obj, "spec") else {
         return;
     };
@@ -81,8 +86,43 @@ pub(super) fn workload(kind: &str, obj: &mut Map<String, Value>) {
 
 /// A new workload's status: empty (kube-apiserver's strategies reset it, and Go encodes the
 /// empty struct as `{}`).
-pub(super) fn prepare_for_create(obj: &mut Map<String, Value>) {
+pub(crate) fn prepare_for_create(obj: &mut Map<String, Value>) {
     obj.insert("status".into(), json!({}));
+}
+
+/// The strategy of an apps/v1 workload (`kind`): its defaults, an empty status on create, the
+/// selector and template rules, and the selector fixed once set.
+pub(crate) struct WorkloadStrategy {
+    kind: &'static str,
+}
+
+/// Deployments.
+pub(crate) static DEPLOYMENT: WorkloadStrategy = WorkloadStrategy { kind: "Deployment" };
+/// ReplicaSets.
+pub(crate) static REPLICA_SET: WorkloadStrategy = WorkloadStrategy { kind: "ReplicaSet" };
+/// StatefulSets.
+pub(crate) static STATEFUL_SET: WorkloadStrategy = WorkloadStrategy {
+    kind: "StatefulSet",
+};
+/// DaemonSets.
+pub(crate) static DAEMON_SET: WorkloadStrategy = WorkloadStrategy { kind: "DaemonSet" };
+
+impl Strategy for WorkloadStrategy {
+    fn defaults(&self, obj: &mut Map<String, Value>) {
+        workload(self.kind, obj);
+    }
+
+    fn prepare_for_create(&self, _store: &Store, _namespace: &str, obj: &mut Map<String, Value>) {
+        prepare_for_create(obj);
+    }
+
+    fn validate(&self, _def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
+        validation::apps::workload(obj)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+        validation::apps::workload_update(old, new)
+    }
 }
 
 #[cfg(test)]

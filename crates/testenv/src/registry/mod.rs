@@ -1,4 +1,17 @@
-//! The resources the server knows: the built-in ones and those that CRDs declare.
+//! The resources the server knows (the built-in ones and those that CRDs declare) and the layer
+//! under the handlers, as kube-apiserver's `registry`: the [`generic`] store does what every
+//! kind shares and calls the kind's [`rest::Strategy`] for the rest; each kind with rules of its
+//! own has its file under `registry/<group>/` (`core`, `apps`, `coordination`, `events`,
+//! `apiextensions`, and [`custom_resource`] for every custom resource).
+
+pub(crate) mod apiextensions;
+pub(crate) mod apps;
+pub(crate) mod coordination;
+pub(crate) mod core;
+pub(crate) mod custom_resource;
+pub(crate) mod events;
+pub(crate) mod generic;
+pub(crate) mod rest;
 
 use std::sync::Arc;
 
