@@ -2,7 +2,7 @@
 //! kube-apiserver v1.36 answers them (the expected `managedFields` are those the conformance
 //! corpus recorded for the same requests).
 
-mod common;
+use crate::common;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -2,7 +2,7 @@
 //! (kube-apiserver writes `kind`, `apiVersion`, `metadata` first) and dry-run writes that
 //! return no resourceVersion that was never stored.
 
-mod common;
+use crate::common;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};

@@ -1,6 +1,6 @@
 //! `kube::Client` round trips for every verb, against a real in-process server.
 
-mod common;
+use crate::common;
 
 use common::configmap;
 use k8s_openapi::api::apps::v1::Deployment;

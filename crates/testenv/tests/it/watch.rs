@@ -1,7 +1,7 @@
 //! Watches through `kube::Client`: replay from a version, synthetic initial events, bookmarks,
 //! `410 Gone`, watch-list, selectors, timeouts, and many watchers at once.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_testenv::TestEnv;
 use kube::api::{Api, DeleteParams, PostParams, PropagationPolicy};
 
-mod common;
+use crate::common;
 use common::{configmap, raw};
 
 fn status_code(e: kube::Error) -> (u16, String) {

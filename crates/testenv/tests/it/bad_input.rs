@@ -1,7 +1,7 @@
 //! Bad input: malformed requests, each answered with the right `metav1.Status`, and the server
 //! still serving afterwards.
 
-mod common;
+use crate::common;
 
 use kcr_testenv::TestEnv;
 

@@ -1,7 +1,7 @@
 //! Wire-level answers over raw HTTP: anonymous requests, content negotiation, undecodable
 //! bodies, unknown API groups, and Go's wording for malformed query parameters.
 
-mod common;
+use crate::common;
 
 use kcr_testenv::TestEnv;
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! window of recent history served, versions older than the window are `410 Gone`, and lists
 //! from the future fail with "Too large resource version" after kube-apiserver's wait.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! Fault injection: each fault as a client sees it from a real API server.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

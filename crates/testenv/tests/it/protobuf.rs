@@ -1,7 +1,7 @@
 //! Protobuf answers over real HTTP (`kube::Client`): objects, list pages and watch streams of
 //! the kinds kcr-protobuf has tables for, as kube-apiserver writes them; JSON for the others.
 
-mod common;
+use crate::common;
 
 use common::configmap;
 use futures::StreamExt;

@@ -9,7 +9,7 @@ use kcr_testenv::TestEnv;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-mod common;
+use crate::common;
 use common::raw;
 
 #[tokio::test(start_paused = true)]

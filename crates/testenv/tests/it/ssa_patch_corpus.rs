@@ -6,12 +6,12 @@
 //! Every case must conform except those in `NOT_YET`, each with the part of kcr-testenv that
 //! answers differently; the test fails when one of those starts to conform, so the list shrinks.
 
-mod common;
+use crate::common;
 
 use kcr_testenv::TestEnv;
 use serde_json::{Map, Value};
 
-const CASES: &str = include_str!("data/ssa-patch-cases.jsonl");
+const CASES: &str = include_str!("../data/ssa-patch-cases.jsonl");
 
 /// Cases whose status codes all match but some body does not yet, and why (each reason is a
 /// part of issue 18 outside field management and patching).

@@ -2,7 +2,7 @@
 //! cases: other kinds, the namespace field, cluster-scoped kinds, watch filtering,
 //! deletecollection, malformed selectors and the gate off.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;

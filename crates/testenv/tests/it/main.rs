@@ -1,0 +1,35 @@
+//! kcr-testenv's integration tests, one binary with a module per area (linking each area as
+//! its own test binary cost more than compiling them; see the crate's README). Each module is
+//! named after what it tests; `common` holds the raw HTTP client and builders they share.
+
+mod common;
+
+mod api_conventions;
+mod api_resources;
+mod bad_input;
+mod client_round_trips;
+mod component_statuses;
+mod conformance;
+mod custom_resources;
+mod defaulting;
+mod event_conversion;
+mod faults;
+mod kubectl;
+mod namespaces;
+mod nulls;
+mod pod_logs;
+mod pod_validation;
+mod protobuf;
+mod rbac;
+mod reviews;
+mod robustness;
+mod server_side_apply;
+mod sharding;
+mod ssa_patch_corpus;
+mod startup;
+mod subresources;
+mod tls;
+mod watch;
+mod watch_cache;
+mod wire;
+mod wire_details;
