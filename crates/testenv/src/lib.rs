@@ -128,8 +128,7 @@
 //!   `preconditions`; a `Status` `Success` answer except for Pods and Namespaces, which answer
 //!   with the object; `propagationPolicy=Foreground`/`Orphan` add the
 //!   `foregroundDeletion`/`orphan` finalizer, which stays: as in envtest no garbage collector
-//!   runs), `deletecollection`; `dryRun=All` is honoured. An update whose `metadata.uid` is not
-//!   the object's gets `409`. Only workloads, Pods, CRDs and custom resources carry
+//!   runs), `deletecollection`; `dryRun=All` is honoured. A `PUT` whose `metadata.uid` is not the object's gets `409` (a failed precondition); a patch that changes `uid`, `deletionTimestamp` or `deletionGracePeriodSeconds` gets `422` "field is immutable" (listed twice, as kube-apiserver validates metadata twice), one that names another namespace or name `400`; `creationTimestamp` and `generation` are reset silently. Only workloads, Pods, CRDs and custom resources carry
 //!   `generation`. Errors are `metav1.Status` bodies.
 //! - **List**: `labelSelector` (full syntax), `fieldSelector` (`metadata.name`,
 //!   `metadata.namespace`, and a few per-type fields), `limit` + `continue` (a token older than

@@ -80,12 +80,13 @@ pub(crate) fn prepare_update(
     new: Map<String, Value>,
     part: Part,
     rv_required: bool,
+    uid_precondition: bool,
     next_rv: u64,
 ) -> ApiResult<Option<Value>> {
     let name = meta_str(old, "name").unwrap_or_default();
     let old_rv = meta_str(old, "resourceVersion").unwrap_or_default();
     let new_value = Value::Object(new);
-    validation::preconditions::check_update(def, old, &new_value)?;
+    validation::preconditions::check_update(def, old, &new_value, uid_precondition)?;
     match meta_str(&new_value, "resourceVersion").filter(|s| !s.is_empty()) {
         None if rv_required => {
             return Err(ApiError::invalid(
@@ -136,6 +137,8 @@ pub(crate) fn prepare_update(
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
+        check_identity(&old_meta, &result)?;
+        let immutable = validation::object_meta::update(&old_meta, &result);
         let meta = metadata_mut(&mut result);
         for k in [
             "uid",
@@ -155,7 +158,7 @@ pub(crate) fn prepare_update(
         let strategy = strategy_for(def);
         strategy.defaults(&mut result);
         strategy.prepare_for_update(old, &mut result);
-        validation::on_update(def, old, &result)?;
+        validation::on_update(def, old, &result, &immutable)?;
     }
     let terminating = old.pointer("/metadata/deletionTimestamp").is_some();
     if terminating {
@@ -199,6 +202,41 @@ pub(crate) fn prepare_update(
         set_rv(m, next_rv);
     }
     Ok(Some(result))
+}
+
+/// `400` when an update's body (after a patch, too) names another object than its URL.
+fn check_identity(old_meta: &Map<String, Value>, new: &Map<String, Value>) -> ApiResult<()> {
+    let field = |m: Option<&Value>, k: &str| {
+        m.and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let new_meta = new.get("metadata");
+    let old_meta = Some(old_meta).map(|m| m as &Map<String, Value>);
+    let (old_ns, new_ns) = (
+        old_meta
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+        field(new_meta, "namespace"),
+    );
+    if !new_ns.is_empty() && new_ns != old_ns {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    let old_name = old_meta
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let new_name = field(new_meta, "name");
+    if !new_name.is_empty() && new_name != old_name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({new_name}) does not match the name on the URL ({old_name})"
+        )));
+    }
+    Ok(())
 }
 
 /// Stores an updated object; removes it when it is terminating and has no finalizers left.

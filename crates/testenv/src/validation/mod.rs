@@ -11,7 +11,7 @@ pub(crate) mod core;
 pub(crate) mod crd;
 pub(crate) mod field;
 pub(crate) mod names;
-mod object_meta;
+pub(crate) mod object_meta;
 pub(crate) mod options;
 pub(crate) mod pod_policies;
 pub(crate) mod preconditions;
@@ -42,9 +42,19 @@ pub(crate) fn on_create(def: &ResourceDef, obj: &Map<String, Value>) -> ApiResul
 
 /// Validates an update of `old` to `new` (the main resource; `rest.BeforeUpdate`): the
 /// metadata, the fields the strategy says cannot change, then the kind's rules on the new state.
-pub(crate) fn on_update(def: &ResourceDef, old: &Value, new: &Map<String, Value>) -> ApiResult<()> {
+/// `immutable`: what [`object_meta::update`] found in the request's metadata, which
+/// kube-apiserver checks twice (once for every kind, once in the kind's `ValidateUpdate`), so
+/// its causes are listed twice.
+pub(crate) fn on_update(
+    def: &ResourceDef,
+    old: &Value,
+    new: &Map<String, Value>,
+    immutable: &[field::FieldError],
+) -> ApiResult<()> {
     let strategy = strategy_for(def);
-    let mut errs = object_meta::validate(strategy.name_rule(), new);
+    let mut errs = immutable.to_vec();
+    errs.extend(immutable.iter().cloned());
+    errs.extend(object_meta::validate(strategy.name_rule(), new));
     errs.extend(strategy.validate_update(old, new));
     errs.extend(strategy.validate(def, new));
     field::check(strategy.error_group(def), &def.kind, name_of(new), errs)

@@ -56,3 +56,29 @@ pub(crate) fn validate(name_rule: NameRule, obj: &Map<String, Value>) -> Vec<Fie
     }
     errs
 }
+
+/// `ValidateObjectMetaUpdate`'s immutable fields that an update's body may carry: a changed
+/// `uid`, `deletionTimestamp` or `deletionGracePeriodSeconds` (the update keeps the stored
+/// values of the others, `creationTimestamp` and `generation`, without a word).
+pub(crate) fn update(old: &Map<String, Value>, new: &Map<String, Value>) -> Vec<FieldError> {
+    let Some(new) = new.get("metadata").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut errs = Vec::new();
+    for key in ["uid", "deletionTimestamp", "deletionGracePeriodSeconds"] {
+        let Some(value) = new.get(key).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        if key == "uid" && value.as_str() == Some("") {
+            continue;
+        }
+        if old.get(key) != Some(value) {
+            errs.push(FieldError::invalid(
+                format!("metadata.{key}"),
+                value,
+                "field is immutable",
+            ));
+        }
+    }
+    errs
+}

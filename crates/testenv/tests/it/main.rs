@@ -1,6 +1,7 @@
-//! kcr-testenv's integration tests, one binary with a module per area (linking each area as
-//! its own test binary cost more than compiling them; see the crate's README). Each module is
-//! named after what it tests; `common` holds the raw HTTP client and builders they share.
+//! kcr-testenv's integration tests, one binary with a module per area: linked once instead of
+//! once per area (29 binaries before), which roughly halved the rebuild of
+//! `cargo test -p kcr-testenv --no-run` after a change to the crate. Each module is named after
+//! what it tests; `common` holds the raw HTTP client and builders they share.
 
 mod common;
 
@@ -29,6 +30,7 @@ mod ssa_patch_corpus;
 mod startup;
 mod subresources;
 mod tls;
+mod update_validation;
 mod watch;
 mod watch_cache;
 mod wire;

@@ -162,7 +162,15 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
     } else {
         Part::Main
     };
-    let new = prepare_update(def, &old.value, patched, part, false, store.next_rv())?;
+    let new = prepare_update(
+        def,
+        &old.value,
+        patched,
+        part,
+        false,
+        false,
+        store.next_rv(),
+    )?;
     let new = manage_update(&store, t, req, &old.value, new);
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
@@ -245,6 +253,14 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
     } else {
         Part::Main
     };
-    let new = prepare_update(def, &old.value, applied, part, false, store.next_rv())?;
+    let new = prepare_update(
+        def,
+        &old.value,
+        applied,
+        part,
+        false,
+        false,
+        store.next_rv(),
+    )?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }

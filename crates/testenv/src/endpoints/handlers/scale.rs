@@ -127,7 +127,15 @@ pub(crate) fn write_scale(
         sub: None,
         ..t.clone()
     };
-    let prepared = prepare_update(def, &old.value, new, Part::Main, false, store.next_rv())?;
+    let prepared = prepare_update(
+        def,
+        &old.value,
+        new,
+        Part::Main,
+        false,
+        false,
+        store.next_rv(),
+    )?;
     // Recorded as a write of the scale subresource (`spec.replicas`, subresource `scale`).
     let prepared = manage_update(&store, t, req, &old.value, prepared);
     if dry_run(req) {

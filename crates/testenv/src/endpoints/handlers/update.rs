@@ -77,7 +77,15 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         Part::Main
     };
     let rv_required = !strategy_for(def).allow_unconditional_update();
-    let new = prepare_update(def, &old.value, obj, part, rv_required, store.next_rv())?;
+    let new = prepare_update(
+        def,
+        &old.value,
+        obj,
+        part,
+        rv_required,
+        true,
+        store.next_rv(),
+    )?;
     let new = manage_update(&store, t, req, &old.value, new);
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
