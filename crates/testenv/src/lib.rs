@@ -127,8 +127,14 @@
 //!   (finalizers set `deletionTimestamp` and keep the object until the last one is removed;
 //!   `preconditions`; a `Status` `Success` answer except for Pods and Namespaces, which answer
 //!   with the object; `propagationPolicy=Foreground`/`Orphan` add the
-//!   `foregroundDeletion`/`orphan` finalizer, which stays: as in envtest no garbage collector
-//!   runs), `deletecollection`; `dryRun=All` is honoured. A `PUT` whose `metadata.uid` is not the object's gets `409` (a failed precondition); a patch that changes `uid`, `deletionTimestamp` or `deletionGracePeriodSeconds` gets `422` "field is immutable" (listed twice, as kube-apiserver validates metadata twice), one that names another namespace or name `400`; `creationTimestamp` and `generation` are reset silently. Only workloads, Pods, CRDs and custom resources carry
+//!   `foregroundDeletion`/`orphan` finalizer, which stays unless the garbage collector runs
+//!   ([`TestEnvBuilder::garbage_collector`], in [`TestEnvBuilder::realistic`])),
+//!   `deletecollection`; `dryRun=All` is honoured. A `PUT` whose `metadata.uid` is not the
+//!   object's gets `409` (a failed precondition); a patch that changes `uid`,
+//!   `deletionTimestamp` or `deletionGracePeriodSeconds` gets `422` "field is immutable" (listed
+//!   twice, as kube-apiserver validates metadata twice), one that names another namespace or
+//!   name `400`; `creationTimestamp` and `generation` are reset silently. Only workloads, Pods,
+//!   CRDs and custom resources carry
 //!   `generation`. Errors are `metav1.Status` bodies.
 //! - **List**: `labelSelector` (full syntax), `fieldSelector` (`metadata.name`,
 //!   `metadata.namespace`, and a few per-type fields), `limit` + `continue` (a token older than
@@ -269,10 +275,9 @@
 //!   `pods/portforward` and the `proxy` subresources have no backend.
 //! - **No scheduling**: nothing binds Pods to Nodes or preempts by priority.
 //! - **No kube-controller-manager** beyond the namespace finalizer (on by default) and, when
-//!   asked for, the ServiceAccounts controller and the root CA publisher: no Deployment,
-//!   ReplicaSet, StatefulSet, DaemonSet, Job or CronJob controllers (workloads keep the status
-//!   their clients write), no garbage collection (owner references and the `foregroundDeletion`
-//!   / `orphan` finalizers stay), no endpoints or EndpointSlice controllers (beyond the
+//!   asked for, the ServiceAccounts controller, the root CA publisher and the garbage collector:
+//!   no Deployment, ReplicaSet, StatefulSet, DaemonSet, Job or CronJob controllers (workloads
+//!   keep the status their clients write), no endpoints or EndpointSlice controllers (beyond the
 //!   `kubernetes` Service's), no node lifecycle, no certificate signing or approval, no
 //!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
 //!   roles are aggregated once).

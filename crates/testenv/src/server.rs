@@ -45,6 +45,8 @@ pub(crate) struct Options {
     pub(crate) namespace_controllers: bool,
     /// The `ShardedListAndWatch` feature gate: honour `shardSelector` (see [`crate::sharding`]).
     pub(crate) sharded_list_and_watch: bool,
+    /// Run kube-controller-manager's garbage collector.
+    pub(crate) garbage_collector: bool,
 }
 
 /// Everything the request handlers share.

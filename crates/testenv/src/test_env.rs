@@ -40,6 +40,7 @@ impl Default for TestEnvBuilder {
                 rbac: false,
                 namespace_controllers: false,
                 sharded_list_and_watch: false,
+                garbage_collector: false,
             },
             port: 0,
             host: Ipv4Addr::LOCALHOST,
@@ -207,11 +208,25 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Runs kube-controller-manager's garbage collector (off by default, as in the recorded
+    /// kube-apiserver without kube-controller-manager): an object whose owners
+    /// (`metadata.ownerReferences`, matched by group, kind, name and uid) are all gone is
+    /// deleted; a reference to a missing owner is dropped while another owner remains; an owner
+    /// deleted with `propagationPolicy=Foreground` goes once its dependents are gone, one
+    /// deleted with `Orphan` once they no longer name it. Like kube-controller-manager it acts
+    /// shortly after the change, not within the request.
+    pub fn garbage_collector(mut self, enabled: bool) -> Self {
+        self.options.garbage_collector = enabled;
+        self
+    }
+
     /// A preset that behaves as a cluster with kube-controller-manager running, as far as
-    /// kcr-testenv emulates one: the namespace finalizer and the namespace controllers
-    /// ([`namespace_controllers`](Self::namespace_controllers)) on.
+    /// kcr-testenv emulates one: the namespace finalizer, the namespace controllers
+    /// ([`namespace_controllers`](Self::namespace_controllers)) and the garbage collector on.
     pub fn realistic(self) -> Self {
-        self.finalize_namespaces(true).namespace_controllers(true)
+        self.finalize_namespaces(true)
+            .namespace_controllers(true)
+            .garbage_collector(true)
     }
 
     /// Listens on this port (default 0: a free port).
@@ -257,6 +272,9 @@ impl TestEnvBuilder {
                 None => Tls::generate(addr.ip())?.ca_pem,
             };
             crate::controllers::spawn(&shared, root_ca);
+        }
+        if shared.options.garbage_collector {
+            crate::controllers::spawn_garbage_collector(&shared);
         }
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()

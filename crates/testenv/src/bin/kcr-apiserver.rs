@@ -13,7 +13,8 @@
 //! carries the CA (`certificate-authority-data`), so kubectl works with `--token` too.
 //! `--token` without `--tls` prints a warning: kubectl sends no bearer token over plain HTTP.
 //! `--realistic` runs the optional controllers of kube-controller-manager too (a `default`
-//! ServiceAccount and the `kube-root-ca.crt` ConfigMap in every namespace).
+//! ServiceAccount and the `kube-root-ca.crt` ConfigMap in every namespace, and the garbage
+//! collector).
 //! `--feature-gates` sets feature gates as kube-apiserver's flag does; the one kcr-testenv knows
 //! is `ShardedListAndWatch` (default false: `shardSelector` is ignored), any other is refused.
 //! `--help` prints the usage and exits 0.

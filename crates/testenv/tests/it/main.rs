@@ -15,6 +15,7 @@ mod custom_resources;
 mod defaulting;
 mod event_conversion;
 mod faults;
+mod garbage_collection;
 mod kubectl;
 mod namespaces;
 mod nulls;
