@@ -317,7 +317,8 @@
 //! # The binary
 //!
 //! `kcr-apiserver --port N --kubeconfig-out PATH [--token T] [--tls] [--history-size N]
-//! [--bookmark-interval-ms N] [--realistic] [--feature-gates=ShardedListAndWatch=true]` serves until interrupted and prints where it listens. Build it on
+//! [--bookmark-interval-ms N] [--realistic] [--namespace-controller=false]
+//! [--feature-gates=ShardedListAndWatch=true]` serves until interrupted and prints where it listens. Build it on
 //! its own with `cargo build -p kcr-testenv --features latest --bin kcr-apiserver` (the `latest`
 //! feature selects k8s-openapi's newest Kubernetes version, which a library must not do).
 

@@ -3,7 +3,8 @@
 //! ```text
 //! kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T]
 //!               [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls]
-//!               [--rbac] [--realistic] [--feature-gates=NAME=BOOL,...]
+//!               [--rbac] [--realistic] [--namespace-controller=BOOL]
+//!               [--feature-gates=NAME=BOOL,...]
 //! ```
 //!
 //! `--rbac` authorizes every request with RBAC from the stored roles and bindings (the admin
@@ -15,6 +16,9 @@
 //! `--realistic` runs the optional controllers of kube-controller-manager too (a `default`
 //! ServiceAccount and the `kube-root-ca.crt` ConfigMap in every namespace, and the garbage
 //! collector).
+//! `--namespace-controller=false` keeps a deleted namespace `Terminating` for ever (until its
+//! finalizers are removed through `PUT .../finalize`), as a kube-apiserver without
+//! kube-controller-manager does; it is on by default.
 //! `--feature-gates` sets feature gates as kube-apiserver's flag does; the one kcr-testenv knows
 //! is `ShardedListAndWatch` (default false: `shardSelector` is ignored), any other is refused.
 //! `--help` prints the usage and exits 0.
@@ -29,7 +33,7 @@ use std::time::Duration;
 
 use kcr_testenv::TestEnv;
 
-const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls] [--rbac] [--realistic] [--feature-gates=NAME=BOOL,...]";
+const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls] [--rbac] [--realistic] [--namespace-controller=BOOL] [--feature-gates=NAME=BOOL,...]";
 
 fn parse<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
     let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
@@ -76,6 +80,13 @@ fn command_from_args() -> Result<Command, String> {
     while let Some(flag) = args.next() {
         if let Some(value) = flag.strip_prefix("--feature-gates=") {
             b = feature_gates(b, value)?;
+            continue;
+        }
+        if let Some(value) = flag.strip_prefix("--namespace-controller=") {
+            let enabled: bool = value
+                .parse()
+                .map_err(|_| format!("invalid value for --namespace-controller: {value:?}"))?;
+            b = b.finalize_namespaces(enabled);
             continue;
         }
         b = match flag.as_str() {

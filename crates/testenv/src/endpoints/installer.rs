@@ -132,7 +132,7 @@ pub(crate) fn route(store: &Store, path: &str) -> ApiResult<Option<Target>> {
 }
 
 pub(crate) fn verb(req: &Request, t: &Target) -> ApiResult<&'static str> {
-    let watching = matches!(req.param("watch"), Some("true" | "1"));
+    let watching = crate::endpoints::handlers::list::query_bool(req.param("watch")) == Some(true);
     Ok(match (&req.method, t.name.is_some()) {
         (&Method::GET, false) if watching => "watch",
         (&Method::GET, false) => "list",
@@ -260,7 +260,11 @@ pub(crate) async fn serve(
             Ok(()) => list(shared, &req, &target),
             Err(e) => Err(e),
         },
-        "get" => get(shared, &target),
+        // A get from a future version waits for it as a list does.
+        "get" => match watch_cache_wait(shared, &req).await {
+            Ok(()) => get(shared, &req, &target),
+            Err(e) => Err(e),
+        },
         "create" => create(shared, &req, &target),
         "update" => update(shared, &req, &target),
         "patch" => patch(shared, &req, &target),

@@ -252,9 +252,10 @@ fn cases() -> Vec<Case> {
             "Invalid",
         ),
         case(
-            "bad watch flag",
+            // A junk boolean is true, as kube-apiserver converts it; a junk number is refused.
+            "bad watch timeout",
             "GET",
-            "/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=maybe",
+            "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=maybe",
             "",
             400,
             "BadRequest",

@@ -19,6 +19,7 @@ mod garbage_collection;
 mod kubectl;
 mod namespaces;
 mod nulls;
+mod params;
 mod pod_logs;
 mod pod_validation;
 mod protobuf;

@@ -94,10 +94,9 @@ pub(crate) fn create_managed(
         "creationTimestamp".into(),
         Value::String(meta::now_rfc3339()),
     );
+    // Kinds that track generation start at 1; the others keep what the client sent.
     if def.tracks_generation() {
         meta.insert("generation".into(), json!(1));
-    } else {
-        meta.remove("generation");
     }
     meta.remove("deletionTimestamp");
     meta.remove("deletionGracePeriodSeconds");
@@ -141,6 +140,19 @@ pub(crate) fn create_managed(
     admission::admit_create(&attributes, &mut obj)?;
     strategy.prepare_for_create(&store, namespace.unwrap_or_default(), &mut obj);
     admission::validate_create(&attributes, &obj)?;
+    if obj
+        .get("metadata")
+        .and_then(|m| m.get("resourceVersion"))
+        .and_then(Value::as_str)
+        .is_some_and(|rv| !rv.is_empty() && rv != "0")
+    {
+        // The storage refuses it with a plain error, which kube-apiserver answers as `500`.
+        return Err(ApiError::new(
+            500,
+            "",
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
     if store.get(&def.storage, &key).is_some() {
         return Err(ApiError::already_exists(&def.group, &def.plural, &name));
     }

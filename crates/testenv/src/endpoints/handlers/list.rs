@@ -79,15 +79,14 @@ pub(crate) fn invalid_list_options(causes: &[(&str, &str, String)]) -> ApiError 
     ApiError::invalid("meta.k8s.io", "ListOptions", "", causes)
 }
 
+/// A boolean query parameter as kube-apiserver converts it (`Convert_Slice_string_To_bool`):
+/// `0` and `false` (any case) are false, anything else true.
+pub(crate) fn query_bool(value: Option<&str>) -> Option<bool> {
+    value.map(|v| !(v == "0" || v.eq_ignore_ascii_case("false")))
+}
+
 pub(crate) fn bool_param(req: &Request, name: &str) -> ApiResult<Option<bool>> {
-    match req.param(name) {
-        None => Ok(None),
-        Some("true" | "1") => Ok(Some(true)),
-        Some("false" | "0" | "") => Ok(Some(false)),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "invalid value for {name}: {other:?}"
-        ))),
-    }
+    Ok(query_bool(req.param(name)))
 }
 
 /// Encodes a continue token (see [`crate::wire::continue_token`]).
@@ -125,10 +124,8 @@ pub(crate) fn list_options(
         o.limit = usize::try_from(n.max(0)).unwrap_or(0);
     }
     if let Some(t) = req.param("timeoutSeconds").filter(|s| !s.is_empty()) {
-        o.timeout_seconds = Some(
-            t.parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {t:?}")))?,
-        );
+        let seconds = crate::wire::go_strconv::parse_int(t).map_err(ApiError::bad_request)?;
+        o.timeout_seconds = Some(u64::try_from(seconds).unwrap_or(0));
     }
     let cont = req.param("continue").filter(|s| !s.is_empty());
     let rv = o.resource_version.as_deref().unwrap_or_default();
