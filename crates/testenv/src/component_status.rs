@@ -20,8 +20,8 @@
 use http::{Method, Response};
 use serde_json::{Value, json};
 
-use crate::api::Target;
 use crate::body::Body;
+use crate::endpoints::Target;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::server::{Request, error_response, json_response};
 use crate::status::ApiError;

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use http::{HeaderValue, Method, Response, header};
 use serde_json::{Value, json};
 
-use crate::api::split_api_path;
 use crate::api_resources;
 use crate::body::Body;
+use crate::endpoints::split_api_path;
 use crate::registry::ResourceDef;
 use crate::server::{Request, Shared, error_response, json_response};
 use crate::status::ApiError;

@@ -16,9 +16,9 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
 
-use crate::api;
 use crate::meta::{self, metadata_mut};
 use crate::registry::ResourceDef;
+use crate::registry::generic;
 use crate::server::Shared;
 use crate::status::{ApiError, ApiResult};
 use crate::store::{EventType, Store, Stored};
@@ -31,7 +31,8 @@ pub(crate) fn is_namespaces(def: &ResourceDef) -> bool {
     def.group.is_empty() && def.plural == "namespaces"
 }
 
-fn terminating(ns: &Value) -> bool {
+/// Whether a namespace is being deleted.
+pub(crate) fn terminating(ns: &Value) -> bool {
     ns.pointer("/metadata/deletionTimestamp").is_some()
 }
 
@@ -50,50 +51,6 @@ fn meta_finalizers(ns: &Value) -> bool {
     ns.pointer("/metadata/finalizers")
         .and_then(Value::as_array)
         .is_some_and(|a| !a.is_empty())
-}
-
-/// `403` when `namespace` is terminating: no new content (`NamespaceLifecycle` admission).
-/// `name` is the object's name, or its `generateName` when it has none yet.
-pub(crate) fn check_create(
-    store: &Store,
-    def: &ResourceDef,
-    namespace: &str,
-    name: &str,
-) -> ApiResult<()> {
-    let Some(ns) = store.get("/namespaces", namespace) else {
-        return Ok(());
-    };
-    if !terminating(&ns.value) {
-        return Ok(());
-    }
-    let mut details = json!({
-        "name": name,
-        "group": def.group,
-        "kind": def.plural,
-        "causes": [{
-            "reason": "NamespaceTerminating",
-            "message": format!("namespace {namespace} is being terminated"),
-            "field": "metadata.namespace"
-        }]
-    });
-    if let Some(d) = details.as_object_mut()
-        && def.group.is_empty()
-    {
-        d.remove("group");
-    }
-    let resource = if def.group.is_empty() {
-        def.plural.clone()
-    } else {
-        format!("{}.{}", def.plural, def.group)
-    };
-    Err(ApiError::new(
-        403,
-        "Forbidden",
-        format!(
-            "{resource} {name:?} is forbidden: unable to create new content in namespace {namespace} because it is being terminated"
-        ),
-    )
-    .with_details(details))
 }
 
 /// Deletes a namespace: it becomes `Terminating` and stays until its finalizers are gone.
@@ -121,7 +78,7 @@ pub(crate) fn delete(
         if dry {
             return Ok((200, Stored::new(new)));
         }
-        let removed = api::delete_now(shared, store, def, key).unwrap_or_else(|| old.clone());
+        let removed = generic::delete_now(shared, store, def, key).unwrap_or_else(|| old.clone());
         return Ok((200, removed));
     }
     // A dry run stores nothing, so it keeps the stored resourceVersion.
@@ -134,7 +91,7 @@ pub(crate) fn delete(
             Value::String(store.next_rv().to_string()),
         );
     }
-    let stored = api::commit(shared, store, def, None, key, EventType::Modified, new);
+    let stored = generic::commit(shared, store, def, None, key, EventType::Modified, new);
     Ok((200, stored))
 }
 
@@ -180,10 +137,10 @@ pub(crate) fn finalize(
         );
     }
     if terminating(&new) && spec_finalizers(&new).is_empty() && !meta_finalizers(&new) {
-        let stored = api::commit(shared, store, def, None, name, EventType::Deleted, new);
+        let stored = generic::commit(shared, store, def, None, name, EventType::Deleted, new);
         return Ok((200, stored));
     }
-    let stored = api::commit(shared, store, def, None, name, EventType::Modified, new);
+    let stored = generic::commit(shared, store, def, None, name, EventType::Modified, new);
     Ok((200, stored))
 }
 
@@ -219,7 +176,7 @@ fn finalize_pass(shared: &Shared) {
                     .get(&storage, &key)
                     .is_some_and(|s| s.value.pointer("/metadata/deletionTimestamp").is_some());
                 if !marked {
-                    let _ = api::delete_one(shared, &mut store, &def, &key, &json!({}), false);
+                    let _ = generic::delete_one(shared, &mut store, &def, &key, &json!({}), false);
                 }
             }
         }

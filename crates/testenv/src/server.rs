@@ -22,7 +22,7 @@ use crate::review::{Policy, UserInfo};
 use crate::status::ApiError;
 use crate::store::Store;
 use crate::tls::Tls;
-use crate::{admin, api, discovery, review};
+use crate::{admin, discovery, endpoints, review};
 
 /// Server options (set through [`TestEnvBuilder`](crate::TestEnvBuilder)).
 #[derive(Debug, Clone)]
@@ -43,6 +43,10 @@ pub(crate) struct Options {
     pub(crate) rbac: bool,
     /// Run kube-controller-manager's ServiceAccounts controller and root CA publisher.
     pub(crate) namespace_controllers: bool,
+    /// The `ShardedListAndWatch` feature gate: honour `shardSelector` (see [`crate::sharding`]).
+    pub(crate) sharded_list_and_watch: bool,
+    /// Run kube-controller-manager's garbage collector.
+    pub(crate) garbage_collector: bool,
 }
 
 /// Everything the request handlers share.
@@ -88,7 +92,7 @@ impl Shared {
             issued_tokens: Mutex::default(),
             pod_logs: Mutex::default(),
         });
-        api::create_default_namespaces(&shared);
+        crate::bootstrap::namespaces::create_default_namespaces(&shared);
         crate::bootstrap::create_startup_objects(&shared);
         // The watch cache starts from the state at start-up (kube-apiserver initialises it with a
         // list), so a watch from an older version, e.g. `resourceVersion=1`, is too old.
@@ -387,7 +391,7 @@ async fn serve(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<B
     if let Some(resp) = discovery::handle(&shared, &req) {
         return resp;
     }
-    api::handle(&shared, req).await
+    endpoints::handle(&shared, req).await
 }
 
 #[cfg(test)]

@@ -99,7 +99,15 @@ impl ApiError {
         name: &str,
         causes: &[(&str, &str, String)],
     ) -> Self {
-        let text: Vec<String> = causes.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
+        // The message aggregates the errors as Go's `ErrorList.ToAggregate` does: each distinct
+        // text once (the causes keep every error).
+        let mut text: Vec<String> = Vec::new();
+        for (f, _, m) in causes {
+            let line = format!("{f}: {m}");
+            if !text.contains(&line) {
+                text.push(line);
+            }
+        }
         let gk = if group.is_empty() {
             kind.to_owned()
         } else {

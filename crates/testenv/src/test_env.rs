@@ -39,6 +39,8 @@ impl Default for TestEnvBuilder {
                 finalize_namespaces: true,
                 rbac: false,
                 namespace_controllers: false,
+                sharded_list_and_watch: false,
+                garbage_collector: false,
             },
             port: 0,
             host: Ipv4Addr::LOCALHOST,
@@ -171,11 +173,60 @@ impl TestEnvBuilder {
         self
     }
 
+    /// The `ShardedListAndWatch` feature gate (KEP-5866; default off, as on kube-apiserver
+    /// v1.36, where it is alpha). On, list, watch and deletecollection requests honour
+    /// `shardSelector` (`shardRange(object.metadata.uid, '0x...', '0x...')`, or on
+    /// `object.metadata.namespace`, several ranges joined by `||`): only the objects whose
+    /// field's 64-bit FNV-1a hash lies in a range are listed, watched or deleted, and lists of
+    /// built-in kinds echo the selector in `metadata.shardInfo` (its canonical form), which is how
+    /// a client learns that the server filtered. An invalid selector gets kube-apiserver's
+    /// `500` (`invalid shard selector: ...`). Off, the parameter is ignored, so a sharded
+    /// controller sees what it sees on a cluster without the gate: full lists without
+    /// `shardInfo`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let env = kcr_testenv::TestEnv::builder()
+    ///     .sharded_list_and_watch(true)
+    ///     .start()
+    ///     .await?;
+    /// let req = http::Request::get(
+    ///     "/api/v1/namespaces/default/configmaps?shardSelector=shardRange(object.metadata.uid,%20'0x0000000000000000',%20'0x8000000000000000')",
+    /// )
+    /// .body(Vec::new())?;
+    /// let list: serde_json::Value = env.client().request(req).await?;
+    /// assert_eq!(
+    ///     list["metadata"]["shardInfo"]["selector"],
+    ///     "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"
+    /// );
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn sharded_list_and_watch(mut self, enabled: bool) -> Self {
+        self.options.sharded_list_and_watch = enabled;
+        self
+    }
+
+    /// Runs kube-controller-manager's garbage collector (off by default, as in the recorded
+    /// kube-apiserver without kube-controller-manager): an object whose owners
+    /// (`metadata.ownerReferences`, matched by group, kind, name and uid) are all gone is
+    /// deleted; a reference to a missing owner is dropped while another owner remains; an owner
+    /// deleted with `propagationPolicy=Foreground` goes once its dependents are gone, one
+    /// deleted with `Orphan` once they no longer name it. Like kube-controller-manager it acts
+    /// shortly after the change, not within the request.
+    pub fn garbage_collector(mut self, enabled: bool) -> Self {
+        self.options.garbage_collector = enabled;
+        self
+    }
+
     /// A preset that behaves as a cluster with kube-controller-manager running, as far as
-    /// kcr-testenv emulates one: the namespace finalizer and the namespace controllers
-    /// ([`namespace_controllers`](Self::namespace_controllers)) on.
+    /// kcr-testenv emulates one: the namespace finalizer, the namespace controllers
+    /// ([`namespace_controllers`](Self::namespace_controllers)) and the garbage collector on.
     pub fn realistic(self) -> Self {
-        self.finalize_namespaces(true).namespace_controllers(true)
+        self.finalize_namespaces(true)
+            .namespace_controllers(true)
+            .garbage_collector(true)
     }
 
     /// Listens on this port (default 0: a free port).
@@ -221,6 +272,9 @@ impl TestEnvBuilder {
                 None => Tls::generate(addr.ip())?.ca_pem,
             };
             crate::controllers::spawn(&shared, root_ca);
+        }
+        if shared.options.garbage_collector {
+            crate::controllers::spawn_garbage_collector(&shared);
         }
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()

@@ -101,6 +101,8 @@ mod tests {
             finalize_namespaces: false,
             rbac: false,
             namespace_controllers: false,
+            sharded_list_and_watch: false,
+            garbage_collector: false,
         };
         Shared::new(options, ([127, 0, 0, 1], 0).into(), None)
     }

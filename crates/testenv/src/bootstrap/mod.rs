@@ -1,5 +1,5 @@
 //! What kube-apiserver creates when it starts, before any client writes (besides the system
-//! namespaces, see `api::create_default_namespaces`): the `default/kubernetes` Service with its
+//! namespaces, see [`namespaces`]): the `default/kubernetes` Service with its
 //! Endpoints and EndpointSlice (its bootstrap controller and endpoint reconciler), the default
 //! PriorityClasses (the `scheduling/bootstrap-system-priority-classes` hook) and the RBAC
 //! bootstrap policy (the `rbac/bootstrap-roles` hook).
@@ -7,13 +7,14 @@
 //! Each object is written as kube-apiserver writes it, with an `Update` entry of the manager
 //! `kube-apiserver` in its `managedFields`.
 
+pub(crate) mod namespaces;
 mod policy;
 
 use serde_json::{Map, Value, json};
 
-use crate::api;
 use crate::managed_fields;
 use crate::meta::{self, metadata_mut};
+use crate::registry::generic;
 use crate::server::Shared;
 use crate::store::{EventType, Store, object_key};
 
@@ -81,7 +82,7 @@ pub(crate) fn create_as(
     if let Some(m) = obj.as_object_mut() {
         metadata_mut(m).insert("resourceVersion".into(), json!(store.next_rv().to_string()));
     }
-    api::commit(shared, store, &def, namespace, &key, EventType::Added, obj);
+    generic::commit(shared, store, &def, namespace, &key, EventType::Added, obj);
 }
 
 /// The `default/kubernetes` Service, its Endpoints and its EndpointSlice, pointing at this

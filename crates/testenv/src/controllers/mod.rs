@@ -2,13 +2,15 @@
 //! with [`TestEnvBuilder::namespace_controllers`](crate::TestEnvBuilder::namespace_controllers)
 //! and in [`TestEnvBuilder::realistic`](crate::TestEnvBuilder::realistic)): the
 //! ServiceAccounts controller (a `default` ServiceAccount in every namespace) and the root CA
-//! certificate publisher (a `kube-root-ca.crt` ConfigMap in every namespace). The namespace
-//! finalizer lives in `namespace`.
+//! certificate publisher (a `kube-root-ca.crt` ConfigMap in every namespace); and, with
+//! [`TestEnvBuilder::garbage_collector`](crate::TestEnvBuilder::garbage_collector), the garbage
+//! collector. The namespace finalizer lives in `namespace`.
 //!
 //! Like kube-controller-manager they work after the fact: a pass after every change, so a
 //! client sees the objects shortly after the namespace, not in the namespace's create answer,
 //! and an object deleted by a client comes back.
 
+mod garbage_collector;
 mod root_ca_publisher;
 mod service_account;
 
@@ -63,4 +65,28 @@ async fn run(shared: Weak<Shared>, root_ca_pem: String) {
 /// `ca.crt` is `root_ca_pem`.
 pub(crate) fn spawn(shared: &Arc<Shared>, root_ca_pem: String) {
     tokio::spawn(run(Arc::downgrade(shared), root_ca_pem));
+}
+
+async fn run_garbage_collector(shared: Weak<Shared>) {
+    let mut changed = match shared.upgrade() {
+        Some(s) => s.changed.subscribe(),
+        None => return,
+    };
+    loop {
+        {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let mut store = shared.store.lock();
+            garbage_collector::collect(&shared, &mut store);
+        }
+        if changed.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Starts the garbage collector for `shared`.
+pub(crate) fn spawn_garbage_collector(shared: &Arc<Shared>) {
+    tokio::spawn(run_garbage_collector(Arc::downgrade(shared)));
 }

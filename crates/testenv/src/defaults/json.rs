@@ -4,14 +4,14 @@
 use serde_json::{Map, Value};
 
 /// Sets `key` when it is missing or `null` (a Go pointer field that is `nil`).
-pub(super) fn or_insert(m: &mut Map<String, Value>, key: &str, value: Value) {
+pub(crate) fn or_insert(m: &mut Map<String, Value>, key: &str, value: Value) {
     if m.get(key).is_none_or(Value::is_null) {
         m.insert(key.into(), value);
     }
 }
 
 /// Sets `key` when it is missing, `null` or `""` (a Go string field held by value).
-pub(super) fn or_insert_str(m: &mut Map<String, Value>, key: &str, value: &str) {
+pub(crate) fn or_insert_str(m: &mut Map<String, Value>, key: &str, value: &str) {
     if m.get(key)
         .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
     {
@@ -20,7 +20,7 @@ pub(super) fn or_insert_str(m: &mut Map<String, Value>, key: &str, value: &str) 
 }
 
 /// Sets `key` when it is missing, `null` or `0` (a Go integer field held by value).
-pub(super) fn or_insert_int(m: &mut Map<String, Value>, key: &str, value: i64) {
+pub(crate) fn or_insert_int(m: &mut Map<String, Value>, key: &str, value: i64) {
     if m.get(key)
         .is_none_or(|v| v.is_null() || v.as_i64() == Some(0))
     {
@@ -30,7 +30,7 @@ pub(super) fn or_insert_int(m: &mut Map<String, Value>, key: &str, value: i64) {
 
 /// The object member `key`, created empty when missing or `null` (a Go struct held by value,
 /// which always encodes); `None` when it holds something else than an object.
-pub(super) fn object<'a>(
+pub(crate) fn object<'a>(
     m: &'a mut Map<String, Value>,
     key: &str,
 ) -> Option<&'a mut Map<String, Value>> {
@@ -39,7 +39,7 @@ pub(super) fn object<'a>(
 }
 
 /// The object member `key` when it is present and an object.
-pub(super) fn existing<'a>(
+pub(crate) fn existing<'a>(
     m: &'a mut Map<String, Value>,
     key: &str,
 ) -> Option<&'a mut Map<String, Value>> {
@@ -47,7 +47,7 @@ pub(super) fn existing<'a>(
 }
 
 /// The object items of the array member `key`.
-pub(super) fn items<'a>(
+pub(crate) fn items<'a>(
     m: &'a mut Map<String, Value>,
     key: &str,
 ) -> impl Iterator<Item = &'a mut Map<String, Value>> {

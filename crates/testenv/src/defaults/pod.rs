@@ -167,7 +167,7 @@ fn volume(v: &mut Map<String, Value>) {
 }
 
 /// `SetDefaults_PersistentVolumeClaimSpec`: a claim's volumes are file systems.
-pub(super) fn persistent_volume_claim_spec(spec: &mut Map<String, Value>) {
+pub(crate) fn persistent_volume_claim_spec(spec: &mut Map<String, Value>) {
     or_insert_str(spec, "volumeMode", "Filesystem");
 }
 

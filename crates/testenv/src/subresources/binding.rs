@@ -6,8 +6,9 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use crate::api::{self, Target};
+use crate::endpoints::Target;
 use crate::meta::{self, meta_str, metadata_mut};
+use crate::registry::generic;
 use crate::server::{Request, Shared};
 use crate::status::{ApiError, ApiResult};
 use crate::store::{EventType, object_key};
@@ -122,7 +123,7 @@ pub(crate) fn create(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
             }
         }
     }
-    api::commit(
+    generic::commit(
         shared,
         &mut store,
         &t.def,

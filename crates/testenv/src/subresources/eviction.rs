@@ -18,8 +18,9 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use crate::api::{self, Target};
+use crate::endpoints::Target;
 use crate::meta::{self, meta_str, metadata_mut};
+use crate::registry::generic;
 use crate::selector::LabelSelector;
 use crate::server::{Request, Shared};
 use crate::status::{ApiError, ApiResult};
@@ -160,7 +161,7 @@ fn check_and_decrement(
         metadata_mut(m).insert("resourceVersion".into(), json!(rv.to_string()));
     }
     let key = object_key(Some(namespace), &name);
-    api::commit(
+    generic::commit(
         shared,
         store,
         &def,
@@ -233,6 +234,6 @@ pub(crate) fn create(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
             }
         }
     }
-    api::delete_one(shared, &mut store, &t.def, &key, &options, dry)?;
+    generic::delete_one(shared, &mut store, &t.def, &key, &options, dry)?;
     Ok(super::success())
 }

@@ -21,8 +21,8 @@ use bytes::Bytes;
 use http::{Method, Response};
 use serde_json::{Value, json};
 
-use crate::api::Target;
 use crate::body::Body;
+use crate::endpoints::Target;
 use crate::registry::ResourceDef;
 use crate::server::{Request, Shared, error_response, json_response};
 use crate::status::{ApiError, ApiResult};

@@ -28,11 +28,12 @@ use bytes::Bytes;
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use crate::api::{self, Target};
 use crate::defaults;
+use crate::endpoints::Target;
 use crate::managed_fields;
 use crate::meta::{self, meta_str, metadata_mut};
 use crate::patch;
+use crate::registry::generic;
 use crate::server::{Request, Shared};
 use crate::status::{ApiError, ApiResult};
 use crate::store::{EventType, object_key};
@@ -296,7 +297,7 @@ fn qos_of(pod: &Value) -> String {
     }
     pod.get("spec")
         .and_then(Value::as_object)
-        .map_or("BestEffort", defaults::qos_class)
+        .map_or("BestEffort", crate::registry::core::pod::qos_class)
         .to_owned()
 }
 
@@ -340,7 +341,7 @@ fn resize(old: &Value, new: &Value) -> (Value, Vec<FieldError>) {
     let after_qos = out
         .get("spec")
         .and_then(Value::as_object)
-        .map_or("BestEffort", defaults::qos_class);
+        .map_or("BestEffort", crate::registry::core::pod::qos_class);
     if qos_of(old) != after_qos {
         errs.push(FieldError::invalid(
             "spec",
@@ -588,7 +589,7 @@ pub(crate) fn handle(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
     }
     let mut new = requested(shared, req, t, &current)?;
     if let Some(m) = new.as_object_mut() {
-        api::decoded(def, m);
+        crate::endpoints::handlers::rest::decoded(def, m);
     }
     if let Some(n) = meta_str(&new, "name").filter(|n| *n != name) {
         return Err(ApiError::bad_request(format!(
@@ -661,7 +662,7 @@ pub(crate) fn handle(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         }
     }
     let ns = t.namespace.as_deref().filter(|_| def.namespaced);
-    let stored = api::commit(
+    let stored = generic::commit(
         shared,
         &mut store,
         def,

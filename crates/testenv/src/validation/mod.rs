@@ -5,55 +5,24 @@
 //! [`on_create`] and [`on_update`] are the hooks the request handlers call with the object as
 //! it will be stored (after defaulting).
 
-mod apps;
-mod coordination;
-mod core;
+pub(crate) mod apps;
+pub(crate) mod coordination;
+pub(crate) mod core;
 pub(crate) mod crd;
 pub(crate) mod field;
 pub(crate) mod names;
-mod object_meta;
+pub(crate) mod object_meta;
 pub(crate) mod options;
-mod pod_policies;
+pub(crate) mod pod_policies;
 pub(crate) mod preconditions;
-mod service;
 pub(crate) mod unknown_fields;
 mod volumes;
 
 use serde_json::{Map, Value};
 
 use crate::registry::ResourceDef;
+use crate::registry::rest::strategy_for;
 use crate::status::ApiResult;
-use field::FieldError;
-
-/// The rules of `def`'s kind for any stored state of an object.
-fn validate_kind(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
-    if def.custom {
-        return crate::custom_resource::validate(def, obj);
-    }
-    match (def.group.as_str(), def.kind.as_str()) {
-        ("", "ConfigMap") => core::config_map(obj),
-        ("", "Secret") => core::secret(obj),
-        ("", "Service") => {
-            let mut errs = core::service(obj);
-            errs.extend(service::policies(obj));
-            errs
-        }
-        ("", "Pod") => core::pod_spec(obj.get("spec"), "spec"),
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => apps::workload(obj),
-        ("coordination.k8s.io", "Lease") => coordination::lease(obj),
-        ("events.k8s.io", "Event") => coordination::event_v1(obj),
-        _ => Vec::new(),
-    }
-}
-
-/// The group kube-apiserver names in a kind's `Invalid` errors: that of its internal type
-/// (events.k8s.io Events are stored and validated as core Events).
-fn error_group(def: &ResourceDef) -> &str {
-    match (def.group.as_str(), def.kind.as_str()) {
-        ("events.k8s.io", "Event") => "",
-        (group, _) => group,
-    }
-}
 
 fn name_of(obj: &Map<String, Value>) -> &str {
     obj.get("metadata")
@@ -62,31 +31,31 @@ fn name_of(obj: &Map<String, Value>) -> &str {
         .unwrap_or_default()
 }
 
-/// Validates a new object: `422 Invalid` with every cause.
+/// Validates a new object (`rest.BeforeCreate`): `422 Invalid` with every cause of the
+/// metadata and of the kind's strategy.
 pub(crate) fn on_create(def: &ResourceDef, obj: &Map<String, Value>) -> ApiResult<()> {
-    let mut errs = object_meta::validate(def, obj);
-    errs.extend(validate_kind(def, obj));
-    field::check(error_group(def), &def.kind, name_of(obj), errs)
+    let strategy = strategy_for(def);
+    let mut errs = object_meta::validate(strategy.name_rule(), obj);
+    errs.extend(strategy.validate(def, obj));
+    field::check(strategy.error_group(def), &def.kind, name_of(obj), errs)
 }
 
-/// Validates an update of `old` to `new` (the main resource): the kind's rules on the new
-/// state plus the fields that cannot change.
-pub(crate) fn on_update(def: &ResourceDef, old: &Value, new: &Map<String, Value>) -> ApiResult<()> {
-    let mut errs = object_meta::validate(def, new);
-    if !def.custom {
-        match (def.group.as_str(), def.kind.as_str()) {
-            ("", "ConfigMap") => errs.extend(core::immutable_data(old, new)),
-            ("", "Secret") => {
-                errs.extend(core::secret_update(old, new));
-                errs.extend(core::immutable_data(old, new));
-            }
-            ("", "Service") => errs.extend(service::update(old, new)),
-            ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
-                errs.extend(apps::workload_update(old, new));
-            }
-            _ => {}
-        }
-    }
-    errs.extend(validate_kind(def, new));
-    field::check(error_group(def), &def.kind, name_of(new), errs)
+/// Validates an update of `old` to `new` (the main resource; `rest.BeforeUpdate`): the
+/// metadata, the fields the strategy says cannot change, then the kind's rules on the new state.
+/// `immutable`: what [`object_meta::update`] found in the request's metadata, which
+/// kube-apiserver checks twice (once for every kind, once in the kind's `ValidateUpdate`), so
+/// its causes are listed twice.
+pub(crate) fn on_update(
+    def: &ResourceDef,
+    old: &Value,
+    new: &Map<String, Value>,
+    immutable: &[field::FieldError],
+) -> ApiResult<()> {
+    let strategy = strategy_for(def);
+    let mut errs = immutable.to_vec();
+    errs.extend(immutable.iter().cloned());
+    errs.extend(object_meta::validate(strategy.name_rule(), new));
+    errs.extend(strategy.validate_update(old, new));
+    errs.extend(strategy.validate(def, new));
+    field::check(strategy.error_group(def), &def.kind, name_of(new), errs)
 }

@@ -6,22 +6,13 @@ use serde_json::{Map, Value, json};
 
 use super::field::FieldError;
 use super::names;
-use crate::registry::ResourceDef;
+use crate::registry::rest::NameRule;
 
 /// The largest total size of an object's annotations (keys and values), in bytes.
 const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
-/// The name rule of `def`'s kind.
-fn name_rule(def: &ResourceDef) -> fn(&str) -> Vec<String> {
-    match (def.group.as_str(), def.plural.as_str()) {
-        ("", "namespaces") => names::dns1123_label,
-        ("", "services") => names::dns1035_label,
-        _ => names::dns1123_subdomain,
-    }
-}
-
 /// The field errors of an object's metadata.
-pub(crate) fn validate(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
+pub(crate) fn validate(name_rule: NameRule, obj: &Map<String, Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let Some(meta) = obj.get("metadata").and_then(Value::as_object) else {
         return errs;
@@ -29,7 +20,7 @@ pub(crate) fn validate(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<Field
     if let Some(name) = meta.get("name").and_then(Value::as_str)
         && !name.is_empty()
     {
-        for msg in name_rule(def)(name) {
+        for msg in name_rule(name) {
             errs.push(FieldError::invalid("metadata.name", &json!(name), &msg));
         }
     }
@@ -60,6 +51,32 @@ pub(crate) fn validate(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<Field
             errs.push(FieldError::too_long(
                 "metadata.annotations",
                 TOTAL_ANNOTATION_SIZE_LIMIT,
+            ));
+        }
+    }
+    errs
+}
+
+/// `ValidateObjectMetaUpdate`'s immutable fields that an update's body may carry: a changed
+/// `uid`, `deletionTimestamp` or `deletionGracePeriodSeconds` (the update keeps the stored
+/// values of the others, `creationTimestamp` and `generation`, without a word).
+pub(crate) fn update(old: &Map<String, Value>, new: &Map<String, Value>) -> Vec<FieldError> {
+    let Some(new) = new.get("metadata").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut errs = Vec::new();
+    for key in ["uid", "deletionTimestamp", "deletionGracePeriodSeconds"] {
+        let Some(value) = new.get(key).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        if key == "uid" && value.as_str() == Some("") {
+            continue;
+        }
+        if old.get(key) != Some(value) {
+            errs.push(FieldError::invalid(
+                format!("metadata.{key}"),
+                value,
+                "field is immutable",
             ));
         }
     }

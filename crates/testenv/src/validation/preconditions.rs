@@ -22,8 +22,15 @@ fn storage_key(def: &ResourceDef, old: &Value) -> String {
     }
 }
 
-/// Checks the preconditions an update's body carries against the stored object.
-pub(crate) fn check_update(def: &ResourceDef, old: &Value, new: &Value) -> ApiResult<()> {
+/// Checks the preconditions an update's body carries against the stored object: its
+/// `resourceVersion` and, for a `PUT` (`uid_precondition`; a patch sets no precondition, its
+/// changed uid is refused by the metadata validation instead), its `uid`.
+pub(crate) fn check_update(
+    def: &ResourceDef,
+    old: &Value,
+    new: &Value,
+    uid_precondition: bool,
+) -> ApiResult<()> {
     if let Some(rv) = meta_str(new, "resourceVersion").filter(|s| !s.is_empty())
         && rv.parse::<u64>().is_err()
     {
@@ -32,6 +39,9 @@ pub(crate) fn check_update(def: &ResourceDef, old: &Value, new: &Value) -> ApiRe
             "",
             format!("strconv.ParseUint: parsing {rv:?}: invalid syntax"),
         ));
+    }
+    if !uid_precondition {
+        return Ok(());
     }
     let old_uid = meta_str(old, "uid").unwrap_or_default();
     if let Some(uid) = meta_str(new, "uid").filter(|s| !s.is_empty())

@@ -5,7 +5,7 @@
 use http::Method;
 use serde_json::json;
 
-use crate::api::split_api_path;
+use crate::endpoints::split_api_path;
 use crate::status::ApiError;
 
 /// Paths `system:anonymous` may read (the `system:public-info-viewer` role).

@@ -1,0 +1,75 @@
+//! The `DefaultTolerationSeconds` admission plugin: a Pod that does not tolerate the
+//! `not-ready` and `unreachable` `NoExecute` taints tolerates them for 300 s.
+
+use serde_json::{Map, Value, json};
+
+use super::{Attributes, Plugin};
+use crate::defaults::json::object;
+use crate::status::ApiResult;
+
+const NOT_READY: &str = "node.kubernetes.io/not-ready";
+const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+
+/// The plugin.
+pub(super) struct DefaultTolerationSeconds;
+
+impl Plugin for DefaultTolerationSeconds {
+    fn admit_create(&self, a: &Attributes<'_>, obj: &mut Map<String, Value>) -> ApiResult<()> {
+        if a.is_core("Pod")
+            && let Some(spec) = object(obj, "spec")
+        {
+            default_toleration_seconds(spec);
+        }
+        Ok(())
+    }
+}
+
+/// Whether an existing toleration already tolerates `key`'s `NoExecute` taint.
+fn tolerates(tolerations: &[Value], key: &str) -> bool {
+    tolerations.iter().any(|t| {
+        let t_key = t.get("key").and_then(Value::as_str).unwrap_or_default();
+        let effect = t.get("effect").and_then(Value::as_str).unwrap_or_default();
+        let exists = t.get("operator").and_then(Value::as_str) == Some("Exists");
+        (t_key == key || (t_key.is_empty() && exists))
+            && (effect.is_empty() || effect == "NoExecute")
+    })
+}
+
+fn default_toleration_seconds(spec: &mut Map<String, Value>) {
+    let existing: Vec<Value> = spec
+        .get("tolerations")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut added = Vec::new();
+    for key in [NOT_READY, UNREACHABLE] {
+        if !tolerates(&existing, key) {
+            added.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}));
+        }
+    }
+    if added.is_empty() {
+        return;
+    }
+    let list = spec.entry("tolerations").or_insert_with(|| json!([]));
+    if let Some(l) = list.as_array_mut() {
+        l.extend(added);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn existing_tolerations_should_not_be_doubled() {
+        let mut spec = json!({"tolerations": [{"operator": "Exists"}]})
+            .as_object()
+            .cloned()
+            .unwrap();
+        default_toleration_seconds(&mut spec);
+        assert_eq!(spec["tolerations"].as_array().unwrap().len(), 1);
+        let mut spec = Map::new();
+        default_toleration_seconds(&mut spec);
+        assert_eq!(spec["tolerations"].as_array().unwrap().len(), 2);
+    }
+}

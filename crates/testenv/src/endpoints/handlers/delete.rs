@@ -1,0 +1,112 @@
+//! `delete` and `deletecollection` (kube-apiserver's `endpoints/handlers/delete.go`).
+
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+
+use crate::endpoints::handlers::list::list_body;
+use crate::endpoints::handlers::list::list_item_json;
+use crate::endpoints::handlers::list::list_options;
+use crate::endpoints::handlers::list::list_type;
+use crate::endpoints::handlers::rest::body_dry_run;
+use crate::endpoints::handlers::rest::dry_run;
+use crate::endpoints::handlers::rest::served_json;
+use crate::endpoints::handlers::rest::to_bytes;
+use crate::endpoints::installer::Target;
+use crate::meta::meta_str;
+use crate::registry::generic::delete_one;
+use crate::registry::generic::finalizers;
+use crate::server::{Request, Shared};
+use crate::status::{ApiError, ApiResult};
+use crate::validation;
+
+pub(crate) fn delete_options(req: &Request) -> ApiResult<Value> {
+    if req.body.is_empty() {
+        return Ok(json!({}));
+    }
+    let v: Value = serde_json::from_slice(&req.body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the body of the request could not be decoded as DeleteOptions: {e}"
+        ))
+    })?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
+    }
+    Ok(v)
+}
+
+pub(crate) fn delete(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    if t.sub.is_some() {
+        return Err(ApiError::method_not_allowed());
+    }
+    let options = delete_options(req)?;
+    validation::options::validate(req, "delete", Some(&options))?;
+    let options = validation::options::with_query_policy(req, options);
+    let mut store = shared.store.lock();
+    let dry = dry_run(req) || body_dry_run(&options);
+    let (code, stored) = delete_one(shared, &mut store, &t.def, &t.key(), &options, dry)?;
+    // An object that is gone (or would be) is answered with a `Status` `Success`, except by the
+    // registries that return the deleted object (Pods, Namespaces); one that finalizers keep is
+    // answered with its current state.
+    let kept = stored
+        .value
+        .pointer("/metadata/deletionTimestamp")
+        .is_some()
+        || (dry && !finalizers(&stored.value).is_empty());
+    if kept || t.def.returns_deleted_object() || t.metadata_only {
+        return Ok((code, served_json(t, &stored)));
+    }
+    let mut details = json!({
+        "name": t.name(),
+        "group": t.def.group,
+        "kind": t.def.plural,
+        "uid": meta_str(&stored.value, "uid").unwrap_or_default(),
+    });
+    if t.def.group.is_empty()
+        && let Some(d) = details.as_object_mut()
+    {
+        d.remove("group");
+    }
+    let status = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    });
+    Ok((code, to_bytes(&status)))
+}
+
+pub(crate) fn delete_collection(
+    shared: &Shared,
+    req: &Request,
+    t: &Target,
+) -> ApiResult<(u16, Bytes)> {
+    let o = list_options(req, &t.def, false, shared.options.sharded_list_and_watch)?;
+    let options = delete_options(req)?;
+    validation::options::validate(req, "deletecollection", Some(&options))?;
+    let options = validation::options::with_query_policy(req, options);
+    let mut store = shared.store.lock();
+    let mut deleted = Vec::new();
+    for key in store.keys(&t.def.storage, t.namespace.as_deref()) {
+        let Some(current) = store.get(&t.def.storage, &key) else {
+            continue;
+        };
+        if !o.matches(&current.value) {
+            continue;
+        }
+        let dry = dry_run(req) || body_dry_run(&options);
+        let (_, stored) = delete_one(shared, &mut store, &t.def, &key, &options, dry)?;
+        deleted.push(list_item_json(t, &stored));
+    }
+    let (kind, api_version) = list_type(t);
+    let mut list_meta = Map::new();
+    list_meta.insert(
+        "resourceVersion".into(),
+        Value::String(store.rv().to_string()),
+    );
+    if let Some(info) = o.shard_info(&t.def) {
+        list_meta.insert("shardInfo".into(), info);
+    }
+    let head = json!({"kind": kind, "apiVersion": api_version, "metadata": list_meta});
+    Ok((200, list_body(&head, deleted.into_iter())))
+}

@@ -1,0 +1,266 @@
+//! `patch`: JSON, merge and strategic merge patches, and server-side apply (kube-apiserver's
+//! `endpoints/handlers/patch.go`).
+
+use bytes::Bytes;
+use http::Method;
+use serde_json::{Value, json};
+
+use crate::conversion;
+use crate::endpoints::handlers::create::create_managed;
+use crate::endpoints::handlers::list::bool_param;
+use crate::endpoints::handlers::rest::check_type;
+use crate::endpoints::handlers::rest::decode_fields;
+use crate::endpoints::handlers::rest::decoded;
+use crate::endpoints::handlers::rest::dry_run;
+use crate::endpoints::handlers::rest::manage_update;
+use crate::endpoints::handlers::rest::to_bytes;
+use crate::endpoints::handlers::scale::write_scale;
+use crate::endpoints::installer::Target;
+use crate::managed_fields;
+use crate::meta::metadata_mut;
+use crate::patch::{self, JsonPatchError, SmpError};
+use crate::registry::generic::Part;
+use crate::registry::generic::prepare_update;
+use crate::registry::generic::store_update;
+use crate::server::{Request, Shared};
+use crate::status::{ApiError, ApiResult};
+
+/// The kinds of patch kube-apiserver accepts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PatchKind {
+    Json,
+    Merge,
+    Strategic,
+    Apply,
+}
+
+/// `422 Invalid` for `PatchOptions`, as kube-apiserver words it.
+pub(crate) fn invalid_patch_options(field: &str, reason: &str, message: &str) -> ApiError {
+    ApiError::new(
+        422,
+        "Invalid",
+        format!("PatchOptions.meta.k8s.io \"\" is invalid: {field}: {message}"),
+    )
+    .with_details(json!({
+        "group": "meta.k8s.io",
+        "kind": "PatchOptions",
+        "causes": [{"reason": reason, "message": message, "field": field}],
+    }))
+}
+
+pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    let def = &t.def;
+    let content_type = req.header("content-type");
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    let kind = match media {
+        "application/json-patch+json" => PatchKind::Json,
+        "application/merge-patch+json" => PatchKind::Merge,
+        "application/strategic-merge-patch+json" if !def.custom => PatchKind::Strategic,
+        "application/apply-patch+yaml" => PatchKind::Apply,
+        _ if def.custom => {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            ));
+        }
+        _ => {
+            return Err(
+                ApiError::new(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+                    .with_details(json!({})),
+            );
+        }
+    };
+    if kind != PatchKind::Apply && req.param("force").is_some() {
+        return Err(invalid_patch_options(
+            "force",
+            "FieldValueForbidden",
+            "Forbidden: may not be specified for non-apply patch",
+        ));
+    }
+    if kind == PatchKind::Apply {
+        return apply(shared, req, t);
+    }
+    let body: Value = match serde_json::from_slice(&req.body) {
+        Ok(v) => v,
+        Err(e) if kind == PatchKind::Strategic => {
+            return Err(ApiError::bad_request(patch::go_json_error(&req.body, &e)));
+        }
+        Err(e) => {
+            return Err(ApiError::bad_request(format!(
+                "error decoding patch: {}",
+                patch::go_json_error(&req.body, &e)
+            )));
+        }
+    };
+    if kind != PatchKind::Json && !body.is_object() {
+        return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+    }
+    let schema = managed_fields::schema_for(&shared.store.lock(), def);
+    let apply_patch = |current: &Value| -> ApiResult<Value> {
+        let mut target = current.clone();
+        match kind {
+            PatchKind::Json => {
+                patch::json_patch(&mut target, &body).map_err(|e| match e {
+                    JsonPatchError::Malformed(m) => {
+                        ApiError::bad_request(format!("error decoding patch: {m}"))
+                    }
+                    // kube-apiserver words every failed operation the same way.
+                    JsonPatchError::Failed(_) => ApiError::new(
+                        422,
+                        "Invalid",
+                        "the server rejected our request due to an error in our request",
+                    )
+                    .with_details(json!({})),
+                })?;
+            }
+            PatchKind::Strategic if t.sub.as_deref() != Some("scale") => {
+                target =
+                    patch::strategic_merge_patch(&schema, current, &body).map_err(|e| match e {
+                        SmpError::UnknownDirective(..) => ApiError::new(500, "", e.to_string()),
+                        SmpError::Invalid(m) => ApiError::bad_request(m),
+                    })?;
+            }
+            _ => patch::merge_patch(&mut target, &body),
+        }
+        Ok(target)
+    };
+    if t.sub.as_deref() == Some("scale") {
+        return write_scale(shared, req, t, apply_patch);
+    }
+    let mut store = shared.store.lock();
+    let old = store
+        .get(&def.storage, &t.key())
+        .map(|s| conversion::stored_as(def, s))
+        .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
+    let patched = apply_patch(&old.value)?;
+    let Value::Object(patched) = patched else {
+        return Err(ApiError::bad_request(
+            "the patched object is not a JSON object",
+        ));
+    };
+    check_type(&patched, def)?;
+    let mut patched = patched;
+    if def.custom {
+        decode_fields(req, def, &mut patched)?;
+    } else {
+        decoded(def, &mut patched);
+    }
+    if let Some(n) = patched
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        && n != t.name()
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({})",
+            t.name()
+        )));
+    }
+    let part = if t.sub.as_deref() == Some("status") {
+        Part::Status
+    } else {
+        Part::Main
+    };
+    let new = prepare_update(
+        def,
+        &old.value,
+        patched,
+        part,
+        false,
+        false,
+        store.next_rv(),
+    )?;
+    let new = manage_update(&store, t, req, &old.value, new);
+    store_update(shared, &mut store, t, &old, new, dry_run(req))
+}
+
+/// Server-side apply (`application/apply-patch+yaml`): the configuration merges into the
+/// object (or creates it) with field ownership per manager.
+pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
+    let def = &t.def;
+    let Some(manager) = req.param("fieldManager").filter(|m| !m.is_empty()) else {
+        return Err(invalid_patch_options(
+            "fieldManager",
+            "FieldValueRequired",
+            "Required value: is required for apply patch",
+        ));
+    };
+    let force = bool_param(req, "force")?.unwrap_or(false);
+    let config = managed_fields::parse_apply_body(&req.body)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let Value::Object(config_map) = &config else {
+        return Err(ApiError::bad_request(
+            "the body of an apply patch must be an object",
+        ));
+    };
+    check_type(config_map, def)?;
+    if let Some(n) = config_map
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        && n != t.name()
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({})",
+            t.name()
+        )));
+    }
+    if t.sub.as_deref() == Some("scale") {
+        // The Scale object merges into the current one (no Apply entry for /scale yet).
+        return write_scale(shared, req, t, |current| {
+            let mut scale = current.clone();
+            patch::merge_patch(&mut scale, &config);
+            Ok(scale)
+        });
+    }
+    let mut store = shared.store.lock();
+    let fm = managed_fields::field_manager_for(&store, def, t.sub.as_deref());
+    let Some(old) = store
+        .get(&def.storage, &t.key())
+        .map(|s| conversion::stored_as(def, s))
+    else {
+        if t.sub.is_some() {
+            return Err(ApiError::not_found(&def.group, &def.plural, t.name()));
+        }
+        let mut obj = fm.apply(None, &config, manager, force)?;
+        if let Some(m) = obj.as_object_mut() {
+            metadata_mut(m).insert("name".into(), Value::String(t.name().to_owned()));
+        }
+        drop(store);
+        let create_req = Request {
+            method: Method::POST,
+            path: req.path.clone(),
+            query: req.query.clone(),
+            headers: req.headers.clone(),
+            body: to_bytes(&obj),
+            warnings: parking_lot::Mutex::new(Vec::new()),
+            user: req.user.clone(),
+        };
+        return create_managed(shared, &create_req, t, true);
+    };
+    let applied = fm.apply(Some(&old.value), &config, manager, force)?;
+    let Value::Object(mut applied) = applied else {
+        return Err(ApiError::internal("object is not a map"));
+    };
+    if def.custom {
+        decode_fields(req, def, &mut applied)?;
+    } else {
+        decoded(def, &mut applied);
+    }
+    let part = if t.sub.as_deref() == Some("status") {
+        Part::Status
+    } else {
+        Part::Main
+    };
+    let new = prepare_update(
+        def,
+        &old.value,
+        applied,
+        part,
+        false,
+        false,
+        store.next_rv(),
+    )?;
+    store_update(shared, &mut store, t, &old, new, dry_run(req))
+}

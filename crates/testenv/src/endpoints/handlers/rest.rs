@@ -1,0 +1,181 @@
+//! What the handlers share (kube-apiserver's `endpoints/handlers/rest.go`): the body as served,
+//! decoding a request body into an object of the target's kind, `dryRun`, the field manager.
+
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+
+use crate::conversion;
+use crate::custom_resource;
+use crate::endpoints::installer::Target;
+use crate::managed_fields;
+use crate::registry::ResourceDef;
+use crate::server::Request;
+use crate::status::{ApiError, ApiResult};
+use crate::store::{Store, Stored};
+use crate::validation;
+
+/// The object's JSON as served to this target: custom resources read through another served
+/// version get that version's `apiVersion`; metadata-only requests get `PartialObjectMetadata`.
+pub(crate) fn served_json(t: &Target, stored: &Stored) -> Bytes {
+    let def = &t.def;
+    if t.metadata_only {
+        let v = json!({
+            "kind": "PartialObjectMetadata",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": stored.value.get("metadata").cloned().unwrap_or(json!({})),
+        });
+        return to_bytes(&v);
+    }
+    if let Some(v) = conversion::from_storage(def, &stored.value) {
+        return to_bytes(&v);
+    }
+    if def.custom {
+        let want = def.api_version();
+        if stored.value.get("apiVersion").and_then(Value::as_str) != Some(want.as_str()) {
+            let mut v = (*stored.value).clone();
+            if let Some(m) = v.as_object_mut() {
+                m.insert("apiVersion".into(), Value::String(want));
+            }
+            return to_bytes(&v);
+        }
+    }
+    stored.json.clone()
+}
+
+pub(crate) fn to_bytes(v: &Value) -> Bytes {
+    Bytes::from(crate::serializer::to_vec(v))
+}
+
+/// `dryRun: ["All"]` in a DeleteOptions body.
+pub(crate) fn body_dry_run(options: &Value) -> bool {
+    options
+        .get("dryRun")
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.iter().any(|v| v.as_str() == Some("All")))
+}
+
+/// `dryRun=All` (any other value is refused by the options validation).
+pub(crate) fn dry_run(req: &Request) -> bool {
+    req.param("dryRun") == Some("All")
+}
+
+/// Drops (or, under `fieldValidation=Strict`, refuses) fields the kind does not have, and
+/// refuses values of the wrong type; the warnings go into the response. A built-in object's
+/// `null`s become what its Go types make of them ([`decoded`]).
+pub(crate) fn decode_fields(
+    req: &Request,
+    def: &ResourceDef,
+    obj: &mut Map<String, Value>,
+) -> ApiResult<()> {
+    use validation::unknown_fields::{FieldValidation, decode};
+    let mode = FieldValidation::from_param(req.param("fieldValidation"));
+    let warnings = if def.custom {
+        custom_resource::decode(def, obj, mode)?
+    } else {
+        let warnings = decode(def, obj, mode, &req.body)?;
+        decoded(def, obj);
+        warnings
+    };
+    req.warnings.lock().extend(warnings);
+    Ok(())
+}
+
+/// An object as kube-apiserver has it once decoded into its kind's Go types: every write of a
+/// built-in object (create, update, each kind of patch, apply, subresources) passes here before
+/// it is defaulted, so that its `null`s are dropped or become zero values as Go's decoding and
+/// encoding make them. Custom resources keep theirs.
+pub(crate) fn decoded(def: &ResourceDef, obj: &mut Map<String, Value>) {
+    validation::unknown_fields::normalize_nulls(def, obj);
+}
+
+/// Parses a request body as an object of the target's kind.
+pub(crate) fn parse_object(req: &Request, def: &ResourceDef) -> ApiResult<Map<String, Value>> {
+    let map = crate::wire::decode_error::parse_object(&req.body, &def.kind)?;
+    check_type(&map, def)?;
+    Ok(map)
+}
+
+pub(crate) fn check_type(map: &Map<String, Value>, def: &ResourceDef) -> ApiResult<()> {
+    let want_version = def.api_version();
+    if let Some(v) = map.get("apiVersion") {
+        let Some(v) = v.as_str() else {
+            return Err(ApiError::bad_request("apiVersion must be a string"));
+        };
+        let same_group = match v.split_once('/') {
+            Some((g, _)) => g == def.group,
+            None => def.group.is_empty(),
+        };
+        if v != want_version && !(def.custom && same_group) {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({want_version})"
+            )));
+        }
+    }
+    if let Some(k) = map.get("kind") {
+        let Some(k) = k.as_str() else {
+            return Err(ApiError::bad_request("kind must be a string"));
+        };
+        let body_version = map
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or(&def.version);
+        if !k.is_empty()
+            && k != def.kind
+            && !def.custom
+            && crate::wire::decode_error::is_builtin_kind(k)
+        {
+            return Err(crate::wire::decode_error::wrong_kind(
+                body_version,
+                k,
+                &def.group,
+                &def.kind,
+            ));
+        }
+        if !k.is_empty() && k != def.kind {
+            return Err(ApiError::bad_request(format!(
+                "{k} in version \"{}\" cannot be handled as a {}: the kind in the data does not match the kind of the resource",
+                def.version, def.kind
+            )));
+        }
+    }
+    if map.get("metadata").is_some_and(|m| !m.is_object()) {
+        return Err(ApiError::bad_request("metadata must be an object"));
+    }
+    Ok(())
+}
+
+/// The field manager of a write: `fieldManager`, else the user agent up to its first `/`.
+pub(crate) fn manager_of(req: &Request) -> String {
+    managed_fields::manager_name(req.param("fieldManager"), req.user_agent())
+}
+
+/// Records an update or patch in the new object's `managedFields`; `None` when the write
+/// changes nothing, `managedFields` included.
+pub(crate) fn manage_update(
+    store: &Store,
+    t: &Target,
+    req: &Request,
+    old: &Value,
+    new: Option<Value>,
+) -> Option<Value> {
+    let mut new = new?;
+    managed_fields::field_manager_for(store, &t.def, t.sub.as_deref()).update(
+        Some(old),
+        &mut new,
+        &manager_of(req),
+    );
+    let without_rv = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("resourceVersion");
+        }
+        v
+    };
+    (without_rv(old) != without_rv(&new)).then_some(new)
+}
+
+pub(crate) fn str_of<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}

@@ -1,0 +1,3 @@
+//! `apiextensions.k8s.io/v1`.
+
+pub(crate) mod custom_resource_definition;

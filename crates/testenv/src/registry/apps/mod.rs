@@ -1,0 +1,3 @@
+//! The `apps/v1` workloads.
+
+pub(crate) mod workload;

@@ -1,0 +1,7 @@
+//! The core (`v1`) kinds with rules of their own.
+
+pub(crate) mod config_map;
+pub(crate) mod namespace;
+pub(crate) mod pod;
+pub(crate) mod secret;
+pub(crate) mod service;

@@ -1,0 +1,95 @@
+//! Services, as kube-apiserver's `ValidateService` and `ValidateServiceUpdate`: port protocols
+//! and session affinity are known values, and the cluster IPs a Service was given cannot change
+//! while it keeps needing them (any type but `ExternalName`).
+
+use serde_json::{Map, Value};
+
+use crate::validation::field::FieldError;
+use crate::validation::pod_policies::PROTOCOLS;
+
+/// Port protocols and session affinity.
+pub(crate) fn policies(obj: &Map<String, Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = obj.get("spec");
+    for (i, p) in spec
+        .and_then(|s| s.get("ports"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let Some(protocol) = p.get("protocol").and_then(Value::as_str)
+            && !PROTOCOLS.contains(&protocol)
+        {
+            errs.push(FieldError::not_supported(
+                format!("spec.ports[{i}].protocol"),
+                &Value::from(protocol),
+                PROTOCOLS,
+            ));
+        }
+    }
+    if let Some(affinity) = spec
+        .and_then(|s| s.get("sessionAffinity"))
+        .and_then(Value::as_str)
+        .filter(|a| !matches!(*a, "ClientIP" | "None"))
+    {
+        errs.push(FieldError::not_supported(
+            "spec.sessionAffinity",
+            &Value::from(affinity),
+            &["ClientIP", "None"],
+        ));
+    }
+    errs
+}
+
+fn cluster_ips(spec: Option<&Value>) -> Vec<Value> {
+    spec.and_then(|s| s.get("clusterIPs"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn needs_cluster_ip(spec: Option<&Value>) -> bool {
+    spec.and_then(|s| s.get("type")).and_then(Value::as_str) != Some("ExternalName")
+}
+
+/// The rules of an update of `old` to `new`.
+pub(crate) fn update(old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+    let (old_spec, new_spec) = (old.get("spec"), new.get("spec"));
+    let mut errs = Vec::new();
+    if !(needs_cluster_ip(old_spec) && needs_cluster_ip(new_spec)) {
+        return errs;
+    }
+    let (before, after) = (cluster_ips(old_spec), cluster_ips(new_spec));
+    for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+        if a != b {
+            errs.push(FieldError::invalid(
+                format!("spec.clusterIPs[{i}]"),
+                &Value::Array(after.clone()),
+                "may not change once set",
+            ));
+        }
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_cluster_ip_should_not_change_once_set() {
+        let old = json!({"spec": {"type": "ClusterIP", "clusterIPs": ["10.96.0.10"]}});
+        let new = json!({"spec": {"type": "ClusterIP", "clusterIPs": ["10.0.0.250"]}});
+        let errs = update(&old, new.as_object().unwrap());
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field, "spec.clusterIPs[0]");
+        assert_eq!(
+            errs[0].message,
+            "Invalid value: [\"10.0.0.250\"]: may not change once set"
+        );
+        let external = json!({"spec": {"type": "ExternalName", "externalName": "x"}});
+        assert!(update(&old, external.as_object().unwrap()).is_empty());
+    }
+}

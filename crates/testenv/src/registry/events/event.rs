@@ -1,0 +1,21 @@
+//! events.k8s.io Events, stored and validated as core Events.
+
+use serde_json::{Map, Value};
+
+use crate::registry::ResourceDef;
+use crate::registry::rest::Strategy;
+use crate::validation::{self, field::FieldError};
+
+/// The events.k8s.io Event strategy.
+pub(crate) struct EventStrategy;
+
+impl Strategy for EventStrategy {
+    fn validate(&self, _def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
+        validation::coordination::event_v1(obj)
+    }
+
+    /// Its internal type is core's, so its `Invalid` errors name no group.
+    fn error_group<'a>(&self, _def: &'a ResourceDef) -> &'a str {
+        ""
+    }
+}

@@ -1,0 +1,3 @@
+//! `events.k8s.io/v1`.
+
+pub(crate) mod event;

@@ -1,0 +1,98 @@
+//! The per-kind strategy, as kube-apiserver's `registry/rest` `RESTCreateStrategy` /
+//! `RESTUpdateStrategy` / `RESTDeleteStrategy` and the defaulting its decoder does: the generic
+//! store ([`super::generic`]) and the handlers call these hooks, never a kind by name. A kind
+//! without rules of its own gets [`DefaultStrategy`]; every other kind has its file under
+//! `registry/<group>/`, and [`strategy_for`] is the one table that names them.
+
+use serde_json::{Map, Value};
+
+use super::ResourceDef;
+use crate::store::Store;
+use crate::validation::field::FieldError;
+use crate::validation::names;
+
+/// A metadata.name rule: the messages of what is wrong with a name (none: valid).
+pub(crate) type NameRule = fn(&str) -> Vec<String>;
+
+/// What a kind does differently from the generic store. Every hook has the generic behaviour
+/// as its default.
+pub(crate) trait Strategy: Send + Sync {
+    /// The defaults the decoder sets on every write of the kind (create, update, the result of
+    /// a patch), before the field manager records it (so the writer owns them): Go's
+    /// `SetDefaults_*`.
+    fn defaults(&self, _obj: &mut Map<String, Value>) {}
+
+    /// The decoder's defaults of a new object ([`defaults`](Self::defaults) unless the kind
+    /// sets more on create).
+    fn defaults_on_create(&self, obj: &mut Map<String, Value>) {
+        self.defaults(obj);
+    }
+
+    /// `PrepareForCreate`, after the field manager (nobody owns what it sets): initial status,
+    /// allocations. `namespace`: the request's (empty for cluster-scoped kinds).
+    fn prepare_for_create(&self, _store: &Store, _namespace: &str, _obj: &mut Map<String, Value>) {}
+
+    /// `PrepareForUpdate` of the main resource: what an update keeps from the stored object.
+    fn prepare_for_update(&self, _old: &Value, _new: &mut Map<String, Value>) {}
+
+    /// `Validate`: the kind's rules for any stored state (also checked on update).
+    fn validate(&self, _def: &ResourceDef, _obj: &Map<String, Value>) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// `ValidateUpdate` beyond [`validate`](Self::validate): what may not change.
+    fn validate_update(&self, _old: &Value, _new: &Map<String, Value>) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// The rule of `metadata.name` (`ValidateObjectMeta`'s name function).
+    fn name_rule(&self) -> NameRule {
+        names::dns1123_subdomain
+    }
+
+    /// The group an `Invalid` error names: that of the kind's internal type.
+    fn error_group<'a>(&self, def: &'a ResourceDef) -> &'a str {
+        &def.group
+    }
+
+    /// `AllowUnconditionalUpdate`: whether an update may leave `metadata.resourceVersion` out.
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
+    /// The object's last state when it is deleted at once (graceful deletion of kinds that have
+    /// it); `None`: as stored.
+    fn deleted_state(&self, _obj: &Value) -> Option<Value> {
+        None
+    }
+}
+
+/// A kind with no rules of its own.
+pub(crate) struct DefaultStrategy;
+
+impl Strategy for DefaultStrategy {}
+
+/// The strategy of `def`'s kind.
+pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
+    use super::{apiextensions, apps, coordination, core, events};
+    if def.custom {
+        return &super::custom_resource::CustomResourceStrategy;
+    }
+    match (def.group.as_str(), def.kind.as_str()) {
+        ("", "ConfigMap") => &core::config_map::ConfigMapStrategy,
+        ("", "Namespace") => &core::namespace::NamespaceStrategy,
+        ("", "Pod") => &core::pod::PodStrategy,
+        ("", "Secret") => &core::secret::SecretStrategy,
+        ("", "Service") => &core::service::ServiceStrategy,
+        ("apps", "Deployment") => &apps::workload::DEPLOYMENT,
+        ("apps", "ReplicaSet") => &apps::workload::REPLICA_SET,
+        ("apps", "StatefulSet") => &apps::workload::STATEFUL_SET,
+        ("apps", "DaemonSet") => &apps::workload::DAEMON_SET,
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            &apiextensions::custom_resource_definition::CustomResourceDefinitionStrategy
+        }
+        ("coordination.k8s.io", "Lease") => &coordination::lease::LeaseStrategy,
+        ("events.k8s.io", "Event") => &events::event::EventStrategy,
+        _ => &DefaultStrategy,
+    }
+}
