@@ -20,7 +20,7 @@ pub enum DeltaType {
     /// [`DeletedFinalStateUnknown`] tombstone.
     Deleted,
     /// The object was listed by a relist (with
-    /// [`emit_delta_type_replaced`](DeltaFifoOptions::emit_delta_type_replaced));
+    /// [`emit_delta_type_replaced`](crate::DeltaFifoOptions::emit_delta_type_replaced));
     /// it may or may not have changed.
     Replaced,
     /// The object was listed by a relist (without `emit_delta_type_replaced`)

@@ -1,4 +1,4 @@
-//! The envelope of every protobuf body: the `k8s\0` prefix ([`MAGIC`](crate::MAGIC)) and a
+//! The envelope of every protobuf body: the `k8s\0` prefix ([`MAGIC`]) and a
 //! `runtime.Unknown` (`typeMeta` = 1 with `apiVersion` = 1 and `kind` = 2, `raw` = 2,
 //! `contentEncoding` = 3, `contentType` = 4) whose `raw` is the object's or list's message, as
 //! kube-apiserver's protobuf serializer writes it.

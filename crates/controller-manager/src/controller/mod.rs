@@ -51,6 +51,13 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! [`Controller`]: crate::Controller
+//! [`Controller::builder`]: crate::Controller::builder
+//! [`Controller::unmanaged`]: crate::Controller::unmanaged
+//! [`Controller::start`]: crate::Controller::start
+//! [`Request`]: crate::Request
+//! [`Reconciler`]: crate::Reconciler
 
 #[allow(clippy::module_inception)]
 pub(crate) mod controller;

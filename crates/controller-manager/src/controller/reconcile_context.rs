@@ -11,7 +11,7 @@ tokio::task_local! {
 /// The context of the reconcile running on this task: its deadline and a
 /// token cancelled when it should stop (controller-runtime hands a reconcile
 /// a `context.Context` with the reconcile timeout's deadline; kcr's
-/// [`Reconciler::reconcile`](super::Reconciler::reconcile) takes no context
+/// [`Reconciler::reconcile`](crate::Reconciler::reconcile) takes no context
 /// argument, so the controller sets this one around each call).
 ///
 /// Read it with [`ReconcileContext::current`] anywhere inside the

@@ -13,7 +13,7 @@ pub const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 /// `SyncPeriod`: 10 hours).
 pub const DEFAULT_SYNC_PERIOD: Duration = Duration::from_secs(10 * 60 * 60);
 
-/// How a [`Manager`](super::Manager) runs.
+/// How a [`Manager`](crate::Manager) runs.
 ///
 /// ```
 /// use std::time::Duration;

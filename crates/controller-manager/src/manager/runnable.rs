@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::BoxError;
 
-/// A piece of work the [`Manager`](super::Manager) starts and stops.
+/// A piece of work the [`Manager`](crate::Manager) starts and stops.
 ///
 /// `start` runs until `ctx` is cancelled (then returns `Ok(())` promptly) or
 /// it fails (then returns the error, which stops the manager).
