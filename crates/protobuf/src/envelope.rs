@@ -302,6 +302,48 @@ pub fn decode_list<'de, T: Deserialize<'de>>(
     Ok(list)
 }
 
+/// A list body taken apart without decoding its items: the list's type, its metadata and each
+/// item's message (without envelope), in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListMessages<'a> {
+    /// `typeMeta.apiVersion` of the list.
+    pub api_version: Cow<'a, str>,
+    /// `typeMeta.kind` of the list (`ConfigMapList`).
+    pub kind: Cow<'a, str>,
+    /// The list's metadata.
+    pub metadata: ListMeta,
+    /// The items' messages.
+    pub items: Vec<&'a [u8]>,
+}
+
+/// Takes a list body (`k8s\0` + `runtime.Unknown` of a `<Kind>List`) apart into its metadata
+/// and its items' messages, whatever the kind (the items can then be decoded one by one, with
+/// [`decode_message`] or [`message_to_json`]).
+pub fn list_messages(body: &[u8]) -> Result<ListMessages<'_>> {
+    let u = unwrap(body)?;
+    let mut list = ListMessages {
+        api_version: u.api_version,
+        kind: u.kind,
+        metadata: ListMeta::default(),
+        items: Vec::new(),
+    };
+    for f in Reader::new(u.raw) {
+        let f = f?;
+        match (f.number, f.wire) {
+            (1, wire::LEN) => list.metadata = read_list_meta(f.data)?,
+            (2, wire::LEN) => list.items.push(f.data),
+            _ => {}
+        }
+    }
+    Ok(list)
+}
+
+/// Decodes an object's message (without envelope) of a known kind into its JSON form (without
+/// `apiVersion` and `kind`), strictly, as [`object_to_json`] does.
+pub fn message_to_json(message: &[u8], schema: &Schema) -> Result<Value> {
+    to_json(message, schema.fields)
+}
+
 /// The `namespace/name` (or `name`) of an object's message, `<unknown name>` when its
 /// metadata cannot be read.
 #[must_use]

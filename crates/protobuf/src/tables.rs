@@ -80,7 +80,7 @@ pub(crate) const CORE_V1_SECRET_REFERENCE: &[Field] =
     &[(1, "name", Kind::Str), (2, "namespace", Kind::Str)];
 /// `core/v1` `RBDPersistentVolumeSource`.
 pub(crate) const CORE_V1_RBD_PERSISTENT_VOLUME_SOURCE: &[Field] = &[
-    (1, "monitors", Kind::RepStr),
+    (1, "monitors", Kind::Nullable(&Kind::RepStr)),
     (2, "image", Kind::OptStr),
     (3, "fsType", Kind::Str),
     (4, "pool", Kind::Str),
@@ -112,7 +112,7 @@ pub(crate) const CORE_V1_CINDER_PERSISTENT_VOLUME_SOURCE: &[Field] = &[
 ];
 /// `core/v1` `CephFSPersistentVolumeSource`.
 pub(crate) const CORE_V1_CEPH_FS_PERSISTENT_VOLUME_SOURCE: &[Field] = &[
-    (1, "monitors", Kind::RepStr),
+    (1, "monitors", Kind::Nullable(&Kind::RepStr)),
     (2, "path", Kind::Str),
     (3, "user", Kind::Str),
     (4, "secretFile", Kind::Str),
@@ -143,7 +143,7 @@ pub(crate) const CORE_V1_AZURE_FILE_PERSISTENT_VOLUME_SOURCE: &[Field] = &[
     (1, "secretName", Kind::OptStr),
     (2, "shareName", Kind::OptStr),
     (3, "readOnly", Kind::Bool),
-    (4, "secretNamespace", Kind::OptStr),
+    (4, "secretNamespace", Kind::Nullable(&Kind::OptStr)),
 ];
 /// `core/v1` `VsphereVirtualDiskVolumeSource`.
 pub(crate) const CORE_V1_VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE: &[Field] = &[
@@ -183,7 +183,11 @@ pub(crate) const CORE_V1_PORTWORX_VOLUME_SOURCE: &[Field] = &[
 pub(crate) const CORE_V1_SCALE_IO_PERSISTENT_VOLUME_SOURCE: &[Field] = &[
     (1, "gateway", Kind::OptStr),
     (2, "system", Kind::OptStr),
-    (3, "secretRef", Kind::Msg(CORE_V1_SECRET_REFERENCE)),
+    (
+        3,
+        "secretRef",
+        Kind::Nullable(&Kind::Msg(CORE_V1_SECRET_REFERENCE)),
+    ),
     (4, "sslEnabled", Kind::Bool),
     (5, "protectionDomain", Kind::Str),
     (6, "storagePool", Kind::Str),
@@ -342,7 +346,7 @@ pub(crate) const CORE_V1_NODE_SELECTOR_TERM: &[Field] = &[
 pub(crate) const CORE_V1_NODE_SELECTOR: &[Field] = &[(
     1,
     "nodeSelectorTerms",
-    Kind::RepMsg(CORE_V1_NODE_SELECTOR_TERM),
+    Kind::Nullable(&Kind::RepMsg(CORE_V1_NODE_SELECTOR_TERM)),
 )];
 /// `core/v1` `VolumeNodeAffinity`.
 pub(crate) const CORE_V1_VOLUME_NODE_AFFINITY: &[Field] =
@@ -395,13 +399,13 @@ pub(crate) const CORE_V1_VOLUME_RESOURCE_REQUIREMENTS: &[Field] = &[
 ];
 /// `core/v1` `TypedLocalObjectReference`.
 pub(crate) const CORE_V1_TYPED_LOCAL_OBJECT_REFERENCE: &[Field] = &[
-    (1, "apiGroup", Kind::OptStr),
+    (1, "apiGroup", Kind::Nullable(&Kind::OptStr)),
     (2, "kind", Kind::OptStr),
     (3, "name", Kind::OptStr),
 ];
 /// `core/v1` `TypedObjectReference`.
 pub(crate) const CORE_V1_TYPED_OBJECT_REFERENCE: &[Field] = &[
-    (1, "apiGroup", Kind::OptStr),
+    (1, "apiGroup", Kind::Nullable(&Kind::OptStr)),
     (2, "kind", Kind::OptStr),
     (3, "name", Kind::OptStr),
     (4, "namespace", Kind::OptStr),
@@ -434,8 +438,8 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC: &[Field] = &[
 pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastProbeTime", Kind::Time),
-    (4, "lastTransitionTime", Kind::Time),
+    (3, "lastProbeTime", Kind::Nullable(&Kind::Time)),
+    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -477,8 +481,8 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM: &[Field] = &[
 pub(crate) const CORE_V1_POD_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastProbeTime", Kind::Time),
-    (4, "lastTransitionTime", Kind::Time),
+    (3, "lastProbeTime", Kind::Nullable(&Kind::Time)),
+    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
     (7, "observedGeneration", Kind::Int),
@@ -491,15 +495,16 @@ pub(crate) const CORE_V1_POD_IP: &[Field] = &[(1, "ip", Kind::OptStr)];
 pub(crate) const CORE_V1_CONTAINER_STATE_WAITING: &[Field] =
     &[(1, "reason", Kind::Str), (2, "message", Kind::Str)];
 /// `core/v1` `ContainerStateRunning`.
-pub(crate) const CORE_V1_CONTAINER_STATE_RUNNING: &[Field] = &[(1, "startedAt", Kind::Time)];
+pub(crate) const CORE_V1_CONTAINER_STATE_RUNNING: &[Field] =
+    &[(1, "startedAt", Kind::Nullable(&Kind::Time))];
 /// `core/v1` `ContainerStateTerminated`.
 pub(crate) const CORE_V1_CONTAINER_STATE_TERMINATED: &[Field] = &[
     (1, "exitCode", Kind::OptInt),
     (2, "signal", Kind::Int),
     (3, "reason", Kind::Str),
     (4, "message", Kind::Str),
-    (5, "startedAt", Kind::Time),
-    (6, "finishedAt", Kind::Time),
+    (5, "startedAt", Kind::Nullable(&Kind::Time)),
+    (6, "finishedAt", Kind::Nullable(&Kind::Time)),
     (7, "containerID", Kind::Str),
 ];
 /// `core/v1` `ContainerState`.
@@ -596,7 +601,7 @@ pub(crate) const CORE_V1_POD_EXTENDED_RESOURCE_CLAIM_STATUS: &[Field] = &[
     (
         1,
         "requestMappings",
-        Kind::RepMsg(CORE_V1_CONTAINER_EXTENDED_RESOURCE_REQUEST),
+        Kind::Nullable(&Kind::RepMsg(CORE_V1_CONTAINER_EXTENDED_RESOURCE_REQUEST)),
     ),
     (2, "resourceClaimName", Kind::OptStr),
 ];
@@ -604,7 +609,7 @@ pub(crate) const CORE_V1_POD_EXTENDED_RESOURCE_CLAIM_STATUS: &[Field] = &[
 pub(crate) const CORE_V1_NODE_ALLOCATABLE_RESOURCE_CLAIM_STATUS: &[Field] = &[
     (1, "resourceClaimName", Kind::OptStr),
     (2, "containers", Kind::RepStr),
-    (3, "resources", Kind::MapQuantity),
+    (3, "resources", Kind::Nullable(&Kind::MapQuantity)),
 ];
 /// `core/v1` `PodStatus`.
 pub(crate) const CORE_V1_POD_STATUS: &[Field] = &[
@@ -708,7 +713,7 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_VOLUME_SOURCE: &[Field] =
     &[(1, "claimName", Kind::OptStr), (2, "readOnly", Kind::Bool)];
 /// `core/v1` `RBDVolumeSource`.
 pub(crate) const CORE_V1_RBD_VOLUME_SOURCE: &[Field] = &[
-    (1, "monitors", Kind::RepStr),
+    (1, "monitors", Kind::Nullable(&Kind::RepStr)),
     (2, "image", Kind::OptStr),
     (3, "fsType", Kind::Str),
     (4, "pool", Kind::Str),
@@ -734,7 +739,7 @@ pub(crate) const CORE_V1_CINDER_VOLUME_SOURCE: &[Field] = &[
 ];
 /// `core/v1` `CephFSVolumeSource`.
 pub(crate) const CORE_V1_CEPH_FS_VOLUME_SOURCE: &[Field] = &[
-    (1, "monitors", Kind::RepStr),
+    (1, "monitors", Kind::Nullable(&Kind::RepStr)),
     (2, "path", Kind::Str),
     (3, "user", Kind::Str),
     (4, "secretFile", Kind::Str),
@@ -841,14 +846,22 @@ pub(crate) const CORE_V1_VOLUME_PROJECTION: &[Field] = &[
 ];
 /// `core/v1` `ProjectedVolumeSource`.
 pub(crate) const CORE_V1_PROJECTED_VOLUME_SOURCE: &[Field] = &[
-    (1, "sources", Kind::RepMsg(CORE_V1_VOLUME_PROJECTION)),
+    (
+        1,
+        "sources",
+        Kind::Nullable(&Kind::RepMsg(CORE_V1_VOLUME_PROJECTION)),
+    ),
     (2, "defaultMode", Kind::OptInt),
 ];
 /// `core/v1` `ScaleIOVolumeSource`.
 pub(crate) const CORE_V1_SCALE_IO_VOLUME_SOURCE: &[Field] = &[
     (1, "gateway", Kind::OptStr),
     (2, "system", Kind::OptStr),
-    (3, "secretRef", Kind::Msg(CORE_V1_LOCAL_OBJECT_REFERENCE)),
+    (
+        3,
+        "secretRef",
+        Kind::Nullable(&Kind::Msg(CORE_V1_LOCAL_OBJECT_REFERENCE)),
+    ),
     (4, "sslEnabled", Kind::Bool),
     (5, "protectionDomain", Kind::Str),
     (6, "storagePool", Kind::Str),
@@ -1069,8 +1082,10 @@ pub(crate) const CORE_V1_HTTP_GET_ACTION: &[Field] = &[
 pub(crate) const CORE_V1_TCP_SOCKET_ACTION: &[Field] =
     &[(1, "port", Kind::IntOrString), (2, "host", Kind::Str)];
 /// `core/v1` `GRPCAction`.
-pub(crate) const CORE_V1_GRPC_ACTION: &[Field] =
-    &[(1, "port", Kind::OptInt), (2, "service", Kind::OptStr)];
+pub(crate) const CORE_V1_GRPC_ACTION: &[Field] = &[
+    (1, "port", Kind::OptInt),
+    (2, "service", Kind::Nullable(&Kind::OptStr)),
+];
 /// `core/v1` `ProbeHandler`.
 pub(crate) const CORE_V1_PROBE_HANDLER: &[Field] = &[
     (1, "exec", Kind::Msg(CORE_V1_EXEC_ACTION)),
@@ -1361,7 +1376,11 @@ pub(crate) const CORE_V1_POD_SCHEDULING_GROUP: &[Field] = &[(1, "podGroupName", 
 /// `core/v1` `PodSpec`.
 pub(crate) const CORE_V1_POD_SPEC: &[Field] = &[
     (1, "volumes", Kind::RepMsg(CORE_V1_VOLUME)),
-    (2, "containers", Kind::RepMsg(CORE_V1_CONTAINER)),
+    (
+        2,
+        "containers",
+        Kind::Nullable(&Kind::RepMsg(CORE_V1_CONTAINER)),
+    ),
     (3, "restartPolicy", Kind::Str),
     (4, "terminationGracePeriodSeconds", Kind::OptInt),
     (5, "activeDeadlineSeconds", Kind::OptInt),
@@ -1462,7 +1481,7 @@ pub(crate) const CORE_V1_REPLICATION_CONTROLLER_SPEC: &[Field] = &[
 pub(crate) const CORE_V1_REPLICATION_CONTROLLER_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Time),
+    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -1551,7 +1570,7 @@ pub(crate) const META_V1_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
     (3, "observedGeneration", Kind::Int),
-    (4, "lastTransitionTime", Kind::Time),
+    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (5, "reason", Kind::OptStr),
     (6, "message", Kind::OptStr),
 ];
@@ -1641,8 +1660,8 @@ pub(crate) const CORE_V1_NODE_SPEC: &[Field] = &[
 pub(crate) const CORE_V1_NODE_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastHeartbeatTime", Kind::Time),
-    (4, "lastTransitionTime", Kind::Time),
+    (3, "lastHeartbeatTime", Kind::Nullable(&Kind::Time)),
+    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -1671,8 +1690,10 @@ pub(crate) const CORE_V1_NODE_SYSTEM_INFO: &[Field] = &[
     (11, "swap", Kind::Msg(CORE_V1_NODE_SWAP_STATUS)),
 ];
 /// `core/v1` `ContainerImage`.
-pub(crate) const CORE_V1_CONTAINER_IMAGE: &[Field] =
-    &[(1, "names", Kind::RepStr), (2, "sizeBytes", Kind::Int)];
+pub(crate) const CORE_V1_CONTAINER_IMAGE: &[Field] = &[
+    (1, "names", Kind::Nullable(&Kind::RepStr)),
+    (2, "sizeBytes", Kind::Int),
+];
 /// `core/v1` `AttachedVolume`.
 pub(crate) const CORE_V1_ATTACHED_VOLUME: &[Field] =
     &[(1, "name", Kind::OptStr), (2, "devicePath", Kind::OptStr)];
@@ -1737,7 +1758,7 @@ pub(crate) const CORE_V1_NAMESPACE_SPEC: &[Field] = &[(1, "finalizers", Kind::Re
 pub(crate) const CORE_V1_NAMESPACE_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (4, "lastTransitionTime", Kind::Time),
+    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -1763,7 +1784,7 @@ pub(crate) const CORE_V1_EVENT_SOURCE: &[Field] =
 /// `core/v1` `EventSeries`.
 pub(crate) const CORE_V1_EVENT_SERIES: &[Field] = &[
     (1, "count", Kind::Int),
-    (2, "lastObservedTime", Kind::MicroTime),
+    (2, "lastObservedTime", Kind::Nullable(&Kind::MicroTime)),
 ];
 /// `core/v1` `Event`.
 pub(crate) const CORE_V1_EVENT: &[Field] = &[
@@ -1772,11 +1793,11 @@ pub(crate) const CORE_V1_EVENT: &[Field] = &[
     (3, "reason", Kind::Str),
     (4, "message", Kind::Str),
     (5, "source", Kind::Msg(CORE_V1_EVENT_SOURCE)),
-    (6, "firstTimestamp", Kind::Time),
-    (7, "lastTimestamp", Kind::Time),
+    (6, "firstTimestamp", Kind::Nullable(&Kind::Time)),
+    (7, "lastTimestamp", Kind::Nullable(&Kind::Time)),
     (8, "count", Kind::Int),
     (9, "type", Kind::Str),
-    (10, "eventTime", Kind::MicroTime),
+    (10, "eventTime", Kind::Nullable(&Kind::MicroTime)),
     (11, "series", Kind::Msg(CORE_V1_EVENT_SERIES)),
     (12, "action", Kind::Str),
     (13, "related", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
@@ -1793,8 +1814,11 @@ pub(crate) const CORE_V1_LIMIT_RANGE_ITEM: &[Field] = &[
     (6, "maxLimitRequestRatio", Kind::MapQuantity),
 ];
 /// `core/v1` `LimitRangeSpec`.
-pub(crate) const CORE_V1_LIMIT_RANGE_SPEC: &[Field] =
-    &[(1, "limits", Kind::RepMsg(CORE_V1_LIMIT_RANGE_ITEM))];
+pub(crate) const CORE_V1_LIMIT_RANGE_SPEC: &[Field] = &[(
+    1,
+    "limits",
+    Kind::Nullable(&Kind::RepMsg(CORE_V1_LIMIT_RANGE_ITEM)),
+)];
 /// `core/v1` `LimitRange`.
 pub(crate) const CORE_V1_LIMIT_RANGE: &[Field] = &[
     (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
@@ -1860,7 +1884,7 @@ pub(crate) const CORE_V1_COMPONENT_STATUS: &[Field] = &[
 pub(crate) const CORE_V1_RANGE_ALLOCATION: &[Field] = &[
     (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
     (2, "range", Kind::OptStr),
-    (3, "data", Kind::Bytes),
+    (3, "data", Kind::Nullable(&Kind::Bytes)),
 ];
 /// `apps/v1` `RollingUpdateStatefulSetStrategy`.
 pub(crate) const APPS_V1_ROLLING_UPDATE_STATEFUL_SET_STRATEGY: &[Field] = &[
@@ -1884,7 +1908,11 @@ pub(crate) const APPS_V1_STATEFUL_SET_ORDINALS: &[Field] = &[(1, "start", Kind::
 /// `apps/v1` `StatefulSetSpec`.
 pub(crate) const APPS_V1_STATEFUL_SET_SPEC: &[Field] = &[
     (1, "replicas", Kind::OptInt),
-    (2, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
+    (
+        2,
+        "selector",
+        Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
+    ),
     (3, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
     (
         4,
@@ -1911,7 +1939,7 @@ pub(crate) const APPS_V1_STATEFUL_SET_SPEC: &[Field] = &[
 pub(crate) const APPS_V1_STATEFUL_SET_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Time),
+    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -1955,7 +1983,11 @@ pub(crate) const APPS_V1_DEPLOYMENT_STRATEGY: &[Field] = &[
 /// `apps/v1` `DeploymentSpec`.
 pub(crate) const APPS_V1_DEPLOYMENT_SPEC: &[Field] = &[
     (1, "replicas", Kind::OptInt),
-    (2, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
+    (
+        2,
+        "selector",
+        Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
+    ),
     (3, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
     (4, "strategy", Kind::Msg(APPS_V1_DEPLOYMENT_STRATEGY)),
     (5, "minReadySeconds", Kind::Int),
@@ -1969,8 +2001,8 @@ pub(crate) const APPS_V1_DEPLOYMENT_CONDITION: &[Field] = &[
     (2, "status", Kind::OptStr),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
-    (6, "lastUpdateTime", Kind::Time),
-    (7, "lastTransitionTime", Kind::Time),
+    (6, "lastUpdateTime", Kind::Nullable(&Kind::Time)),
+    (7, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
 ];
 /// `apps/v1` `DeploymentStatus`.
 pub(crate) const APPS_V1_DEPLOYMENT_STATUS: &[Field] = &[
@@ -2006,7 +2038,11 @@ pub(crate) const APPS_V1_DAEMON_SET_UPDATE_STRATEGY: &[Field] = &[
 ];
 /// `apps/v1` `DaemonSetSpec`.
 pub(crate) const APPS_V1_DAEMON_SET_SPEC: &[Field] = &[
-    (1, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
+    (
+        1,
+        "selector",
+        Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
+    ),
     (2, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
     (
         3,
@@ -2020,7 +2056,7 @@ pub(crate) const APPS_V1_DAEMON_SET_SPEC: &[Field] = &[
 pub(crate) const APPS_V1_DAEMON_SET_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Time),
+    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -2046,7 +2082,11 @@ pub(crate) const APPS_V1_DAEMON_SET: &[Field] = &[
 /// `apps/v1` `ReplicaSetSpec`.
 pub(crate) const APPS_V1_REPLICA_SET_SPEC: &[Field] = &[
     (1, "replicas", Kind::OptInt),
-    (2, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
+    (
+        2,
+        "selector",
+        Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
+    ),
     (3, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
     (4, "minReadySeconds", Kind::Int),
 ];
@@ -2054,7 +2094,7 @@ pub(crate) const APPS_V1_REPLICA_SET_SPEC: &[Field] = &[
 pub(crate) const APPS_V1_REPLICA_SET_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Time),
+    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -2084,7 +2124,7 @@ pub(crate) const APPS_V1_CONTROLLER_REVISION: &[Field] = &[
 pub(crate) const BATCH_V1_POD_FAILURE_POLICY_ON_EXIT_CODES_REQUIREMENT: &[Field] = &[
     (1, "containerName", Kind::OptStr),
     (2, "operator", Kind::OptStr),
-    (3, "values", Kind::RepInt),
+    (3, "values", Kind::Nullable(&Kind::RepInt)),
 ];
 /// `batch/v1` `PodFailurePolicyOnPodConditionsPattern`.
 pub(crate) const BATCH_V1_POD_FAILURE_POLICY_ON_POD_CONDITIONS_PATTERN: &[Field] =
@@ -2104,16 +2144,22 @@ pub(crate) const BATCH_V1_POD_FAILURE_POLICY_RULE: &[Field] = &[
     ),
 ];
 /// `batch/v1` `PodFailurePolicy`.
-pub(crate) const BATCH_V1_POD_FAILURE_POLICY: &[Field] =
-    &[(1, "rules", Kind::RepMsg(BATCH_V1_POD_FAILURE_POLICY_RULE))];
+pub(crate) const BATCH_V1_POD_FAILURE_POLICY: &[Field] = &[(
+    1,
+    "rules",
+    Kind::Nullable(&Kind::RepMsg(BATCH_V1_POD_FAILURE_POLICY_RULE)),
+)];
 /// `batch/v1` `SuccessPolicyRule`.
 pub(crate) const BATCH_V1_SUCCESS_POLICY_RULE: &[Field] = &[
     (1, "succeededIndexes", Kind::OptStr),
     (2, "succeededCount", Kind::OptInt),
 ];
 /// `batch/v1` `SuccessPolicy`.
-pub(crate) const BATCH_V1_SUCCESS_POLICY: &[Field] =
-    &[(1, "rules", Kind::RepMsg(BATCH_V1_SUCCESS_POLICY_RULE))];
+pub(crate) const BATCH_V1_SUCCESS_POLICY: &[Field] = &[(
+    1,
+    "rules",
+    Kind::Nullable(&Kind::RepMsg(BATCH_V1_SUCCESS_POLICY_RULE)),
+)];
 /// `batch/v1` `JobSpec`.
 pub(crate) const BATCH_V1_JOB_SPEC: &[Field] = &[
     (1, "parallelism", Kind::OptInt),
@@ -2141,8 +2187,8 @@ pub(crate) const BATCH_V1_JOB_SPEC: &[Field] = &[
 pub(crate) const BATCH_V1_JOB_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastProbeTime", Kind::Time),
-    (4, "lastTransitionTime", Kind::Time),
+    (3, "lastProbeTime", Kind::Nullable(&Kind::Time)),
+    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -2233,7 +2279,7 @@ pub(crate) const DISCOVERY_V1_ENDPOINT_HINTS: &[Field] = &[
 ];
 /// `discovery/v1` `Endpoint`.
 pub(crate) const DISCOVERY_V1_ENDPOINT: &[Field] = &[
-    (1, "addresses", Kind::RepStr),
+    (1, "addresses", Kind::Nullable(&Kind::RepStr)),
     (2, "conditions", Kind::Msg(DISCOVERY_V1_ENDPOINT_CONDITIONS)),
     (3, "hostname", Kind::OptStr),
     (4, "targetRef", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
@@ -2252,8 +2298,16 @@ pub(crate) const DISCOVERY_V1_ENDPOINT_PORT: &[Field] = &[
 /// `discovery/v1` `EndpointSlice`.
 pub(crate) const DISCOVERY_V1_ENDPOINT_SLICE: &[Field] = &[
     (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "endpoints", Kind::RepMsg(DISCOVERY_V1_ENDPOINT)),
-    (3, "ports", Kind::RepMsg(DISCOVERY_V1_ENDPOINT_PORT)),
+    (
+        2,
+        "endpoints",
+        Kind::Nullable(&Kind::RepMsg(DISCOVERY_V1_ENDPOINT)),
+    ),
+    (
+        3,
+        "ports",
+        Kind::Nullable(&Kind::RepMsg(DISCOVERY_V1_ENDPOINT_PORT)),
+    ),
     (4, "addressType", Kind::OptStr),
 ];
 /// `networking/v1` `NetworkPolicyPort`.
@@ -2329,11 +2383,14 @@ pub(crate) const NETWORKING_V1_INGRESS_TLS: &[Field] =
 pub(crate) const NETWORKING_V1_HTTP_INGRESS_PATH: &[Field] = &[
     (1, "path", Kind::Str),
     (2, "backend", Kind::Msg(NETWORKING_V1_INGRESS_BACKEND)),
-    (3, "pathType", Kind::OptStr),
+    (3, "pathType", Kind::Nullable(&Kind::OptStr)),
 ];
 /// `networking/v1` `HTTPIngressRuleValue`.
-pub(crate) const NETWORKING_V1_HTTP_INGRESS_RULE_VALUE: &[Field] =
-    &[(1, "paths", Kind::RepMsg(NETWORKING_V1_HTTP_INGRESS_PATH))];
+pub(crate) const NETWORKING_V1_HTTP_INGRESS_RULE_VALUE: &[Field] = &[(
+    1,
+    "paths",
+    Kind::Nullable(&Kind::RepMsg(NETWORKING_V1_HTTP_INGRESS_PATH)),
+)];
 /// `networking/v1` `IngressRuleValue`.
 pub(crate) const NETWORKING_V1_INGRESS_RULE_VALUE: &[Field] =
     &[(1, "http", Kind::Msg(NETWORKING_V1_HTTP_INGRESS_RULE_VALUE))];
@@ -2388,7 +2445,7 @@ pub(crate) const NETWORKING_V1_INGRESS_CLASS_PARAMETERS_REFERENCE: &[Field] = &[
     (1, "apiGroup", Kind::OptStr),
     (2, "kind", Kind::OptStr),
     (3, "name", Kind::OptStr),
-    (4, "scope", Kind::OptStr),
+    (4, "scope", Kind::Nullable(&Kind::OptStr)),
     (5, "namespace", Kind::OptStr),
 ];
 /// `networking/v1` `IngressClassSpec`.
@@ -2483,7 +2540,7 @@ pub(crate) const POLICY_V1_EVICTION: &[Field] = &[
 ];
 /// `rbac/v1` `PolicyRule`.
 pub(crate) const RBAC_V1_POLICY_RULE: &[Field] = &[
-    (1, "verbs", Kind::RepStr),
+    (1, "verbs", Kind::Nullable(&Kind::RepStr)),
     (2, "apiGroups", Kind::RepStr),
     (3, "resources", Kind::RepStr),
     (4, "resourceNames", Kind::RepStr),
@@ -2492,7 +2549,11 @@ pub(crate) const RBAC_V1_POLICY_RULE: &[Field] = &[
 /// `rbac/v1` `Role`.
 pub(crate) const RBAC_V1_ROLE: &[Field] = &[
     (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "rules", Kind::RepMsg(RBAC_V1_POLICY_RULE)),
+    (
+        2,
+        "rules",
+        Kind::Nullable(&Kind::RepMsg(RBAC_V1_POLICY_RULE)),
+    ),
 ];
 /// `rbac/v1` `Subject`.
 pub(crate) const RBAC_V1_SUBJECT: &[Field] = &[
@@ -2522,7 +2583,11 @@ pub(crate) const RBAC_V1_AGGREGATION_RULE: &[Field] = &[(
 /// `rbac/v1` `ClusterRole`.
 pub(crate) const RBAC_V1_CLUSTER_ROLE: &[Field] = &[
     (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "rules", Kind::RepMsg(RBAC_V1_POLICY_RULE)),
+    (
+        2,
+        "rules",
+        Kind::Nullable(&Kind::RepMsg(RBAC_V1_POLICY_RULE)),
+    ),
     (3, "aggregationRule", Kind::Msg(RBAC_V1_AGGREGATION_RULE)),
 ];
 /// `rbac/v1` `ClusterRoleBinding`.
@@ -2540,8 +2605,10 @@ pub(crate) const SCHEDULING_V1_PRIORITY_CLASS: &[Field] = &[
     (5, "preemptionPolicy", Kind::OptStr),
 ];
 /// `core/v1` `TopologySelectorLabelRequirement`.
-pub(crate) const CORE_V1_TOPOLOGY_SELECTOR_LABEL_REQUIREMENT: &[Field] =
-    &[(1, "key", Kind::OptStr), (2, "values", Kind::RepStr)];
+pub(crate) const CORE_V1_TOPOLOGY_SELECTOR_LABEL_REQUIREMENT: &[Field] = &[
+    (1, "key", Kind::OptStr),
+    (2, "values", Kind::Nullable(&Kind::RepStr)),
+];
 /// `core/v1` `TopologySelectorTerm`.
 pub(crate) const CORE_V1_TOPOLOGY_SELECTOR_TERM: &[Field] = &[(
     1,
@@ -2580,7 +2647,7 @@ pub(crate) const STORAGE_V1_VOLUME_ATTACHMENT_SPEC: &[Field] = &[
 ];
 /// `storage/v1` `VolumeError`.
 pub(crate) const STORAGE_V1_VOLUME_ERROR: &[Field] = &[
-    (1, "time", Kind::Time),
+    (1, "time", Kind::Nullable(&Kind::Time)),
     (2, "message", Kind::Str),
     (3, "errorCode", Kind::OptInt),
 ];
@@ -2627,7 +2694,7 @@ pub(crate) const STORAGE_V1_VOLUME_NODE_RESOURCES: &[Field] = &[(1, "count", Kin
 pub(crate) const STORAGE_V1_CSI_NODE_DRIVER: &[Field] = &[
     (1, "name", Kind::OptStr),
     (2, "nodeID", Kind::OptStr),
-    (3, "topologyKeys", Kind::RepStr),
+    (3, "topologyKeys", Kind::Nullable(&Kind::RepStr)),
     (
         4,
         "allocatable",
@@ -2635,8 +2702,11 @@ pub(crate) const STORAGE_V1_CSI_NODE_DRIVER: &[Field] = &[
     ),
 ];
 /// `storage/v1` `CSINodeSpec`.
-pub(crate) const STORAGE_V1_CSI_NODE_SPEC: &[Field] =
-    &[(1, "drivers", Kind::RepMsg(STORAGE_V1_CSI_NODE_DRIVER))];
+pub(crate) const STORAGE_V1_CSI_NODE_SPEC: &[Field] = &[(
+    1,
+    "drivers",
+    Kind::Nullable(&Kind::RepMsg(STORAGE_V1_CSI_NODE_DRIVER)),
+)];
 /// `storage/v1` `CSINode`.
 pub(crate) const STORAGE_V1_CSI_NODE: &[Field] = &[
     (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
@@ -2659,12 +2729,12 @@ pub(crate) const STORAGE_V1_VOLUME_ATTRIBUTES_CLASS: &[Field] = &[
 /// `events/v1` `EventSeries`.
 pub(crate) const EVENTS_V1_EVENT_SERIES: &[Field] = &[
     (1, "count", Kind::OptInt),
-    (2, "lastObservedTime", Kind::MicroTime),
+    (2, "lastObservedTime", Kind::Nullable(&Kind::MicroTime)),
 ];
 /// `events/v1` `Event`.
 pub(crate) const EVENTS_V1_EVENT: &[Field] = &[
     (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "eventTime", Kind::MicroTime),
+    (2, "eventTime", Kind::Nullable(&Kind::MicroTime)),
     (3, "series", Kind::Msg(EVENTS_V1_EVENT_SERIES)),
     (4, "reportingController", Kind::Str),
     (5, "reportingInstance", Kind::Str),
@@ -2675,8 +2745,8 @@ pub(crate) const EVENTS_V1_EVENT: &[Field] = &[
     (10, "note", Kind::Str),
     (11, "type", Kind::Str),
     (12, "deprecatedSource", Kind::Msg(CORE_V1_EVENT_SOURCE)),
-    (13, "deprecatedFirstTimestamp", Kind::Time),
-    (14, "deprecatedLastTimestamp", Kind::Time),
+    (13, "deprecatedFirstTimestamp", Kind::Nullable(&Kind::Time)),
+    (14, "deprecatedLastTimestamp", Kind::Nullable(&Kind::Time)),
     (15, "deprecatedCount", Kind::Int),
 ];
 /// `autoscaling/v1` `CrossVersionObjectReference`.
@@ -2899,7 +2969,7 @@ pub(crate) const AUTOSCALING_V2_METRIC_STATUS: &[Field] = &[
 pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Time),
+    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -2912,7 +2982,7 @@ pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS: &[Field] = &[
     (
         5,
         "currentMetrics",
-        Kind::RepMsg(AUTOSCALING_V2_METRIC_STATUS),
+        Kind::Nullable(&Kind::RepMsg(AUTOSCALING_V2_METRIC_STATUS)),
     ),
     (
         6,
@@ -2934,13 +3004,16 @@ pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER: &[Field] = &[
         Kind::Msg(AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS),
     ),
 ];
+/// `certificates/v1` `ExtraValue`.
+pub(crate) const CERTIFICATES_V1_EXTRA_VALUE: &[Field] = &[(1, "items", Kind::RepStr)];
 /// `certificates/v1` `CertificateSigningRequestSpec`.
 pub(crate) const CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC: &[Field] = &[
-    (1, "request", Kind::Bytes),
+    (1, "request", Kind::Nullable(&Kind::Bytes)),
     (2, "username", Kind::Str),
     (3, "uid", Kind::Str),
     (4, "groups", Kind::RepStr),
     (5, "usages", Kind::RepStr),
+    (6, "extra", Kind::MapEither(CERTIFICATES_V1_EXTRA_VALUE)),
     (7, "signerName", Kind::OptStr),
     (8, "expirationSeconds", Kind::OptInt),
 ];
@@ -2949,8 +3022,8 @@ pub(crate) const CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION: &[Field]
     (1, "type", Kind::OptStr),
     (2, "reason", Kind::Str),
     (3, "message", Kind::Str),
-    (4, "lastUpdateTime", Kind::Time),
-    (5, "lastTransitionTime", Kind::Time),
+    (4, "lastUpdateTime", Kind::Nullable(&Kind::Time)),
+    (5, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (6, "status", Kind::OptStr),
 ];
 /// `certificates/v1` `CertificateSigningRequestStatus`.
@@ -3015,20 +3088,24 @@ pub(crate) const FLOWCONTROL_V1_SUBJECT: &[Field] = &[
 ];
 /// `flowcontrol/v1` `ResourcePolicyRule`.
 pub(crate) const FLOWCONTROL_V1_RESOURCE_POLICY_RULE: &[Field] = &[
-    (1, "verbs", Kind::RepStr),
-    (2, "apiGroups", Kind::RepStr),
-    (3, "resources", Kind::RepStr),
+    (1, "verbs", Kind::Nullable(&Kind::RepStr)),
+    (2, "apiGroups", Kind::Nullable(&Kind::RepStr)),
+    (3, "resources", Kind::Nullable(&Kind::RepStr)),
     (4, "clusterScope", Kind::Bool),
-    (5, "namespaces", Kind::RepStr),
+    (5, "namespaces", Kind::Nullable(&Kind::RepStr)),
 ];
 /// `flowcontrol/v1` `NonResourcePolicyRule`.
 pub(crate) const FLOWCONTROL_V1_NON_RESOURCE_POLICY_RULE: &[Field] = &[
-    (1, "verbs", Kind::RepStr),
-    (6, "nonResourceURLs", Kind::RepStr),
+    (1, "verbs", Kind::Nullable(&Kind::RepStr)),
+    (6, "nonResourceURLs", Kind::Nullable(&Kind::RepStr)),
 ];
 /// `flowcontrol/v1` `PolicyRulesWithSubjects`.
 pub(crate) const FLOWCONTROL_V1_POLICY_RULES_WITH_SUBJECTS: &[Field] = &[
-    (1, "subjects", Kind::RepMsg(FLOWCONTROL_V1_SUBJECT)),
+    (
+        1,
+        "subjects",
+        Kind::Nullable(&Kind::RepMsg(FLOWCONTROL_V1_SUBJECT)),
+    ),
     (
         2,
         "resourceRules",
@@ -3063,7 +3140,7 @@ pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA_SPEC: &[Field] = &[
 pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA_CONDITION: &[Field] = &[
     (1, "type", Kind::Str),
     (2, "status", Kind::Str),
-    (3, "lastTransitionTime", Kind::Time),
+    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -3096,7 +3173,7 @@ pub(crate) const FLOWCONTROL_V1_LIMIT_RESPONSE: &[Field] = &[
 ];
 /// `flowcontrol/v1` `LimitedPriorityLevelConfiguration`.
 pub(crate) const FLOWCONTROL_V1_LIMITED_PRIORITY_LEVEL_CONFIGURATION: &[Field] = &[
-    (1, "nominalConcurrencyShares", Kind::OptInt),
+    (1, "nominalConcurrencyShares", Kind::Nullable(&Kind::OptInt)),
     (2, "limitResponse", Kind::Msg(FLOWCONTROL_V1_LIMIT_RESPONSE)),
     (3, "lendablePercent", Kind::OptInt),
     (4, "borrowingLimitPercent", Kind::OptInt),
@@ -3124,7 +3201,7 @@ pub(crate) const FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC: &[Field] = &[
 pub(crate) const FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_CONDITION: &[Field] = &[
     (1, "type", Kind::Str),
     (2, "status", Kind::Str),
-    (3, "lastTransitionTime", Kind::Time),
+    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -3332,9 +3409,9 @@ pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK: &[Field] = &[
     ),
     (4, "failurePolicy", Kind::OptStr),
     (5, "namespaceSelector", Kind::Msg(META_V1_LABEL_SELECTOR)),
-    (6, "sideEffects", Kind::OptStr),
+    (6, "sideEffects", Kind::Nullable(&Kind::OptStr)),
     (7, "timeoutSeconds", Kind::OptInt),
-    (8, "admissionReviewVersions", Kind::RepStr),
+    (8, "admissionReviewVersions", Kind::Nullable(&Kind::RepStr)),
     (9, "matchPolicy", Kind::OptStr),
     (10, "objectSelector", Kind::Msg(META_V1_LABEL_SELECTOR)),
     (
@@ -3367,9 +3444,9 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK: &[Field] = &[
     ),
     (4, "failurePolicy", Kind::OptStr),
     (5, "namespaceSelector", Kind::Msg(META_V1_LABEL_SELECTOR)),
-    (6, "sideEffects", Kind::OptStr),
+    (6, "sideEffects", Kind::Nullable(&Kind::OptStr)),
     (7, "timeoutSeconds", Kind::OptInt),
-    (8, "admissionReviewVersions", Kind::RepStr),
+    (8, "admissionReviewVersions", Kind::Nullable(&Kind::RepStr)),
     (9, "matchPolicy", Kind::OptStr),
     (10, "reinvocationPolicy", Kind::OptStr),
     (11, "objectSelector", Kind::Msg(META_V1_LABEL_SELECTOR)),
@@ -3463,6 +3540,667 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING: &[F
         2,
         "spec",
         Kind::Msg(ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING_SPEC),
+    ),
+];
+/// `resource/v1` `ResourcePool`.
+pub(crate) const RESOURCE_V1_RESOURCE_POOL: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "generation", Kind::OptInt),
+    (3, "resourceSliceCount", Kind::OptInt),
+];
+/// `resource/v1` `DeviceAttribute`.
+pub(crate) const RESOURCE_V1_DEVICE_ATTRIBUTE: &[Field] = &[
+    (2, "int", Kind::OptInt),
+    (3, "bool", Kind::OptBool),
+    (4, "string", Kind::OptStr),
+    (5, "version", Kind::OptStr),
+    (6, "ints", Kind::RepInt),
+    (7, "bools", Kind::RepBool),
+    (8, "strings", Kind::RepStr),
+    (9, "versions", Kind::RepStr),
+];
+/// `resource/v1` `CapacityRequestPolicyRange`.
+pub(crate) const RESOURCE_V1_CAPACITY_REQUEST_POLICY_RANGE: &[Field] = &[
+    (1, "min", Kind::Quantity),
+    (2, "max", Kind::Quantity),
+    (3, "step", Kind::Quantity),
+];
+/// `resource/v1` `CapacityRequestPolicy`.
+pub(crate) const RESOURCE_V1_CAPACITY_REQUEST_POLICY: &[Field] = &[
+    (1, "default", Kind::Nullable(&Kind::Quantity)),
+    (3, "validValues", Kind::RepQuantity),
+    (
+        4,
+        "validRange",
+        Kind::Msg(RESOURCE_V1_CAPACITY_REQUEST_POLICY_RANGE),
+    ),
+];
+/// `resource/v1` `DeviceCapacity`.
+pub(crate) const RESOURCE_V1_DEVICE_CAPACITY: &[Field] = &[
+    (1, "value", Kind::Quantity),
+    (
+        2,
+        "requestPolicy",
+        Kind::Msg(RESOURCE_V1_CAPACITY_REQUEST_POLICY),
+    ),
+];
+/// `resource/v1` `Counter`.
+pub(crate) const RESOURCE_V1_COUNTER: &[Field] = &[(1, "value", Kind::Quantity)];
+/// `resource/v1` `DeviceCounterConsumption`.
+pub(crate) const RESOURCE_V1_DEVICE_COUNTER_CONSUMPTION: &[Field] = &[
+    (1, "counterSet", Kind::OptStr),
+    (2, "counters", Kind::MapMsg(RESOURCE_V1_COUNTER)),
+];
+/// `resource/v1` `DeviceTaint`.
+pub(crate) const RESOURCE_V1_DEVICE_TAINT: &[Field] = &[
+    (1, "key", Kind::OptStr),
+    (2, "value", Kind::Str),
+    (3, "effect", Kind::OptStr),
+    (4, "timeAdded", Kind::Time),
+];
+/// `resource/v1` `NodeAllocatableResourceMapping`.
+pub(crate) const RESOURCE_V1_NODE_ALLOCATABLE_RESOURCE_MAPPING: &[Field] = &[
+    (1, "capacityKey", Kind::OptStr),
+    (2, "allocationMultiplier", Kind::Quantity),
+];
+/// `resource/v1` `Device`.
+pub(crate) const RESOURCE_V1_DEVICE: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "attributes", Kind::MapMsg(RESOURCE_V1_DEVICE_ATTRIBUTE)),
+    (3, "capacity", Kind::MapMsg(RESOURCE_V1_DEVICE_CAPACITY)),
+    (
+        4,
+        "consumesCounters",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_COUNTER_CONSUMPTION),
+    ),
+    (5, "nodeName", Kind::OptStr),
+    (6, "nodeSelector", Kind::Msg(CORE_V1_NODE_SELECTOR)),
+    (7, "allNodes", Kind::OptBool),
+    (8, "taints", Kind::RepMsg(RESOURCE_V1_DEVICE_TAINT)),
+    (9, "bindsToNode", Kind::OptBool),
+    (10, "bindingConditions", Kind::RepStr),
+    (11, "bindingFailureConditions", Kind::RepStr),
+    (12, "allowMultipleAllocations", Kind::OptBool),
+    (
+        13,
+        "nodeAllocatableResourceMappings",
+        Kind::MapMsg(RESOURCE_V1_NODE_ALLOCATABLE_RESOURCE_MAPPING),
+    ),
+];
+/// `resource/v1` `CounterSet`.
+pub(crate) const RESOURCE_V1_COUNTER_SET: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "counters", Kind::MapMsg(RESOURCE_V1_COUNTER)),
+];
+/// `resource/v1` `ResourceSliceSpec`.
+pub(crate) const RESOURCE_V1_RESOURCE_SLICE_SPEC: &[Field] = &[
+    (1, "driver", Kind::OptStr),
+    (2, "pool", Kind::Msg(RESOURCE_V1_RESOURCE_POOL)),
+    (3, "nodeName", Kind::OptStr),
+    (4, "nodeSelector", Kind::Msg(CORE_V1_NODE_SELECTOR)),
+    (5, "allNodes", Kind::OptBool),
+    (6, "devices", Kind::RepMsg(RESOURCE_V1_DEVICE)),
+    (7, "perDeviceNodeSelection", Kind::OptBool),
+    (8, "sharedCounters", Kind::RepMsg(RESOURCE_V1_COUNTER_SET)),
+];
+/// `resource/v1` `ResourceSlice`.
+pub(crate) const RESOURCE_V1_RESOURCE_SLICE: &[Field] = &[
+    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (2, "spec", Kind::Msg(RESOURCE_V1_RESOURCE_SLICE_SPEC)),
+];
+/// `resource/v1` `CELDeviceSelector`.
+pub(crate) const RESOURCE_V1_CEL_DEVICE_SELECTOR: &[Field] = &[(1, "expression", Kind::OptStr)];
+/// `resource/v1` `DeviceSelector`.
+pub(crate) const RESOURCE_V1_DEVICE_SELECTOR: &[Field] =
+    &[(1, "cel", Kind::Msg(RESOURCE_V1_CEL_DEVICE_SELECTOR))];
+/// `resource/v1` `DeviceToleration`.
+pub(crate) const RESOURCE_V1_DEVICE_TOLERATION: &[Field] = &[
+    (1, "key", Kind::Str),
+    (2, "operator", Kind::Str),
+    (3, "value", Kind::Str),
+    (4, "effect", Kind::Str),
+    (5, "tolerationSeconds", Kind::OptInt),
+];
+/// `resource/v1` `CapacityRequirements`.
+pub(crate) const RESOURCE_V1_CAPACITY_REQUIREMENTS: &[Field] =
+    &[(1, "requests", Kind::MapQuantity)];
+/// `resource/v1` `ExactDeviceRequest`.
+pub(crate) const RESOURCE_V1_EXACT_DEVICE_REQUEST: &[Field] = &[
+    (1, "deviceClassName", Kind::OptStr),
+    (2, "selectors", Kind::RepMsg(RESOURCE_V1_DEVICE_SELECTOR)),
+    (3, "allocationMode", Kind::Str),
+    (4, "count", Kind::Int),
+    (5, "adminAccess", Kind::OptBool),
+    (
+        6,
+        "tolerations",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_TOLERATION),
+    ),
+    (7, "capacity", Kind::Msg(RESOURCE_V1_CAPACITY_REQUIREMENTS)),
+];
+/// `resource/v1` `DeviceSubRequest`.
+pub(crate) const RESOURCE_V1_DEVICE_SUB_REQUEST: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "deviceClassName", Kind::OptStr),
+    (3, "selectors", Kind::RepMsg(RESOURCE_V1_DEVICE_SELECTOR)),
+    (4, "allocationMode", Kind::Str),
+    (5, "count", Kind::Int),
+    (
+        6,
+        "tolerations",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_TOLERATION),
+    ),
+    (7, "capacity", Kind::Msg(RESOURCE_V1_CAPACITY_REQUIREMENTS)),
+];
+/// `resource/v1` `DeviceRequest`.
+pub(crate) const RESOURCE_V1_DEVICE_REQUEST: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "exactly", Kind::Msg(RESOURCE_V1_EXACT_DEVICE_REQUEST)),
+    (
+        3,
+        "firstAvailable",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_SUB_REQUEST),
+    ),
+];
+/// `resource/v1` `DeviceConstraint`.
+pub(crate) const RESOURCE_V1_DEVICE_CONSTRAINT: &[Field] = &[
+    (1, "requests", Kind::RepStr),
+    (2, "matchAttribute", Kind::OptStr),
+    (3, "distinctAttribute", Kind::OptStr),
+];
+/// `resource/v1` `OpaqueDeviceConfiguration`.
+pub(crate) const RESOURCE_V1_OPAQUE_DEVICE_CONFIGURATION: &[Field] =
+    &[(1, "driver", Kind::OptStr), (2, "parameters", Kind::Raw)];
+/// `resource/v1` `DeviceConfiguration`.
+pub(crate) const RESOURCE_V1_DEVICE_CONFIGURATION: &[Field] = &[(
+    1,
+    "opaque",
+    Kind::Msg(RESOURCE_V1_OPAQUE_DEVICE_CONFIGURATION),
+)];
+/// `resource/v1` `DeviceClaimConfiguration`.
+pub(crate) const RESOURCE_V1_DEVICE_CLAIM_CONFIGURATION: &[Field] = &[
+    (1, "requests", Kind::RepStr),
+    (2, "", Kind::Inline(RESOURCE_V1_DEVICE_CONFIGURATION)),
+];
+/// `resource/v1` `DeviceClaim`.
+pub(crate) const RESOURCE_V1_DEVICE_CLAIM: &[Field] = &[
+    (
+        1,
+        "requests",
+        Kind::Nullable(&Kind::RepMsg(RESOURCE_V1_DEVICE_REQUEST)),
+    ),
+    (
+        2,
+        "constraints",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_CONSTRAINT),
+    ),
+    (
+        3,
+        "config",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_CLAIM_CONFIGURATION),
+    ),
+];
+/// `resource/v1` `ResourceClaimSpec`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_SPEC: &[Field] =
+    &[(1, "devices", Kind::Msg(RESOURCE_V1_DEVICE_CLAIM))];
+/// `resource/v1` `DeviceRequestAllocationResult`.
+pub(crate) const RESOURCE_V1_DEVICE_REQUEST_ALLOCATION_RESULT: &[Field] = &[
+    (1, "request", Kind::OptStr),
+    (2, "driver", Kind::OptStr),
+    (3, "pool", Kind::OptStr),
+    (4, "device", Kind::OptStr),
+    (5, "adminAccess", Kind::OptBool),
+    (
+        6,
+        "tolerations",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_TOLERATION),
+    ),
+    (7, "bindingConditions", Kind::RepStr),
+    (8, "bindingFailureConditions", Kind::RepStr),
+    (9, "shareID", Kind::OptStr),
+    (10, "consumedCapacity", Kind::MapQuantity),
+];
+/// `resource/v1` `DeviceAllocationConfiguration`.
+pub(crate) const RESOURCE_V1_DEVICE_ALLOCATION_CONFIGURATION: &[Field] = &[
+    (1, "source", Kind::OptStr),
+    (2, "requests", Kind::RepStr),
+    (3, "", Kind::Inline(RESOURCE_V1_DEVICE_CONFIGURATION)),
+];
+/// `resource/v1` `DeviceAllocationResult`.
+pub(crate) const RESOURCE_V1_DEVICE_ALLOCATION_RESULT: &[Field] = &[
+    (
+        1,
+        "results",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_REQUEST_ALLOCATION_RESULT),
+    ),
+    (
+        2,
+        "config",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_ALLOCATION_CONFIGURATION),
+    ),
+];
+/// `resource/v1` `AllocationResult`.
+pub(crate) const RESOURCE_V1_ALLOCATION_RESULT: &[Field] = &[
+    (
+        1,
+        "devices",
+        Kind::Msg(RESOURCE_V1_DEVICE_ALLOCATION_RESULT),
+    ),
+    (3, "nodeSelector", Kind::Msg(CORE_V1_NODE_SELECTOR)),
+    (5, "allocationTimestamp", Kind::Time),
+];
+/// `resource/v1` `ResourceClaimConsumerReference`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_CONSUMER_REFERENCE: &[Field] = &[
+    (1, "apiGroup", Kind::Str),
+    (3, "resource", Kind::OptStr),
+    (4, "name", Kind::OptStr),
+    (5, "uid", Kind::OptStr),
+];
+/// `resource/v1` `NetworkDeviceData`.
+pub(crate) const RESOURCE_V1_NETWORK_DEVICE_DATA: &[Field] = &[
+    (1, "interfaceName", Kind::Str),
+    (2, "ips", Kind::RepStr),
+    (3, "hardwareAddress", Kind::Str),
+];
+/// `resource/v1` `AllocatedDeviceStatus`.
+pub(crate) const RESOURCE_V1_ALLOCATED_DEVICE_STATUS: &[Field] = &[
+    (1, "driver", Kind::OptStr),
+    (2, "pool", Kind::OptStr),
+    (3, "device", Kind::OptStr),
+    (
+        4,
+        "conditions",
+        Kind::Nullable(&Kind::RepMsg(META_V1_CONDITION)),
+    ),
+    (5, "data", Kind::Raw),
+    (6, "networkData", Kind::Msg(RESOURCE_V1_NETWORK_DEVICE_DATA)),
+    (7, "shareID", Kind::OptStr),
+];
+/// `resource/v1` `ResourceClaimStatus`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_STATUS: &[Field] = &[
+    (1, "allocation", Kind::Msg(RESOURCE_V1_ALLOCATION_RESULT)),
+    (
+        2,
+        "reservedFor",
+        Kind::RepMsg(RESOURCE_V1_RESOURCE_CLAIM_CONSUMER_REFERENCE),
+    ),
+    (
+        4,
+        "devices",
+        Kind::RepMsg(RESOURCE_V1_ALLOCATED_DEVICE_STATUS),
+    ),
+];
+/// `resource/v1` `ResourceClaim`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM: &[Field] = &[
+    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (2, "spec", Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_SPEC)),
+    (3, "status", Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_STATUS)),
+];
+/// `resource/v1` `DeviceClassConfiguration`.
+pub(crate) const RESOURCE_V1_DEVICE_CLASS_CONFIGURATION: &[Field] =
+    &[(1, "", Kind::Inline(RESOURCE_V1_DEVICE_CONFIGURATION))];
+/// `resource/v1` `DeviceClassSpec`.
+pub(crate) const RESOURCE_V1_DEVICE_CLASS_SPEC: &[Field] = &[
+    (1, "selectors", Kind::RepMsg(RESOURCE_V1_DEVICE_SELECTOR)),
+    (
+        2,
+        "config",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_CLASS_CONFIGURATION),
+    ),
+    (4, "extendedResourceName", Kind::OptStr),
+];
+/// `resource/v1` `DeviceClass`.
+pub(crate) const RESOURCE_V1_DEVICE_CLASS: &[Field] = &[
+    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (2, "spec", Kind::Msg(RESOURCE_V1_DEVICE_CLASS_SPEC)),
+];
+/// `resource/v1` `ResourceClaimTemplateSpec`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE_SPEC: &[Field] = &[
+    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (2, "spec", Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_SPEC)),
+];
+/// `resource/v1` `ResourceClaimTemplate`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE: &[Field] = &[
+    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (
+        2,
+        "spec",
+        Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE_SPEC),
+    ),
+];
+/// `apiregistration/v1` `ServiceReference`.
+pub(crate) const APIREGISTRATION_V1_SERVICE_REFERENCE: &[Field] = &[
+    (1, "namespace", Kind::Str),
+    (2, "name", Kind::Str),
+    (3, "port", Kind::OptInt),
+];
+/// `apiregistration/v1` `APIServiceSpec`.
+pub(crate) const APIREGISTRATION_V1_API_SERVICE_SPEC: &[Field] = &[
+    (
+        1,
+        "service",
+        Kind::Msg(APIREGISTRATION_V1_SERVICE_REFERENCE),
+    ),
+    (2, "group", Kind::Str),
+    (3, "version", Kind::Str),
+    (4, "insecureSkipTLSVerify", Kind::Bool),
+    (5, "caBundle", Kind::Bytes),
+    (7, "groupPriorityMinimum", Kind::OptInt),
+    (8, "versionPriority", Kind::OptInt),
+];
+/// `apiregistration/v1` `APIServiceCondition`.
+pub(crate) const APIREGISTRATION_V1_API_SERVICE_CONDITION: &[Field] = &[
+    (1, "type", Kind::OptStr),
+    (2, "status", Kind::OptStr),
+    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (4, "reason", Kind::Str),
+    (5, "message", Kind::Str),
+];
+/// `apiregistration/v1` `APIServiceStatus`.
+pub(crate) const APIREGISTRATION_V1_API_SERVICE_STATUS: &[Field] = &[(
+    1,
+    "conditions",
+    Kind::RepMsg(APIREGISTRATION_V1_API_SERVICE_CONDITION),
+)];
+/// `apiregistration/v1` `APIService`.
+pub(crate) const APIREGISTRATION_V1_API_SERVICE: &[Field] = &[
+    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (2, "spec", Kind::Msg(APIREGISTRATION_V1_API_SERVICE_SPEC)),
+    (
+        3,
+        "status",
+        Kind::Msg(APIREGISTRATION_V1_API_SERVICE_STATUS),
+    ),
+];
+/// `apiextensions/v1` `CustomResourceDefinitionNames`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES: &[Field] = &[
+    (1, "plural", Kind::OptStr),
+    (2, "singular", Kind::Str),
+    (3, "shortNames", Kind::RepStr),
+    (4, "kind", Kind::OptStr),
+    (5, "listKind", Kind::Str),
+    (6, "categories", Kind::RepStr),
+];
+/// `apiextensions/v1` `JSONSchemaPropsOrArray`.
+pub(crate) static APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_ARRAY: [Field; 2] = [
+    (1, "schema", Kind::Msg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+    (
+        2,
+        "jSONSchemas",
+        Kind::RepMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+];
+/// `apiextensions/v1` `JSONSchemaPropsOrBool`.
+pub(crate) static APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_BOOL: [Field; 2] = [
+    (1, "allows", Kind::OptBool),
+    (2, "schema", Kind::Msg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+];
+/// `apiextensions/v1` `JSONSchemaPropsOrStringArray`.
+pub(crate) static APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_STRING_ARRAY: [Field; 2] = [
+    (1, "schema", Kind::Msg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+    (2, "property", Kind::RepStr),
+];
+/// `apiextensions/v1` `ExternalDocumentation`.
+pub(crate) const APIEXTENSIONS_V1_EXTERNAL_DOCUMENTATION: &[Field] =
+    &[(1, "description", Kind::Str), (2, "url", Kind::Str)];
+/// `apiextensions/v1` `ValidationRule`.
+pub(crate) const APIEXTENSIONS_V1_VALIDATION_RULE: &[Field] = &[
+    (1, "rule", Kind::OptStr),
+    (2, "message", Kind::Str),
+    (3, "messageExpression", Kind::Str),
+    (4, "reason", Kind::OptStr),
+    (5, "fieldPath", Kind::Str),
+    (6, "optionalOldSelf", Kind::OptBool),
+];
+/// `apiextensions/v1` `JSONSchemaProps`.
+pub(crate) static APIEXTENSIONS_V1_JSON_SCHEMA_PROPS: [Field; 44] = [
+    (1, "id", Kind::Str),
+    (2, "$schema", Kind::Str),
+    (3, "$ref", Kind::OptStr),
+    (4, "description", Kind::Str),
+    (5, "type", Kind::Str),
+    (6, "format", Kind::Str),
+    (7, "title", Kind::Str),
+    (8, "default", Kind::Raw),
+    (9, "maximum", Kind::Float),
+    (10, "exclusiveMaximum", Kind::Bool),
+    (11, "minimum", Kind::Float),
+    (12, "exclusiveMinimum", Kind::Bool),
+    (13, "maxLength", Kind::OptInt),
+    (14, "minLength", Kind::OptInt),
+    (15, "pattern", Kind::Str),
+    (16, "maxItems", Kind::OptInt),
+    (17, "minItems", Kind::OptInt),
+    (18, "uniqueItems", Kind::Bool),
+    (19, "multipleOf", Kind::Float),
+    (20, "enum", Kind::RepRaw),
+    (21, "maxProperties", Kind::OptInt),
+    (22, "minProperties", Kind::OptInt),
+    (23, "required", Kind::RepStr),
+    (
+        24,
+        "items",
+        Kind::Either(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_ARRAY),
+    ),
+    (
+        25,
+        "allOf",
+        Kind::RepMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (
+        26,
+        "oneOf",
+        Kind::RepMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (
+        27,
+        "anyOf",
+        Kind::RepMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (28, "not", Kind::Msg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+    (
+        29,
+        "properties",
+        Kind::MapMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (
+        30,
+        "additionalProperties",
+        Kind::Either(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_BOOL),
+    ),
+    (
+        31,
+        "patternProperties",
+        Kind::MapMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (
+        32,
+        "dependencies",
+        Kind::MapEither(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_STRING_ARRAY),
+    ),
+    (
+        33,
+        "additionalItems",
+        Kind::Either(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_BOOL),
+    ),
+    (
+        34,
+        "definitions",
+        Kind::MapMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (
+        35,
+        "externalDocs",
+        Kind::Msg(APIEXTENSIONS_V1_EXTERNAL_DOCUMENTATION),
+    ),
+    (36, "example", Kind::Raw),
+    (37, "nullable", Kind::Bool),
+    (38, "x-kubernetes-preserve-unknown-fields", Kind::OptBool),
+    (39, "x-kubernetes-embedded-resource", Kind::Bool),
+    (40, "x-kubernetes-int-or-string", Kind::Bool),
+    (41, "x-kubernetes-list-map-keys", Kind::RepStr),
+    (42, "x-kubernetes-list-type", Kind::OptStr),
+    (43, "x-kubernetes-map-type", Kind::OptStr),
+    (
+        44,
+        "x-kubernetes-validations",
+        Kind::RepMsg(APIEXTENSIONS_V1_VALIDATION_RULE),
+    ),
+];
+/// `apiextensions/v1` `CustomResourceValidation`.
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_VALIDATION: [Field; 1] = [(
+    1,
+    "openAPIV3Schema",
+    Kind::Msg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+)];
+/// `apiextensions/v1` `CustomResourceSubresourceStatus`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_STATUS: &[Field] = &[];
+/// `apiextensions/v1` `CustomResourceSubresourceScale`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_SCALE: &[Field] = &[
+    (1, "specReplicasPath", Kind::OptStr),
+    (2, "statusReplicasPath", Kind::OptStr),
+    (3, "labelSelectorPath", Kind::OptStr),
+];
+/// `apiextensions/v1` `CustomResourceSubresources`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCES: &[Field] = &[
+    (
+        1,
+        "status",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_STATUS),
+    ),
+    (
+        2,
+        "scale",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_SCALE),
+    ),
+];
+/// `apiextensions/v1` `CustomResourceColumnDefinition`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_COLUMN_DEFINITION: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "type", Kind::OptStr),
+    (3, "format", Kind::Str),
+    (4, "description", Kind::Str),
+    (5, "priority", Kind::Int),
+    (6, "jsonPath", Kind::OptStr),
+];
+/// `apiextensions/v1` `SelectableField`.
+pub(crate) const APIEXTENSIONS_V1_SELECTABLE_FIELD: &[Field] = &[(1, "jsonPath", Kind::OptStr)];
+/// `apiextensions/v1` `CustomResourceDefinitionVersion`.
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_VERSION: [Field; 9] = [
+    (1, "name", Kind::OptStr),
+    (2, "served", Kind::OptBool),
+    (3, "storage", Kind::OptBool),
+    (
+        4,
+        "schema",
+        Kind::Msg(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_VALIDATION),
+    ),
+    (
+        5,
+        "subresources",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCES),
+    ),
+    (
+        6,
+        "additionalPrinterColumns",
+        Kind::RepMsg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_COLUMN_DEFINITION),
+    ),
+    (7, "deprecated", Kind::Bool),
+    (8, "deprecationWarning", Kind::OptStr),
+    (
+        9,
+        "selectableFields",
+        Kind::RepMsg(APIEXTENSIONS_V1_SELECTABLE_FIELD),
+    ),
+];
+/// `apiextensions/v1` `ServiceReference`.
+pub(crate) const APIEXTENSIONS_V1_SERVICE_REFERENCE: &[Field] = &[
+    (1, "namespace", Kind::OptStr),
+    (2, "name", Kind::OptStr),
+    (3, "path", Kind::OptStr),
+    (4, "port", Kind::OptInt),
+];
+/// `apiextensions/v1` `WebhookClientConfig`.
+pub(crate) const APIEXTENSIONS_V1_WEBHOOK_CLIENT_CONFIG: &[Field] = &[
+    (1, "service", Kind::Msg(APIEXTENSIONS_V1_SERVICE_REFERENCE)),
+    (2, "caBundle", Kind::Bytes),
+    (3, "url", Kind::OptStr),
+];
+/// `apiextensions/v1` `WebhookConversion`.
+pub(crate) const APIEXTENSIONS_V1_WEBHOOK_CONVERSION: &[Field] = &[
+    (
+        2,
+        "clientConfig",
+        Kind::Msg(APIEXTENSIONS_V1_WEBHOOK_CLIENT_CONFIG),
+    ),
+    (3, "conversionReviewVersions", Kind::Nullable(&Kind::RepStr)),
+];
+/// `apiextensions/v1` `CustomResourceConversion`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_CONVERSION: &[Field] = &[
+    (1, "strategy", Kind::OptStr),
+    (2, "webhook", Kind::Msg(APIEXTENSIONS_V1_WEBHOOK_CONVERSION)),
+];
+/// `apiextensions/v1` `CustomResourceDefinitionSpec`.
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_SPEC: [Field; 6] = [
+    (1, "group", Kind::OptStr),
+    (
+        3,
+        "names",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES),
+    ),
+    (4, "scope", Kind::OptStr),
+    (
+        7,
+        "versions",
+        Kind::Nullable(&Kind::RepMsg(
+            &APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_VERSION,
+        )),
+    ),
+    (
+        9,
+        "conversion",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_CONVERSION),
+    ),
+    (10, "preserveUnknownFields", Kind::Bool),
+];
+/// `apiextensions/v1` `CustomResourceDefinitionCondition`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_CONDITION: &[Field] = &[
+    (1, "type", Kind::OptStr),
+    (2, "status", Kind::OptStr),
+    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (4, "reason", Kind::Str),
+    (5, "message", Kind::Str),
+    (6, "observedGeneration", Kind::Int),
+];
+/// `apiextensions/v1` `CustomResourceDefinitionStatus`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_STATUS: &[Field] = &[
+    (
+        1,
+        "conditions",
+        Kind::Nullable(&Kind::RepMsg(
+            APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_CONDITION,
+        )),
+    ),
+    (
+        2,
+        "acceptedNames",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES),
+    ),
+    (3, "storedVersions", Kind::Nullable(&Kind::RepStr)),
+    (4, "observedGeneration", Kind::Int),
+];
+/// `apiextensions/v1` `CustomResourceDefinition`.
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION: [Field; 3] = [
+    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (
+        2,
+        "spec",
+        Kind::Msg(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_SPEC),
+    ),
+    (
+        3,
+        "status",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_STATUS),
     ),
 ];
 /// `meta/v1` `ShardInfo`.
@@ -3662,12 +4400,11 @@ pub(crate) static SCHEMAS: &[Schema] = &[
         AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER,
         true,
     ),
-    // CertificateSigningRequest incomplete: CertificateSigningRequestSpec.extra: map of ExtraValue
     schema(
         "certificates.k8s.io/v1",
         "CertificateSigningRequest",
         CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST,
-        false,
+        true,
     ),
     schema(
         "node.k8s.io/v1",
@@ -3721,6 +4458,42 @@ pub(crate) static SCHEMAS: &[Schema] = &[
         "admissionregistration.k8s.io/v1",
         "MutatingAdmissionPolicyBinding",
         ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING,
+        true,
+    ),
+    schema(
+        "resource.k8s.io/v1",
+        "ResourceSlice",
+        RESOURCE_V1_RESOURCE_SLICE,
+        true,
+    ),
+    schema(
+        "resource.k8s.io/v1",
+        "ResourceClaim",
+        RESOURCE_V1_RESOURCE_CLAIM,
+        true,
+    ),
+    schema(
+        "resource.k8s.io/v1",
+        "DeviceClass",
+        RESOURCE_V1_DEVICE_CLASS,
+        true,
+    ),
+    schema(
+        "resource.k8s.io/v1",
+        "ResourceClaimTemplate",
+        RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE,
+        true,
+    ),
+    schema(
+        "apiregistration.k8s.io/v1",
+        "APIService",
+        APIREGISTRATION_V1_API_SERVICE,
+        true,
+    ),
+    schema(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        &APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION,
         true,
     ),
     schema("v1", "Status", META_V1_STATUS, true),
