@@ -103,7 +103,7 @@ impl<'de> Frame<'de> {
         while let Some(&(number, name, kind)) = self.fields.get(self.nulls) {
             self.nulls += 1;
             let bit = 1u128 << (number & 127);
-            if matches!(kind, Kind::Nullable(_)) && self.emitted & bit == 0 {
+            if kind.unwrap_nullable().1 && self.emitted & bit == 0 {
                 self.emitted |= bit;
                 return Some(name);
             }
@@ -212,7 +212,7 @@ impl<'de> Message<'de> {
                     kind,
                     ctx: self.ctx,
                 })),
-                Kind::Nullable(_) => None,
+                Kind::Nullable(_) | Kind::Always(_) => None,
             };
             match value {
                 Some(value) => return Ok(Some((number, name, value))),

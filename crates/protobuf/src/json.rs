@@ -290,7 +290,7 @@ fn message_into(
                 }
                 continue;
             }
-            Kind::Nullable(_) => None,
+            Kind::Nullable(_) | Kind::Always(_) => None,
         };
         match value {
             Some(v) => {
@@ -304,7 +304,7 @@ fn message_into(
     }
     // What JSON writes as `null` and protobuf leaves out.
     for (_, name, kind) in fields {
-        if matches!(kind, Kind::Nullable(_)) && !out.contains_key(*name) {
+        if kind.unwrap_nullable().1 && !out.contains_key(*name) {
             out.insert((*name).to_owned(), Value::Null);
         }
     }
@@ -390,14 +390,44 @@ fn write_fields(
 ) -> Result<()> {
     for &(number, name, kind) in fields {
         if let Kind::Inline(inner) = kind {
-            // The inlined struct's fields are keys of the same JSON object.
-            if v.keys().any(|k| knows(inner, k)) {
-                wire::put_message_field(number, out, |buf| write_fields(v, inner, path, buf))?;
-            }
+            // The inlined struct's fields are keys of the same JSON object; Go writes the
+            // struct always.
+            wire::put_message_field(number, out, |buf| write_fields(v, inner, path, buf))?;
             continue;
         }
-        let Some(value) = v.get(name) else { continue };
-        encode_field(number, kind, value, &Path::Field(path, name), out)?;
+        match v.get(name) {
+            Some(value) if !value.is_null() => {
+                encode_field(number, kind, value, &Path::Field(path, name), out)?;
+            }
+            _ => put_zero(number, kind, &Path::Field(path, name), out)?,
+        }
+    }
+    Ok(())
+}
+
+/// What Go writes for a field the JSON form leaves out (or sets to `null`): the zero value of
+/// a field that is not a pointer (a string, number or boolean with `omitempty`, a struct),
+/// nothing for a pointer, slice or map.
+fn put_zero(number: u64, kind: Kind, path: &Path<'_>, out: &mut Vec<u8>) -> Result<()> {
+    match kind {
+        Kind::Str => wire::put_bytes_field(number, b"", out),
+        Kind::Int | Kind::Bool => wire::put_varint_field(number, 0, out),
+        Kind::Always(inner) => match inner.unwrap_nullable().0 {
+            Kind::Msg(s) => {
+                wire::put_message_field(number, out, |buf| {
+                    write_fields(&Map::new(), s, path, buf)
+                })?;
+            }
+            Kind::Quantity => {
+                wire::put_bytes_field(number, &quantity_message(&Value::from("0"), path)?, out);
+            }
+            Kind::IntOrString => {
+                encode_field(number, Kind::IntOrString, &Value::from(0), path, out)?
+            }
+            // A zero time, an empty `RawExtension` or `FieldsV1`: an empty message.
+            _ => wire::put_bytes_field(number, b"", out),
+        },
+        _ => {}
     }
     Ok(())
 }
@@ -430,14 +460,12 @@ fn encode_field(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     if value.is_null() {
-        // Go always writes a `metav1.Time` that is not a pointer: empty when it is zero.
-        if let Kind::Nullable(Kind::Time | Kind::MicroTime) = kind {
-            wire::put_bytes_field(number, b"", out);
-        }
-        return Ok(());
+        return put_zero(number, kind, path, out);
     }
     match kind {
-        Kind::Nullable(inner) => encode_field(number, *inner, value, path, out)?,
+        Kind::Nullable(inner) | Kind::Always(inner) => {
+            encode_field(number, *inner, value, path, out)?;
+        }
         Kind::Str | Kind::OptStr => {
             wire::put_bytes_field(number, str_of(value, path)?.as_bytes(), out);
         }
@@ -641,10 +669,9 @@ fn encode_either(
 /// The fields of a `metav1.Time` (`seconds` = 1, `nanos` = 2) for an RFC 3339 string.
 fn put_time(s: &str, out: &mut Vec<u8>) -> Result<()> {
     let (secs, nanos) = time::parse(s)?;
+    // Go writes both fields, `nanos` even when 0.
     wire::put_varint_field(1, secs.cast_unsigned(), out);
-    if nanos != 0 {
-        wire::put_varint_field(2, i64::from(nanos).cast_unsigned(), out);
-    }
+    wire::put_varint_field(2, i64::from(nanos).cast_unsigned(), out);
     Ok(())
 }
 

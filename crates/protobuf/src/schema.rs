@@ -79,6 +79,10 @@ pub(crate) enum Kind {
     /// pointer without `omitempty`, a `metav1.Time` without `omitzero`): the inner kind, with
     /// `null` in the JSON form where the inner kind would leave the field out.
     Nullable(&'static Kind),
+    /// A struct field that is not a pointer (`metadata`, `spec`, a `metav1.Time` ...): Go
+    /// writes it always, its zero value included, so the encoder writes the zero where the
+    /// JSON form leaves it out; read as the inner kind.
+    Always(&'static Kind),
 }
 
 impl Kind {
@@ -92,15 +96,17 @@ impl Kind {
             | Kind::RepInt
             | Kind::RepBool => crate::wire::VARINT,
             Kind::Float => crate::wire::FIXED64,
-            Kind::Nullable(inner) => inner.wire(),
+            Kind::Nullable(inner) | Kind::Always(inner) => inner.wire(),
             _ => crate::wire::LEN,
         }
     }
 
-    /// The kind without its [`Kind::Nullable`] wrapper, and whether it had one.
+    /// The kind without its [`Kind::Nullable`] and [`Kind::Always`] wrappers, and whether it
+    /// had a `Nullable` one.
     pub(crate) fn unwrap_nullable(self) -> (Kind, bool) {
         match self {
-            Kind::Nullable(inner) => (*inner, true),
+            Kind::Nullable(inner) => (inner.unwrap_nullable().0, true),
+            Kind::Always(inner) => inner.unwrap_nullable(),
             other => (other, false),
         }
     }

@@ -32,7 +32,7 @@ pub(crate) const META_V1_OBJECT_META: &[Field] = &[
     (5, "uid", Kind::Str),
     (6, "resourceVersion", Kind::Str),
     (7, "generation", Kind::Int),
-    (8, "creationTimestamp", Kind::Time),
+    (8, "creationTimestamp", Kind::Always(&Kind::Time)),
     (9, "deletionTimestamp", Kind::Time),
     (10, "deletionGracePeriodSeconds", Kind::OptInt),
     (11, "labels", Kind::MapStr),
@@ -373,9 +373,17 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_STATUS: &[Field] = &[
 ];
 /// `core/v1` `PersistentVolume`.
 pub(crate) const CORE_V1_PERSISTENT_VOLUME: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_PERSISTENT_VOLUME_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_PERSISTENT_VOLUME_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_PERSISTENT_VOLUME_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(CORE_V1_PERSISTENT_VOLUME_STATUS)),
+    ),
 ];
 /// `meta/v1` `LabelSelectorRequirement`.
 pub(crate) const META_V1_LABEL_SELECTOR_REQUIREMENT: &[Field] = &[
@@ -416,7 +424,7 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC: &[Field] = &[
     (
         2,
         "resources",
-        Kind::Msg(CORE_V1_VOLUME_RESOURCE_REQUIREMENTS),
+        Kind::Always(&Kind::Msg(CORE_V1_VOLUME_RESOURCE_REQUIREMENTS)),
     ),
     (3, "volumeName", Kind::Str),
     (4, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
@@ -438,8 +446,16 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC: &[Field] = &[
 pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastProbeTime", Kind::Nullable(&Kind::Time)),
-    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastProbeTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -469,20 +485,32 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_STATUS: &[Field] = &[
 ];
 /// `core/v1` `PersistentVolumeClaim`.
 pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC)),
+    ),
     (
         3,
         "status",
-        Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_STATUS),
+        Kind::Always(&Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_STATUS)),
     ),
 ];
 /// `core/v1` `PodCondition`.
 pub(crate) const CORE_V1_POD_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastProbeTime", Kind::Nullable(&Kind::Time)),
-    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastProbeTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
     (7, "observedGeneration", Kind::Int),
@@ -496,15 +524,15 @@ pub(crate) const CORE_V1_CONTAINER_STATE_WAITING: &[Field] =
     &[(1, "reason", Kind::Str), (2, "message", Kind::Str)];
 /// `core/v1` `ContainerStateRunning`.
 pub(crate) const CORE_V1_CONTAINER_STATE_RUNNING: &[Field] =
-    &[(1, "startedAt", Kind::Nullable(&Kind::Time))];
+    &[(1, "startedAt", Kind::Always(&Kind::Nullable(&Kind::Time)))];
 /// `core/v1` `ContainerStateTerminated`.
 pub(crate) const CORE_V1_CONTAINER_STATE_TERMINATED: &[Field] = &[
     (1, "exitCode", Kind::OptInt),
     (2, "signal", Kind::Int),
     (3, "reason", Kind::Str),
     (4, "message", Kind::Str),
-    (5, "startedAt", Kind::Nullable(&Kind::Time)),
-    (6, "finishedAt", Kind::Nullable(&Kind::Time)),
+    (5, "startedAt", Kind::Always(&Kind::Nullable(&Kind::Time))),
+    (6, "finishedAt", Kind::Always(&Kind::Nullable(&Kind::Time))),
     (7, "containerID", Kind::Str),
 ];
 /// `core/v1` `ContainerState`.
@@ -562,8 +590,16 @@ pub(crate) const CORE_V1_RESOURCE_STATUS: &[Field] = &[
 /// `core/v1` `ContainerStatus`.
 pub(crate) const CORE_V1_CONTAINER_STATUS: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "state", Kind::Msg(CORE_V1_CONTAINER_STATE)),
-    (3, "lastState", Kind::Msg(CORE_V1_CONTAINER_STATE)),
+    (
+        2,
+        "state",
+        Kind::Always(&Kind::Msg(CORE_V1_CONTAINER_STATE)),
+    ),
+    (
+        3,
+        "lastState",
+        Kind::Always(&Kind::Msg(CORE_V1_CONTAINER_STATE)),
+    ),
     (4, "ready", Kind::OptBool),
     (5, "restartCount", Kind::OptInt),
     (6, "image", Kind::OptStr),
@@ -661,8 +697,8 @@ pub(crate) const CORE_V1_POD_STATUS: &[Field] = &[
 ];
 /// `core/v1` `PodStatusResult`.
 pub(crate) const CORE_V1_POD_STATUS_RESULT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "status", Kind::Msg(CORE_V1_POD_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "status", Kind::Always(&Kind::Msg(CORE_V1_POD_STATUS))),
 ];
 /// `core/v1` `EmptyDirVolumeSource`.
 pub(crate) const CORE_V1_EMPTY_DIR_VOLUME_SOURCE: &[Field] =
@@ -753,7 +789,7 @@ pub(crate) const CORE_V1_OBJECT_FIELD_SELECTOR: &[Field] =
 pub(crate) const CORE_V1_RESOURCE_FIELD_SELECTOR: &[Field] = &[
     (1, "containerName", Kind::Str),
     (2, "resource", Kind::OptStr),
-    (3, "divisor", Kind::Quantity),
+    (3, "divisor", Kind::Always(&Kind::Quantity)),
 ];
 /// `core/v1` `DownwardAPIVolumeFile`.
 pub(crate) const CORE_V1_DOWNWARD_API_VOLUME_FILE: &[Field] = &[
@@ -892,8 +928,12 @@ pub(crate) const CORE_V1_CSI_VOLUME_SOURCE: &[Field] = &[
 ];
 /// `core/v1` `PersistentVolumeClaimTemplate`.
 pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_TEMPLATE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC)),
+    ),
 ];
 /// `core/v1` `EphemeralVolumeSource`.
 pub(crate) const CORE_V1_EPHEMERAL_VOLUME_SOURCE: &[Field] = &[(
@@ -1073,14 +1113,16 @@ pub(crate) const CORE_V1_HTTP_HEADER: &[Field] =
 /// `core/v1` `HTTPGetAction`.
 pub(crate) const CORE_V1_HTTP_GET_ACTION: &[Field] = &[
     (1, "path", Kind::Str),
-    (2, "port", Kind::IntOrString),
+    (2, "port", Kind::Always(&Kind::IntOrString)),
     (3, "host", Kind::Str),
     (4, "scheme", Kind::Str),
     (5, "httpHeaders", Kind::RepMsg(CORE_V1_HTTP_HEADER)),
 ];
 /// `core/v1` `TCPSocketAction`.
-pub(crate) const CORE_V1_TCP_SOCKET_ACTION: &[Field] =
-    &[(1, "port", Kind::IntOrString), (2, "host", Kind::Str)];
+pub(crate) const CORE_V1_TCP_SOCKET_ACTION: &[Field] = &[
+    (1, "port", Kind::Always(&Kind::IntOrString)),
+    (2, "host", Kind::Str),
+];
 /// `core/v1` `GRPCAction`.
 pub(crate) const CORE_V1_GRPC_ACTION: &[Field] = &[
     (1, "port", Kind::OptInt),
@@ -1173,7 +1215,11 @@ pub(crate) const CORE_V1_CONTAINER: &[Field] = &[
     (5, "workingDir", Kind::Str),
     (6, "ports", Kind::RepMsg(CORE_V1_CONTAINER_PORT)),
     (7, "env", Kind::RepMsg(CORE_V1_ENV_VAR)),
-    (8, "resources", Kind::Msg(CORE_V1_RESOURCE_REQUIREMENTS)),
+    (
+        8,
+        "resources",
+        Kind::Always(&Kind::Msg(CORE_V1_RESOURCE_REQUIREMENTS)),
+    ),
     (9, "volumeMounts", Kind::RepMsg(CORE_V1_VOLUME_MOUNT)),
     (10, "livenessProbe", Kind::Msg(CORE_V1_PROBE)),
     (11, "readinessProbe", Kind::Msg(CORE_V1_PROBE)),
@@ -1209,7 +1255,11 @@ pub(crate) const CORE_V1_EPHEMERAL_CONTAINER_COMMON: &[Field] = &[
     (5, "workingDir", Kind::Str),
     (6, "ports", Kind::RepMsg(CORE_V1_CONTAINER_PORT)),
     (7, "env", Kind::RepMsg(CORE_V1_ENV_VAR)),
-    (8, "resources", Kind::Msg(CORE_V1_RESOURCE_REQUIREMENTS)),
+    (
+        8,
+        "resources",
+        Kind::Always(&Kind::Msg(CORE_V1_RESOURCE_REQUIREMENTS)),
+    ),
     (9, "volumeMounts", Kind::RepMsg(CORE_V1_VOLUME_MOUNT)),
     (10, "livenessProbe", Kind::Msg(CORE_V1_PROBE)),
     (11, "readinessProbe", Kind::Msg(CORE_V1_PROBE)),
@@ -1267,7 +1317,11 @@ pub(crate) const CORE_V1_POD_SECURITY_CONTEXT: &[Field] = &[
 /// `core/v1` `PreferredSchedulingTerm`.
 pub(crate) const CORE_V1_PREFERRED_SCHEDULING_TERM: &[Field] = &[
     (1, "weight", Kind::OptInt),
-    (2, "preference", Kind::Msg(CORE_V1_NODE_SELECTOR_TERM)),
+    (
+        2,
+        "preference",
+        Kind::Always(&Kind::Msg(CORE_V1_NODE_SELECTOR_TERM)),
+    ),
 ];
 /// `core/v1` `NodeAffinity`.
 pub(crate) const CORE_V1_NODE_AFFINITY: &[Field] = &[
@@ -1294,7 +1348,11 @@ pub(crate) const CORE_V1_POD_AFFINITY_TERM: &[Field] = &[
 /// `core/v1` `WeightedPodAffinityTerm`.
 pub(crate) const CORE_V1_WEIGHTED_POD_AFFINITY_TERM: &[Field] = &[
     (1, "weight", Kind::OptInt),
-    (2, "podAffinityTerm", Kind::Msg(CORE_V1_POD_AFFINITY_TERM)),
+    (
+        2,
+        "podAffinityTerm",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_AFFINITY_TERM)),
+    ),
 ];
 /// `core/v1` `PodAffinity`.
 pub(crate) const CORE_V1_POD_AFFINITY: &[Field] = &[
@@ -1456,19 +1514,23 @@ pub(crate) const CORE_V1_POD_SPEC: &[Field] = &[
 ];
 /// `core/v1` `Pod`.
 pub(crate) const CORE_V1_POD: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_POD_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_POD_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(CORE_V1_POD_SPEC))),
+    (3, "status", Kind::Always(&Kind::Msg(CORE_V1_POD_STATUS))),
 ];
 /// `core/v1` `PodTemplateSpec`.
 pub(crate) const CORE_V1_POD_TEMPLATE_SPEC: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_POD_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(CORE_V1_POD_SPEC))),
 ];
 /// `core/v1` `PodTemplate`.
 pub(crate) const CORE_V1_POD_TEMPLATE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
 ];
 /// `core/v1` `ReplicationControllerSpec`.
 pub(crate) const CORE_V1_REPLICATION_CONTROLLER_SPEC: &[Field] = &[
@@ -1481,7 +1543,11 @@ pub(crate) const CORE_V1_REPLICATION_CONTROLLER_SPEC: &[Field] = &[
 pub(crate) const CORE_V1_REPLICATION_CONTROLLER_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -1500,12 +1566,16 @@ pub(crate) const CORE_V1_REPLICATION_CONTROLLER_STATUS: &[Field] = &[
 ];
 /// `core/v1` `ReplicationController`.
 pub(crate) const CORE_V1_REPLICATION_CONTROLLER: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_REPLICATION_CONTROLLER_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_REPLICATION_CONTROLLER_SPEC)),
+    ),
     (
         3,
         "status",
-        Kind::Msg(CORE_V1_REPLICATION_CONTROLLER_STATUS),
+        Kind::Always(&Kind::Msg(CORE_V1_REPLICATION_CONTROLLER_STATUS)),
     ),
 ];
 /// `core/v1` `ServicePort`.
@@ -1513,7 +1583,7 @@ pub(crate) const CORE_V1_SERVICE_PORT: &[Field] = &[
     (1, "name", Kind::Str),
     (2, "protocol", Kind::Str),
     (3, "port", Kind::OptInt),
-    (4, "targetPort", Kind::IntOrString),
+    (4, "targetPort", Kind::Always(&Kind::IntOrString)),
     (5, "nodePort", Kind::Int),
     (6, "appProtocol", Kind::OptStr),
 ];
@@ -1570,24 +1640,36 @@ pub(crate) const META_V1_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
     (3, "observedGeneration", Kind::Int),
-    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::OptStr),
     (6, "message", Kind::OptStr),
 ];
 /// `core/v1` `ServiceStatus`.
 pub(crate) const CORE_V1_SERVICE_STATUS: &[Field] = &[
-    (1, "loadBalancer", Kind::Msg(CORE_V1_LOAD_BALANCER_STATUS)),
+    (
+        1,
+        "loadBalancer",
+        Kind::Always(&Kind::Msg(CORE_V1_LOAD_BALANCER_STATUS)),
+    ),
     (2, "conditions", Kind::RepMsg(META_V1_CONDITION)),
 ];
 /// `core/v1` `Service`.
 pub(crate) const CORE_V1_SERVICE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_SERVICE_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_SERVICE_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(CORE_V1_SERVICE_SPEC))),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(CORE_V1_SERVICE_STATUS)),
+    ),
 ];
 /// `core/v1` `ServiceAccount`.
 pub(crate) const CORE_V1_SERVICE_ACCOUNT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "secrets", Kind::RepMsg(CORE_V1_OBJECT_REFERENCE)),
     (
         3,
@@ -1622,7 +1704,7 @@ pub(crate) const CORE_V1_ENDPOINT_SUBSET: &[Field] = &[
 ];
 /// `core/v1` `Endpoints`.
 pub(crate) const CORE_V1_ENDPOINTS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "subsets", Kind::RepMsg(CORE_V1_ENDPOINT_SUBSET)),
 ];
 /// `core/v1` `Taint`.
@@ -1660,8 +1742,16 @@ pub(crate) const CORE_V1_NODE_SPEC: &[Field] = &[
 pub(crate) const CORE_V1_NODE_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastHeartbeatTime", Kind::Nullable(&Kind::Time)),
-    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastHeartbeatTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -1671,8 +1761,11 @@ pub(crate) const CORE_V1_NODE_ADDRESS: &[Field] =
 /// `core/v1` `DaemonEndpoint`.
 pub(crate) const CORE_V1_DAEMON_ENDPOINT: &[Field] = &[(1, "Port", Kind::OptInt)];
 /// `core/v1` `NodeDaemonEndpoints`.
-pub(crate) const CORE_V1_NODE_DAEMON_ENDPOINTS: &[Field] =
-    &[(1, "kubeletEndpoint", Kind::Msg(CORE_V1_DAEMON_ENDPOINT))];
+pub(crate) const CORE_V1_NODE_DAEMON_ENDPOINTS: &[Field] = &[(
+    1,
+    "kubeletEndpoint",
+    Kind::Always(&Kind::Msg(CORE_V1_DAEMON_ENDPOINT)),
+)];
 /// `core/v1` `NodeSwapStatus`.
 pub(crate) const CORE_V1_NODE_SWAP_STATUS: &[Field] = &[(1, "capacity", Kind::OptInt)];
 /// `core/v1` `NodeSystemInfo`.
@@ -1731,9 +1824,13 @@ pub(crate) const CORE_V1_NODE_STATUS: &[Field] = &[
     (
         6,
         "daemonEndpoints",
-        Kind::Msg(CORE_V1_NODE_DAEMON_ENDPOINTS),
+        Kind::Always(&Kind::Msg(CORE_V1_NODE_DAEMON_ENDPOINTS)),
     ),
-    (7, "nodeInfo", Kind::Msg(CORE_V1_NODE_SYSTEM_INFO)),
+    (
+        7,
+        "nodeInfo",
+        Kind::Always(&Kind::Msg(CORE_V1_NODE_SYSTEM_INFO)),
+    ),
     (8, "images", Kind::RepMsg(CORE_V1_CONTAINER_IMAGE)),
     (9, "volumesInUse", Kind::RepStr),
     (10, "volumesAttached", Kind::RepMsg(CORE_V1_ATTACHED_VOLUME)),
@@ -1748,9 +1845,9 @@ pub(crate) const CORE_V1_NODE_STATUS: &[Field] = &[
 ];
 /// `core/v1` `Node`.
 pub(crate) const CORE_V1_NODE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_NODE_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_NODE_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(CORE_V1_NODE_SPEC))),
+    (3, "status", Kind::Always(&Kind::Msg(CORE_V1_NODE_STATUS))),
 ];
 /// `core/v1` `NamespaceSpec`.
 pub(crate) const CORE_V1_NAMESPACE_SPEC: &[Field] = &[(1, "finalizers", Kind::RepStr)];
@@ -1758,7 +1855,11 @@ pub(crate) const CORE_V1_NAMESPACE_SPEC: &[Field] = &[(1, "finalizers", Kind::Re
 pub(crate) const CORE_V1_NAMESPACE_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -1769,14 +1870,22 @@ pub(crate) const CORE_V1_NAMESPACE_STATUS: &[Field] = &[
 ];
 /// `core/v1` `Namespace`.
 pub(crate) const CORE_V1_NAMESPACE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_NAMESPACE_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_NAMESPACE_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(CORE_V1_NAMESPACE_SPEC))),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(CORE_V1_NAMESPACE_STATUS)),
+    ),
 ];
 /// `core/v1` `Binding`.
 pub(crate) const CORE_V1_BINDING: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "target", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    ),
 ];
 /// `core/v1` `EventSource`.
 pub(crate) const CORE_V1_EVENT_SOURCE: &[Field] =
@@ -1784,20 +1893,40 @@ pub(crate) const CORE_V1_EVENT_SOURCE: &[Field] =
 /// `core/v1` `EventSeries`.
 pub(crate) const CORE_V1_EVENT_SERIES: &[Field] = &[
     (1, "count", Kind::Int),
-    (2, "lastObservedTime", Kind::Nullable(&Kind::MicroTime)),
+    (
+        2,
+        "lastObservedTime",
+        Kind::Always(&Kind::Nullable(&Kind::MicroTime)),
+    ),
 ];
 /// `core/v1` `Event`.
 pub(crate) const CORE_V1_EVENT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "involvedObject", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "involvedObject",
+        Kind::Always(&Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    ),
     (3, "reason", Kind::Str),
     (4, "message", Kind::Str),
-    (5, "source", Kind::Msg(CORE_V1_EVENT_SOURCE)),
-    (6, "firstTimestamp", Kind::Nullable(&Kind::Time)),
-    (7, "lastTimestamp", Kind::Nullable(&Kind::Time)),
+    (5, "source", Kind::Always(&Kind::Msg(CORE_V1_EVENT_SOURCE))),
+    (
+        6,
+        "firstTimestamp",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        7,
+        "lastTimestamp",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (8, "count", Kind::Int),
     (9, "type", Kind::Str),
-    (10, "eventTime", Kind::Nullable(&Kind::MicroTime)),
+    (
+        10,
+        "eventTime",
+        Kind::Always(&Kind::Nullable(&Kind::MicroTime)),
+    ),
     (11, "series", Kind::Msg(CORE_V1_EVENT_SERIES)),
     (12, "action", Kind::Str),
     (13, "related", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
@@ -1821,8 +1950,12 @@ pub(crate) const CORE_V1_LIMIT_RANGE_SPEC: &[Field] = &[(
 )];
 /// `core/v1` `LimitRange`.
 pub(crate) const CORE_V1_LIMIT_RANGE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_LIMIT_RANGE_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_LIMIT_RANGE_SPEC)),
+    ),
 ];
 /// `core/v1` `ScopedResourceSelectorRequirement`.
 pub(crate) const CORE_V1_SCOPED_RESOURCE_SELECTOR_REQUIREMENT: &[Field] = &[
@@ -1849,13 +1982,21 @@ pub(crate) const CORE_V1_RESOURCE_QUOTA_STATUS: &[Field] = &[
 ];
 /// `core/v1` `ResourceQuota`.
 pub(crate) const CORE_V1_RESOURCE_QUOTA: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_RESOURCE_QUOTA_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_RESOURCE_QUOTA_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_RESOURCE_QUOTA_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(CORE_V1_RESOURCE_QUOTA_STATUS)),
+    ),
 ];
 /// `core/v1` `Secret`.
 pub(crate) const CORE_V1_SECRET: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "data", Kind::MapBytes),
     (3, "type", Kind::Str),
     (4, "stringData", Kind::MapStr),
@@ -1863,7 +2004,7 @@ pub(crate) const CORE_V1_SECRET: &[Field] = &[
 ];
 /// `core/v1` `ConfigMap`.
 pub(crate) const CORE_V1_CONFIG_MAP: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "data", Kind::MapStr),
     (3, "binaryData", Kind::MapBytes),
     (4, "immutable", Kind::OptBool),
@@ -1877,12 +2018,12 @@ pub(crate) const CORE_V1_COMPONENT_CONDITION: &[Field] = &[
 ];
 /// `core/v1` `ComponentStatus`.
 pub(crate) const CORE_V1_COMPONENT_STATUS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "conditions", Kind::RepMsg(CORE_V1_COMPONENT_CONDITION)),
 ];
 /// `core/v1` `RangeAllocation`.
 pub(crate) const CORE_V1_RANGE_ALLOCATION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "range", Kind::OptStr),
     (3, "data", Kind::Nullable(&Kind::Bytes)),
 ];
@@ -1913,7 +2054,11 @@ pub(crate) const APPS_V1_STATEFUL_SET_SPEC: &[Field] = &[
         "selector",
         Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
     ),
-    (3, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    (
+        3,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
     (
         4,
         "volumeClaimTemplates",
@@ -1924,7 +2069,7 @@ pub(crate) const APPS_V1_STATEFUL_SET_SPEC: &[Field] = &[
     (
         7,
         "updateStrategy",
-        Kind::Msg(APPS_V1_STATEFUL_SET_UPDATE_STRATEGY),
+        Kind::Always(&Kind::Msg(APPS_V1_STATEFUL_SET_UPDATE_STRATEGY)),
     ),
     (8, "revisionHistoryLimit", Kind::OptInt),
     (9, "minReadySeconds", Kind::Int),
@@ -1939,7 +2084,11 @@ pub(crate) const APPS_V1_STATEFUL_SET_SPEC: &[Field] = &[
 pub(crate) const APPS_V1_STATEFUL_SET_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -1962,9 +2111,17 @@ pub(crate) const APPS_V1_STATEFUL_SET_STATUS: &[Field] = &[
 ];
 /// `apps/v1` `StatefulSet`.
 pub(crate) const APPS_V1_STATEFUL_SET: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(APPS_V1_STATEFUL_SET_SPEC)),
-    (3, "status", Kind::Msg(APPS_V1_STATEFUL_SET_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(APPS_V1_STATEFUL_SET_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(APPS_V1_STATEFUL_SET_STATUS)),
+    ),
 ];
 /// `apps/v1` `RollingUpdateDeployment`.
 pub(crate) const APPS_V1_ROLLING_UPDATE_DEPLOYMENT: &[Field] = &[
@@ -1988,8 +2145,16 @@ pub(crate) const APPS_V1_DEPLOYMENT_SPEC: &[Field] = &[
         "selector",
         Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
     ),
-    (3, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
-    (4, "strategy", Kind::Msg(APPS_V1_DEPLOYMENT_STRATEGY)),
+    (
+        3,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
+    (
+        4,
+        "strategy",
+        Kind::Always(&Kind::Msg(APPS_V1_DEPLOYMENT_STRATEGY)),
+    ),
     (5, "minReadySeconds", Kind::Int),
     (6, "revisionHistoryLimit", Kind::OptInt),
     (7, "paused", Kind::Bool),
@@ -2001,8 +2166,16 @@ pub(crate) const APPS_V1_DEPLOYMENT_CONDITION: &[Field] = &[
     (2, "status", Kind::OptStr),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
-    (6, "lastUpdateTime", Kind::Nullable(&Kind::Time)),
-    (7, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        6,
+        "lastUpdateTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        7,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
 ];
 /// `apps/v1` `DeploymentStatus`.
 pub(crate) const APPS_V1_DEPLOYMENT_STATUS: &[Field] = &[
@@ -2018,9 +2191,13 @@ pub(crate) const APPS_V1_DEPLOYMENT_STATUS: &[Field] = &[
 ];
 /// `apps/v1` `Deployment`.
 pub(crate) const APPS_V1_DEPLOYMENT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(APPS_V1_DEPLOYMENT_SPEC)),
-    (3, "status", Kind::Msg(APPS_V1_DEPLOYMENT_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(APPS_V1_DEPLOYMENT_SPEC))),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(APPS_V1_DEPLOYMENT_STATUS)),
+    ),
 ];
 /// `apps/v1` `RollingUpdateDaemonSet`.
 pub(crate) const APPS_V1_ROLLING_UPDATE_DAEMON_SET: &[Field] = &[
@@ -2043,11 +2220,15 @@ pub(crate) const APPS_V1_DAEMON_SET_SPEC: &[Field] = &[
         "selector",
         Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
     ),
-    (2, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    (
+        2,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
     (
         3,
         "updateStrategy",
-        Kind::Msg(APPS_V1_DAEMON_SET_UPDATE_STRATEGY),
+        Kind::Always(&Kind::Msg(APPS_V1_DAEMON_SET_UPDATE_STRATEGY)),
     ),
     (4, "minReadySeconds", Kind::Int),
     (6, "revisionHistoryLimit", Kind::OptInt),
@@ -2056,7 +2237,11 @@ pub(crate) const APPS_V1_DAEMON_SET_SPEC: &[Field] = &[
 pub(crate) const APPS_V1_DAEMON_SET_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -2075,9 +2260,13 @@ pub(crate) const APPS_V1_DAEMON_SET_STATUS: &[Field] = &[
 ];
 /// `apps/v1` `DaemonSet`.
 pub(crate) const APPS_V1_DAEMON_SET: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(APPS_V1_DAEMON_SET_SPEC)),
-    (3, "status", Kind::Msg(APPS_V1_DAEMON_SET_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(APPS_V1_DAEMON_SET_SPEC))),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(APPS_V1_DAEMON_SET_STATUS)),
+    ),
 ];
 /// `apps/v1` `ReplicaSetSpec`.
 pub(crate) const APPS_V1_REPLICA_SET_SPEC: &[Field] = &[
@@ -2087,14 +2276,22 @@ pub(crate) const APPS_V1_REPLICA_SET_SPEC: &[Field] = &[
         "selector",
         Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
     ),
-    (3, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    (
+        3,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
     (4, "minReadySeconds", Kind::Int),
 ];
 /// `apps/v1` `ReplicaSetCondition`.
 pub(crate) const APPS_V1_REPLICA_SET_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -2110,14 +2307,22 @@ pub(crate) const APPS_V1_REPLICA_SET_STATUS: &[Field] = &[
 ];
 /// `apps/v1` `ReplicaSet`.
 pub(crate) const APPS_V1_REPLICA_SET: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(APPS_V1_REPLICA_SET_SPEC)),
-    (3, "status", Kind::Msg(APPS_V1_REPLICA_SET_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(APPS_V1_REPLICA_SET_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(APPS_V1_REPLICA_SET_STATUS)),
+    ),
 ];
 /// `apps/v1` `ControllerRevision`.
 pub(crate) const APPS_V1_CONTROLLER_REVISION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "data", Kind::Raw),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "data", Kind::Always(&Kind::Raw)),
     (3, "revision", Kind::OptInt),
 ];
 /// `batch/v1` `PodFailurePolicyOnExitCodesRequirement`.
@@ -2167,7 +2372,11 @@ pub(crate) const BATCH_V1_JOB_SPEC: &[Field] = &[
     (3, "activeDeadlineSeconds", Kind::OptInt),
     (4, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
     (5, "manualSelector", Kind::OptBool),
-    (6, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    (
+        6,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
     (7, "backoffLimit", Kind::OptInt),
     (8, "ttlSecondsAfterFinished", Kind::OptInt),
     (9, "completionMode", Kind::OptStr),
@@ -2187,8 +2396,16 @@ pub(crate) const BATCH_V1_JOB_SPEC: &[Field] = &[
 pub(crate) const BATCH_V1_JOB_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastProbeTime", Kind::Nullable(&Kind::Time)),
-    (4, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastProbeTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -2215,14 +2432,14 @@ pub(crate) const BATCH_V1_JOB_STATUS: &[Field] = &[
 ];
 /// `batch/v1` `Job`.
 pub(crate) const BATCH_V1_JOB: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(BATCH_V1_JOB_SPEC)),
-    (3, "status", Kind::Msg(BATCH_V1_JOB_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(BATCH_V1_JOB_SPEC))),
+    (3, "status", Kind::Always(&Kind::Msg(BATCH_V1_JOB_STATUS))),
 ];
 /// `batch/v1` `JobTemplateSpec`.
 pub(crate) const BATCH_V1_JOB_TEMPLATE_SPEC: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(BATCH_V1_JOB_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(BATCH_V1_JOB_SPEC))),
 ];
 /// `batch/v1` `CronJobSpec`.
 pub(crate) const BATCH_V1_CRON_JOB_SPEC: &[Field] = &[
@@ -2230,7 +2447,11 @@ pub(crate) const BATCH_V1_CRON_JOB_SPEC: &[Field] = &[
     (2, "startingDeadlineSeconds", Kind::OptInt),
     (3, "concurrencyPolicy", Kind::Str),
     (4, "suspend", Kind::OptBool),
-    (5, "jobTemplate", Kind::Msg(BATCH_V1_JOB_TEMPLATE_SPEC)),
+    (
+        5,
+        "jobTemplate",
+        Kind::Always(&Kind::Msg(BATCH_V1_JOB_TEMPLATE_SPEC)),
+    ),
     (6, "successfulJobsHistoryLimit", Kind::OptInt),
     (7, "failedJobsHistoryLimit", Kind::OptInt),
     (8, "timeZone", Kind::OptStr),
@@ -2243,9 +2464,13 @@ pub(crate) const BATCH_V1_CRON_JOB_STATUS: &[Field] = &[
 ];
 /// `batch/v1` `CronJob`.
 pub(crate) const BATCH_V1_CRON_JOB: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(BATCH_V1_CRON_JOB_SPEC)),
-    (3, "status", Kind::Msg(BATCH_V1_CRON_JOB_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(BATCH_V1_CRON_JOB_SPEC))),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(BATCH_V1_CRON_JOB_STATUS)),
+    ),
 ];
 /// `coordination/v1` `LeaseSpec`.
 pub(crate) const COORDINATION_V1_LEASE_SPEC: &[Field] = &[
@@ -2259,8 +2484,12 @@ pub(crate) const COORDINATION_V1_LEASE_SPEC: &[Field] = &[
 ];
 /// `coordination/v1` `Lease`.
 pub(crate) const COORDINATION_V1_LEASE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(COORDINATION_V1_LEASE_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(COORDINATION_V1_LEASE_SPEC)),
+    ),
 ];
 /// `discovery/v1` `EndpointConditions`.
 pub(crate) const DISCOVERY_V1_ENDPOINT_CONDITIONS: &[Field] = &[
@@ -2280,7 +2509,11 @@ pub(crate) const DISCOVERY_V1_ENDPOINT_HINTS: &[Field] = &[
 /// `discovery/v1` `Endpoint`.
 pub(crate) const DISCOVERY_V1_ENDPOINT: &[Field] = &[
     (1, "addresses", Kind::Nullable(&Kind::RepStr)),
-    (2, "conditions", Kind::Msg(DISCOVERY_V1_ENDPOINT_CONDITIONS)),
+    (
+        2,
+        "conditions",
+        Kind::Always(&Kind::Msg(DISCOVERY_V1_ENDPOINT_CONDITIONS)),
+    ),
     (3, "hostname", Kind::OptStr),
     (4, "targetRef", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
     (5, "deprecatedTopology", Kind::MapStr),
@@ -2297,7 +2530,7 @@ pub(crate) const DISCOVERY_V1_ENDPOINT_PORT: &[Field] = &[
 ];
 /// `discovery/v1` `EndpointSlice`.
 pub(crate) const DISCOVERY_V1_ENDPOINT_SLICE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "endpoints",
@@ -2337,7 +2570,11 @@ pub(crate) const NETWORKING_V1_NETWORK_POLICY_EGRESS_RULE: &[Field] = &[
 ];
 /// `networking/v1` `NetworkPolicySpec`.
 pub(crate) const NETWORKING_V1_NETWORK_POLICY_SPEC: &[Field] = &[
-    (1, "podSelector", Kind::Msg(META_V1_LABEL_SELECTOR)),
+    (
+        1,
+        "podSelector",
+        Kind::Always(&Kind::Msg(META_V1_LABEL_SELECTOR)),
+    ),
     (
         2,
         "ingress",
@@ -2352,8 +2589,12 @@ pub(crate) const NETWORKING_V1_NETWORK_POLICY_SPEC: &[Field] = &[
 ];
 /// `networking/v1` `NetworkPolicy`.
 pub(crate) const NETWORKING_V1_NETWORK_POLICY: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(NETWORKING_V1_NETWORK_POLICY_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_NETWORK_POLICY_SPEC)),
+    ),
 ];
 /// `networking/v1` `ServiceBackendPort`.
 pub(crate) const NETWORKING_V1_SERVICE_BACKEND_PORT: &[Field] =
@@ -2361,7 +2602,11 @@ pub(crate) const NETWORKING_V1_SERVICE_BACKEND_PORT: &[Field] =
 /// `networking/v1` `IngressServiceBackend`.
 pub(crate) const NETWORKING_V1_INGRESS_SERVICE_BACKEND: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "port", Kind::Msg(NETWORKING_V1_SERVICE_BACKEND_PORT)),
+    (
+        2,
+        "port",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_SERVICE_BACKEND_PORT)),
+    ),
 ];
 /// `networking/v1` `IngressBackend`.
 pub(crate) const NETWORKING_V1_INGRESS_BACKEND: &[Field] = &[
@@ -2382,7 +2627,11 @@ pub(crate) const NETWORKING_V1_INGRESS_TLS: &[Field] =
 /// `networking/v1` `HTTPIngressPath`.
 pub(crate) const NETWORKING_V1_HTTP_INGRESS_PATH: &[Field] = &[
     (1, "path", Kind::Str),
-    (2, "backend", Kind::Msg(NETWORKING_V1_INGRESS_BACKEND)),
+    (
+        2,
+        "backend",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_INGRESS_BACKEND)),
+    ),
     (3, "pathType", Kind::Nullable(&Kind::OptStr)),
 ];
 /// `networking/v1` `HTTPIngressRuleValue`.
@@ -2432,13 +2681,21 @@ pub(crate) const NETWORKING_V1_INGRESS_LOAD_BALANCER_STATUS: &[Field] = &[(
 pub(crate) const NETWORKING_V1_INGRESS_STATUS: &[Field] = &[(
     1,
     "loadBalancer",
-    Kind::Msg(NETWORKING_V1_INGRESS_LOAD_BALANCER_STATUS),
+    Kind::Always(&Kind::Msg(NETWORKING_V1_INGRESS_LOAD_BALANCER_STATUS)),
 )];
 /// `networking/v1` `Ingress`.
 pub(crate) const NETWORKING_V1_INGRESS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(NETWORKING_V1_INGRESS_SPEC)),
-    (3, "status", Kind::Msg(NETWORKING_V1_INGRESS_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_INGRESS_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_INGRESS_STATUS)),
+    ),
 ];
 /// `networking/v1` `IngressClassParametersReference`.
 pub(crate) const NETWORKING_V1_INGRESS_CLASS_PARAMETERS_REFERENCE: &[Field] = &[
@@ -2459,8 +2716,12 @@ pub(crate) const NETWORKING_V1_INGRESS_CLASS_SPEC: &[Field] = &[
 ];
 /// `networking/v1` `IngressClass`.
 pub(crate) const NETWORKING_V1_INGRESS_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(NETWORKING_V1_INGRESS_CLASS_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_INGRESS_CLASS_SPEC)),
+    ),
 ];
 /// `networking/v1` `ParentReference`.
 pub(crate) const NETWORKING_V1_PARENT_REFERENCE: &[Field] = &[
@@ -2474,8 +2735,12 @@ pub(crate) const NETWORKING_V1_IP_ADDRESS_SPEC: &[Field] =
     &[(1, "parentRef", Kind::Msg(NETWORKING_V1_PARENT_REFERENCE))];
 /// `networking/v1` `IPAddress`.
 pub(crate) const NETWORKING_V1_IP_ADDRESS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(NETWORKING_V1_IP_ADDRESS_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_IP_ADDRESS_SPEC)),
+    ),
 ];
 /// `networking/v1` `ServiceCIDRSpec`.
 pub(crate) const NETWORKING_V1_SERVICE_CIDR_SPEC: &[Field] = &[(1, "cidrs", Kind::RepStr)];
@@ -2484,9 +2749,17 @@ pub(crate) const NETWORKING_V1_SERVICE_CIDR_STATUS: &[Field] =
     &[(1, "conditions", Kind::RepMsg(META_V1_CONDITION))];
 /// `networking/v1` `ServiceCIDR`.
 pub(crate) const NETWORKING_V1_SERVICE_CIDR: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(NETWORKING_V1_SERVICE_CIDR_SPEC)),
-    (3, "status", Kind::Msg(NETWORKING_V1_SERVICE_CIDR_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_SERVICE_CIDR_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_SERVICE_CIDR_STATUS)),
+    ),
 ];
 /// `policy/v1` `PodDisruptionBudgetSpec`.
 pub(crate) const POLICY_V1_POD_DISRUPTION_BUDGET_SPEC: &[Field] = &[
@@ -2507,12 +2780,16 @@ pub(crate) const POLICY_V1_POD_DISRUPTION_BUDGET_STATUS: &[Field] = &[
 ];
 /// `policy/v1` `PodDisruptionBudget`.
 pub(crate) const POLICY_V1_POD_DISRUPTION_BUDGET: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(POLICY_V1_POD_DISRUPTION_BUDGET_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(POLICY_V1_POD_DISRUPTION_BUDGET_SPEC)),
+    ),
     (
         3,
         "status",
-        Kind::Msg(POLICY_V1_POD_DISRUPTION_BUDGET_STATUS),
+        Kind::Always(&Kind::Msg(POLICY_V1_POD_DISRUPTION_BUDGET_STATUS)),
     ),
 ];
 /// `meta/v1` `Preconditions`.
@@ -2535,7 +2812,7 @@ pub(crate) const META_V1_DELETE_OPTIONS: &[Field] = &[
 ];
 /// `policy/v1` `Eviction`.
 pub(crate) const POLICY_V1_EVICTION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "deleteOptions", Kind::Msg(META_V1_DELETE_OPTIONS)),
 ];
 /// `rbac/v1` `PolicyRule`.
@@ -2548,7 +2825,7 @@ pub(crate) const RBAC_V1_POLICY_RULE: &[Field] = &[
 ];
 /// `rbac/v1` `Role`.
 pub(crate) const RBAC_V1_ROLE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "rules",
@@ -2570,9 +2847,9 @@ pub(crate) const RBAC_V1_ROLE_REF: &[Field] = &[
 ];
 /// `rbac/v1` `RoleBinding`.
 pub(crate) const RBAC_V1_ROLE_BINDING: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "subjects", Kind::RepMsg(RBAC_V1_SUBJECT)),
-    (3, "roleRef", Kind::Msg(RBAC_V1_ROLE_REF)),
+    (3, "roleRef", Kind::Always(&Kind::Msg(RBAC_V1_ROLE_REF))),
 ];
 /// `rbac/v1` `AggregationRule`.
 pub(crate) const RBAC_V1_AGGREGATION_RULE: &[Field] = &[(
@@ -2582,7 +2859,7 @@ pub(crate) const RBAC_V1_AGGREGATION_RULE: &[Field] = &[(
 )];
 /// `rbac/v1` `ClusterRole`.
 pub(crate) const RBAC_V1_CLUSTER_ROLE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "rules",
@@ -2592,13 +2869,13 @@ pub(crate) const RBAC_V1_CLUSTER_ROLE: &[Field] = &[
 ];
 /// `rbac/v1` `ClusterRoleBinding`.
 pub(crate) const RBAC_V1_CLUSTER_ROLE_BINDING: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "subjects", Kind::RepMsg(RBAC_V1_SUBJECT)),
-    (3, "roleRef", Kind::Msg(RBAC_V1_ROLE_REF)),
+    (3, "roleRef", Kind::Always(&Kind::Msg(RBAC_V1_ROLE_REF))),
 ];
 /// `scheduling/v1` `PriorityClass`.
 pub(crate) const SCHEDULING_V1_PRIORITY_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "value", Kind::OptInt),
     (3, "globalDefault", Kind::Bool),
     (4, "description", Kind::Str),
@@ -2617,7 +2894,7 @@ pub(crate) const CORE_V1_TOPOLOGY_SELECTOR_TERM: &[Field] = &[(
 )];
 /// `storage/v1` `StorageClass`.
 pub(crate) const STORAGE_V1_STORAGE_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "provisioner", Kind::OptStr),
     (3, "parameters", Kind::MapStr),
     (4, "reclaimPolicy", Kind::OptStr),
@@ -2642,12 +2919,16 @@ pub(crate) const STORAGE_V1_VOLUME_ATTACHMENT_SOURCE: &[Field] = &[
 /// `storage/v1` `VolumeAttachmentSpec`.
 pub(crate) const STORAGE_V1_VOLUME_ATTACHMENT_SPEC: &[Field] = &[
     (1, "attacher", Kind::OptStr),
-    (2, "source", Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_SOURCE)),
+    (
+        2,
+        "source",
+        Kind::Always(&Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_SOURCE)),
+    ),
     (3, "nodeName", Kind::OptStr),
 ];
 /// `storage/v1` `VolumeError`.
 pub(crate) const STORAGE_V1_VOLUME_ERROR: &[Field] = &[
-    (1, "time", Kind::Nullable(&Kind::Time)),
+    (1, "time", Kind::Always(&Kind::Nullable(&Kind::Time))),
     (2, "message", Kind::Str),
     (3, "errorCode", Kind::OptInt),
 ];
@@ -2660,9 +2941,17 @@ pub(crate) const STORAGE_V1_VOLUME_ATTACHMENT_STATUS: &[Field] = &[
 ];
 /// `storage/v1` `VolumeAttachment`.
 pub(crate) const STORAGE_V1_VOLUME_ATTACHMENT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_SPEC)),
-    (3, "status", Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_STATUS)),
+    ),
 ];
 /// `storage/v1` `TokenRequest`.
 pub(crate) const STORAGE_V1_TOKEN_REQUEST: &[Field] = &[
@@ -2685,8 +2974,12 @@ pub(crate) const STORAGE_V1_CSI_DRIVER_SPEC: &[Field] = &[
 ];
 /// `storage/v1` `CSIDriver`.
 pub(crate) const STORAGE_V1_CSI_DRIVER: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(STORAGE_V1_CSI_DRIVER_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(STORAGE_V1_CSI_DRIVER_SPEC)),
+    ),
 ];
 /// `storage/v1` `VolumeNodeResources`.
 pub(crate) const STORAGE_V1_VOLUME_NODE_RESOURCES: &[Field] = &[(1, "count", Kind::OptInt)];
@@ -2709,12 +3002,16 @@ pub(crate) const STORAGE_V1_CSI_NODE_SPEC: &[Field] = &[(
 )];
 /// `storage/v1` `CSINode`.
 pub(crate) const STORAGE_V1_CSI_NODE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(STORAGE_V1_CSI_NODE_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(STORAGE_V1_CSI_NODE_SPEC)),
+    ),
 ];
 /// `storage/v1` `CSIStorageCapacity`.
 pub(crate) const STORAGE_V1_CSI_STORAGE_CAPACITY: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "nodeTopology", Kind::Msg(META_V1_LABEL_SELECTOR)),
     (3, "storageClassName", Kind::OptStr),
     (4, "capacity", Kind::Quantity),
@@ -2722,31 +3019,55 @@ pub(crate) const STORAGE_V1_CSI_STORAGE_CAPACITY: &[Field] = &[
 ];
 /// `storage/v1` `VolumeAttributesClass`.
 pub(crate) const STORAGE_V1_VOLUME_ATTRIBUTES_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "driverName", Kind::OptStr),
     (3, "parameters", Kind::MapStr),
 ];
 /// `events/v1` `EventSeries`.
 pub(crate) const EVENTS_V1_EVENT_SERIES: &[Field] = &[
     (1, "count", Kind::OptInt),
-    (2, "lastObservedTime", Kind::Nullable(&Kind::MicroTime)),
+    (
+        2,
+        "lastObservedTime",
+        Kind::Always(&Kind::Nullable(&Kind::MicroTime)),
+    ),
 ];
 /// `events/v1` `Event`.
 pub(crate) const EVENTS_V1_EVENT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "eventTime", Kind::Nullable(&Kind::MicroTime)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "eventTime",
+        Kind::Always(&Kind::Nullable(&Kind::MicroTime)),
+    ),
     (3, "series", Kind::Msg(EVENTS_V1_EVENT_SERIES)),
     (4, "reportingController", Kind::Str),
     (5, "reportingInstance", Kind::Str),
     (6, "action", Kind::Str),
     (7, "reason", Kind::Str),
-    (8, "regarding", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    (
+        8,
+        "regarding",
+        Kind::Always(&Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    ),
     (9, "related", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
     (10, "note", Kind::Str),
     (11, "type", Kind::Str),
-    (12, "deprecatedSource", Kind::Msg(CORE_V1_EVENT_SOURCE)),
-    (13, "deprecatedFirstTimestamp", Kind::Nullable(&Kind::Time)),
-    (14, "deprecatedLastTimestamp", Kind::Nullable(&Kind::Time)),
+    (
+        12,
+        "deprecatedSource",
+        Kind::Always(&Kind::Msg(CORE_V1_EVENT_SOURCE)),
+    ),
+    (
+        13,
+        "deprecatedFirstTimestamp",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        14,
+        "deprecatedLastTimestamp",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (15, "deprecatedCount", Kind::Int),
 ];
 /// `autoscaling/v1` `CrossVersionObjectReference`.
@@ -2760,7 +3081,7 @@ pub(crate) const AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC: &[Field] = &[
     (
         1,
         "scaleTargetRef",
-        Kind::Msg(AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE)),
     ),
     (2, "minReplicas", Kind::OptInt),
     (3, "maxReplicas", Kind::OptInt),
@@ -2776,16 +3097,16 @@ pub(crate) const AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS: &[Field] = &[
 ];
 /// `autoscaling/v1` `HorizontalPodAutoscaler`.
 pub(crate) const AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC)),
     ),
     (
         3,
         "status",
-        Kind::Msg(AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS)),
     ),
 ];
 /// `autoscaling/v1` `ScaleSpec`.
@@ -2795,9 +3116,17 @@ pub(crate) const AUTOSCALING_V1_SCALE_STATUS: &[Field] =
     &[(1, "replicas", Kind::OptInt), (2, "selector", Kind::Str)];
 /// `autoscaling/v1` `Scale`.
 pub(crate) const AUTOSCALING_V1_SCALE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(AUTOSCALING_V1_SCALE_SPEC)),
-    (3, "status", Kind::Msg(AUTOSCALING_V1_SCALE_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V1_SCALE_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V1_SCALE_STATUS)),
+    ),
 ];
 /// `autoscaling/v2` `CrossVersionObjectReference`.
 pub(crate) const AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE: &[Field] = &[
@@ -2822,31 +3151,63 @@ pub(crate) const AUTOSCALING_V2_OBJECT_METRIC_SOURCE: &[Field] = &[
     (
         1,
         "describedObject",
-        Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE)),
     ),
-    (2, "target", Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
-    (3, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    ),
+    (
+        3,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
 ];
 /// `autoscaling/v2` `PodsMetricSource`.
 pub(crate) const AUTOSCALING_V2_PODS_METRIC_SOURCE: &[Field] = &[
-    (1, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
-    (2, "target", Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    (
+        1,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    ),
 ];
 /// `autoscaling/v2` `ResourceMetricSource`.
 pub(crate) const AUTOSCALING_V2_RESOURCE_METRIC_SOURCE: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "target", Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    ),
 ];
 /// `autoscaling/v2` `ContainerResourceMetricSource`.
 pub(crate) const AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_SOURCE: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "target", Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    ),
     (3, "container", Kind::OptStr),
 ];
 /// `autoscaling/v2` `ExternalMetricSource`.
 pub(crate) const AUTOSCALING_V2_EXTERNAL_METRIC_SOURCE: &[Field] = &[
-    (1, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
-    (2, "target", Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    (
+        1,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    ),
 ];
 /// `autoscaling/v2` `MetricSpec`.
 pub(crate) const AUTOSCALING_V2_METRIC_SPEC: &[Field] = &[
@@ -2896,7 +3257,7 @@ pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC: &[Field] = &[
     (
         1,
         "scaleTargetRef",
-        Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE)),
     ),
     (2, "minReplicas", Kind::OptInt),
     (3, "maxReplicas", Kind::OptInt),
@@ -2915,34 +3276,66 @@ pub(crate) const AUTOSCALING_V2_METRIC_VALUE_STATUS: &[Field] = &[
 ];
 /// `autoscaling/v2` `ObjectMetricStatus`.
 pub(crate) const AUTOSCALING_V2_OBJECT_METRIC_STATUS: &[Field] = &[
-    (1, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
-    (2, "current", Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    (
+        1,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
+    (
+        2,
+        "current",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ),
     (
         3,
         "describedObject",
-        Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE)),
     ),
 ];
 /// `autoscaling/v2` `PodsMetricStatus`.
 pub(crate) const AUTOSCALING_V2_PODS_METRIC_STATUS: &[Field] = &[
-    (1, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
-    (2, "current", Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    (
+        1,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
+    (
+        2,
+        "current",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ),
 ];
 /// `autoscaling/v2` `ResourceMetricStatus`.
 pub(crate) const AUTOSCALING_V2_RESOURCE_METRIC_STATUS: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "current", Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    (
+        2,
+        "current",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ),
 ];
 /// `autoscaling/v2` `ContainerResourceMetricStatus`.
 pub(crate) const AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_STATUS: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "current", Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    (
+        2,
+        "current",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ),
     (3, "container", Kind::OptStr),
 ];
 /// `autoscaling/v2` `ExternalMetricStatus`.
 pub(crate) const AUTOSCALING_V2_EXTERNAL_METRIC_STATUS: &[Field] = &[
-    (1, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
-    (2, "current", Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    (
+        1,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
+    (
+        2,
+        "current",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ),
 ];
 /// `autoscaling/v2` `MetricStatus`.
 pub(crate) const AUTOSCALING_V2_METRIC_STATUS: &[Field] = &[
@@ -2969,7 +3362,11 @@ pub(crate) const AUTOSCALING_V2_METRIC_STATUS: &[Field] = &[
 pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -2992,16 +3389,16 @@ pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS: &[Field] = &[
 ];
 /// `autoscaling/v2` `HorizontalPodAutoscaler`.
 pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC)),
     ),
     (
         3,
         "status",
-        Kind::Msg(AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS)),
     ),
 ];
 /// `certificates/v1` `ExtraValue`.
@@ -3022,8 +3419,16 @@ pub(crate) const CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION: &[Field]
     (1, "type", Kind::OptStr),
     (2, "reason", Kind::Str),
     (3, "message", Kind::Str),
-    (4, "lastUpdateTime", Kind::Nullable(&Kind::Time)),
-    (5, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        4,
+        "lastUpdateTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        5,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (6, "status", Kind::OptStr),
 ];
 /// `certificates/v1` `CertificateSigningRequestStatus`.
@@ -3037,16 +3442,18 @@ pub(crate) const CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS: &[Field] = 
 ];
 /// `certificates/v1` `CertificateSigningRequest`.
 pub(crate) const CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC),
+        Kind::Always(&Kind::Msg(CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC)),
     ),
     (
         3,
         "status",
-        Kind::Msg(CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS),
+        Kind::Always(&Kind::Msg(
+            CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS,
+        )),
     ),
 ];
 /// `node/v1` `Overhead`.
@@ -3058,7 +3465,7 @@ pub(crate) const NODE_V1_SCHEDULING: &[Field] = &[
 ];
 /// `node/v1` `RuntimeClass`.
 pub(crate) const NODE_V1_RUNTIME_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "handler", Kind::OptStr),
     (3, "overhead", Kind::Msg(NODE_V1_OVERHEAD)),
     (4, "scheduling", Kind::Msg(NODE_V1_SCHEDULING)),
@@ -3122,7 +3529,9 @@ pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA_SPEC: &[Field] = &[
     (
         1,
         "priorityLevelConfiguration",
-        Kind::Msg(FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_REFERENCE),
+        Kind::Always(&Kind::Msg(
+            FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_REFERENCE,
+        )),
     ),
     (2, "matchingPrecedence", Kind::OptInt),
     (
@@ -3140,7 +3549,11 @@ pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA_SPEC: &[Field] = &[
 pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA_CONDITION: &[Field] = &[
     (1, "type", Kind::Str),
     (2, "status", Kind::Str),
-    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -3152,9 +3565,17 @@ pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA_STATUS: &[Field] = &[(
 )];
 /// `flowcontrol/v1` `FlowSchema`.
 pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(FLOWCONTROL_V1_FLOW_SCHEMA_SPEC)),
-    (3, "status", Kind::Msg(FLOWCONTROL_V1_FLOW_SCHEMA_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(FLOWCONTROL_V1_FLOW_SCHEMA_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(FLOWCONTROL_V1_FLOW_SCHEMA_STATUS)),
+    ),
 ];
 /// `flowcontrol/v1` `QueuingConfiguration`.
 pub(crate) const FLOWCONTROL_V1_QUEUING_CONFIGURATION: &[Field] = &[
@@ -3174,7 +3595,11 @@ pub(crate) const FLOWCONTROL_V1_LIMIT_RESPONSE: &[Field] = &[
 /// `flowcontrol/v1` `LimitedPriorityLevelConfiguration`.
 pub(crate) const FLOWCONTROL_V1_LIMITED_PRIORITY_LEVEL_CONFIGURATION: &[Field] = &[
     (1, "nominalConcurrencyShares", Kind::Nullable(&Kind::OptInt)),
-    (2, "limitResponse", Kind::Msg(FLOWCONTROL_V1_LIMIT_RESPONSE)),
+    (
+        2,
+        "limitResponse",
+        Kind::Always(&Kind::Msg(FLOWCONTROL_V1_LIMIT_RESPONSE)),
+    ),
     (3, "lendablePercent", Kind::OptInt),
     (4, "borrowingLimitPercent", Kind::OptInt),
 ];
@@ -3201,7 +3626,11 @@ pub(crate) const FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC: &[Field] = &[
 pub(crate) const FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_CONDITION: &[Field] = &[
     (1, "type", Kind::Str),
     (2, "status", Kind::Str),
-    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -3213,16 +3642,18 @@ pub(crate) const FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS: &[Field] = 
 )];
 /// `flowcontrol/v1` `PriorityLevelConfiguration`.
 pub(crate) const FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC),
+        Kind::Always(&Kind::Msg(FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC)),
     ),
     (
         3,
         "status",
-        Kind::Msg(FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS),
+        Kind::Always(&Kind::Msg(
+            FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS,
+        )),
     ),
 ];
 /// `admissionregistration/v1` `ParamKind`.
@@ -3338,16 +3769,20 @@ pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS: &[
 ];
 /// `admissionregistration/v1` `ValidatingAdmissionPolicy`.
 pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_SPEC),
+        Kind::Always(&Kind::Msg(
+            ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_SPEC,
+        )),
     ),
     (
         3,
         "status",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS),
+        Kind::Always(&Kind::Msg(
+            ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS,
+        )),
     ),
 ];
 /// `admissionregistration/v1` `ParamRef`.
@@ -3370,11 +3805,13 @@ pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SP
 ];
 /// `admissionregistration/v1` `ValidatingAdmissionPolicyBinding`.
 pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SPEC),
+        Kind::Always(&Kind::Msg(
+            ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SPEC,
+        )),
     ),
 ];
 /// `admissionregistration/v1` `ServiceReference`.
@@ -3400,7 +3837,7 @@ pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK: &[Field] = &[
     (
         2,
         "clientConfig",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG),
+        Kind::Always(&Kind::Msg(ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG)),
     ),
     (
         3,
@@ -3422,7 +3859,7 @@ pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK: &[Field] = &[
 ];
 /// `admissionregistration/v1` `ValidatingWebhookConfiguration`.
 pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK_CONFIGURATION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "webhooks",
@@ -3435,7 +3872,7 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK: &[Field] = &[
     (
         2,
         "clientConfig",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG),
+        Kind::Always(&Kind::Msg(ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG)),
     ),
     (
         3,
@@ -3458,7 +3895,7 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK: &[Field] = &[
 ];
 /// `admissionregistration/v1` `MutatingWebhookConfiguration`.
 pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK_CONFIGURATION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "webhooks",
@@ -3516,11 +3953,13 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_SPEC: &[Fiel
 ];
 /// `admissionregistration/v1` `MutatingAdmissionPolicy`.
 pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_SPEC),
+        Kind::Always(&Kind::Msg(
+            ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_SPEC,
+        )),
     ),
 ];
 /// `admissionregistration/v1` `MutatingAdmissionPolicyBindingSpec`.
@@ -3535,11 +3974,13 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING_SPEC
 ];
 /// `admissionregistration/v1` `MutatingAdmissionPolicyBinding`.
 pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING_SPEC),
+        Kind::Always(&Kind::Msg(
+            ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING_SPEC,
+        )),
     ),
 ];
 /// `resource/v1` `ResourcePool`.
@@ -3577,7 +4018,7 @@ pub(crate) const RESOURCE_V1_CAPACITY_REQUEST_POLICY: &[Field] = &[
 ];
 /// `resource/v1` `DeviceCapacity`.
 pub(crate) const RESOURCE_V1_DEVICE_CAPACITY: &[Field] = &[
-    (1, "value", Kind::Quantity),
+    (1, "value", Kind::Always(&Kind::Quantity)),
     (
         2,
         "requestPolicy",
@@ -3585,7 +4026,7 @@ pub(crate) const RESOURCE_V1_DEVICE_CAPACITY: &[Field] = &[
     ),
 ];
 /// `resource/v1` `Counter`.
-pub(crate) const RESOURCE_V1_COUNTER: &[Field] = &[(1, "value", Kind::Quantity)];
+pub(crate) const RESOURCE_V1_COUNTER: &[Field] = &[(1, "value", Kind::Always(&Kind::Quantity))];
 /// `resource/v1` `DeviceCounterConsumption`.
 pub(crate) const RESOURCE_V1_DEVICE_COUNTER_CONSUMPTION: &[Field] = &[
     (1, "counterSet", Kind::OptStr),
@@ -3635,7 +4076,11 @@ pub(crate) const RESOURCE_V1_COUNTER_SET: &[Field] = &[
 /// `resource/v1` `ResourceSliceSpec`.
 pub(crate) const RESOURCE_V1_RESOURCE_SLICE_SPEC: &[Field] = &[
     (1, "driver", Kind::OptStr),
-    (2, "pool", Kind::Msg(RESOURCE_V1_RESOURCE_POOL)),
+    (
+        2,
+        "pool",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_POOL)),
+    ),
     (3, "nodeName", Kind::OptStr),
     (4, "nodeSelector", Kind::Msg(CORE_V1_NODE_SELECTOR)),
     (5, "allNodes", Kind::OptBool),
@@ -3645,8 +4090,12 @@ pub(crate) const RESOURCE_V1_RESOURCE_SLICE_SPEC: &[Field] = &[
 ];
 /// `resource/v1` `ResourceSlice`.
 pub(crate) const RESOURCE_V1_RESOURCE_SLICE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(RESOURCE_V1_RESOURCE_SLICE_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_SLICE_SPEC)),
+    ),
 ];
 /// `resource/v1` `CELDeviceSelector`.
 pub(crate) const RESOURCE_V1_CEL_DEVICE_SELECTOR: &[Field] = &[(1, "expression", Kind::OptStr)];
@@ -3709,8 +4158,10 @@ pub(crate) const RESOURCE_V1_DEVICE_CONSTRAINT: &[Field] = &[
     (3, "distinctAttribute", Kind::OptStr),
 ];
 /// `resource/v1` `OpaqueDeviceConfiguration`.
-pub(crate) const RESOURCE_V1_OPAQUE_DEVICE_CONFIGURATION: &[Field] =
-    &[(1, "driver", Kind::OptStr), (2, "parameters", Kind::Raw)];
+pub(crate) const RESOURCE_V1_OPAQUE_DEVICE_CONFIGURATION: &[Field] = &[
+    (1, "driver", Kind::OptStr),
+    (2, "parameters", Kind::Always(&Kind::Raw)),
+];
 /// `resource/v1` `DeviceConfiguration`.
 pub(crate) const RESOURCE_V1_DEVICE_CONFIGURATION: &[Field] = &[(
     1,
@@ -3741,8 +4192,11 @@ pub(crate) const RESOURCE_V1_DEVICE_CLAIM: &[Field] = &[
     ),
 ];
 /// `resource/v1` `ResourceClaimSpec`.
-pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_SPEC: &[Field] =
-    &[(1, "devices", Kind::Msg(RESOURCE_V1_DEVICE_CLAIM))];
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_SPEC: &[Field] = &[(
+    1,
+    "devices",
+    Kind::Always(&Kind::Msg(RESOURCE_V1_DEVICE_CLAIM)),
+)];
 /// `resource/v1` `DeviceRequestAllocationResult`.
 pub(crate) const RESOURCE_V1_DEVICE_REQUEST_ALLOCATION_RESULT: &[Field] = &[
     (1, "request", Kind::OptStr),
@@ -3784,7 +4238,7 @@ pub(crate) const RESOURCE_V1_ALLOCATION_RESULT: &[Field] = &[
     (
         1,
         "devices",
-        Kind::Msg(RESOURCE_V1_DEVICE_ALLOCATION_RESULT),
+        Kind::Always(&Kind::Msg(RESOURCE_V1_DEVICE_ALLOCATION_RESULT)),
     ),
     (3, "nodeSelector", Kind::Msg(CORE_V1_NODE_SELECTOR)),
     (5, "allocationTimestamp", Kind::Time),
@@ -3832,9 +4286,17 @@ pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_STATUS: &[Field] = &[
 ];
 /// `resource/v1` `ResourceClaim`.
 pub(crate) const RESOURCE_V1_RESOURCE_CLAIM: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_SPEC)),
-    (3, "status", Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_STATUS)),
+    ),
 ];
 /// `resource/v1` `DeviceClassConfiguration`.
 pub(crate) const RESOURCE_V1_DEVICE_CLASS_CONFIGURATION: &[Field] =
@@ -3851,21 +4313,29 @@ pub(crate) const RESOURCE_V1_DEVICE_CLASS_SPEC: &[Field] = &[
 ];
 /// `resource/v1` `DeviceClass`.
 pub(crate) const RESOURCE_V1_DEVICE_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(RESOURCE_V1_DEVICE_CLASS_SPEC)),
-];
-/// `resource/v1` `ResourceClaimTemplateSpec`.
-pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE_SPEC: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_SPEC)),
-];
-/// `resource/v1` `ResourceClaimTemplate`.
-pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE_SPEC),
+        Kind::Always(&Kind::Msg(RESOURCE_V1_DEVICE_CLASS_SPEC)),
+    ),
+];
+/// `resource/v1` `ResourceClaimTemplateSpec`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE_SPEC: &[Field] = &[
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_SPEC)),
+    ),
+];
+/// `resource/v1` `ResourceClaimTemplate`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE: &[Field] = &[
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE_SPEC)),
     ),
 ];
 /// `apiregistration/v1` `ServiceReference`.
@@ -3892,7 +4362,11 @@ pub(crate) const APIREGISTRATION_V1_API_SERVICE_SPEC: &[Field] = &[
 pub(crate) const APIREGISTRATION_V1_API_SERVICE_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -3904,12 +4378,16 @@ pub(crate) const APIREGISTRATION_V1_API_SERVICE_STATUS: &[Field] = &[(
 )];
 /// `apiregistration/v1` `APIService`.
 pub(crate) const APIREGISTRATION_V1_API_SERVICE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(APIREGISTRATION_V1_API_SERVICE_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(APIREGISTRATION_V1_API_SERVICE_SPEC)),
+    ),
     (
         3,
         "status",
-        Kind::Msg(APIREGISTRATION_V1_API_SERVICE_STATUS),
+        Kind::Always(&Kind::Msg(APIREGISTRATION_V1_API_SERVICE_STATUS)),
     ),
 ];
 /// `apiextensions/v1` `CustomResourceDefinitionNames`.
@@ -4146,7 +4624,9 @@ pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_SPEC: [Field; 6] =
     (
         3,
         "names",
-        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES),
+        Kind::Always(&Kind::Msg(
+            APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES,
+        )),
     ),
     (4, "scope", Kind::OptStr),
     (
@@ -4167,7 +4647,11 @@ pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_SPEC: [Field; 6] =
 pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Nullable(&Kind::Time)),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
     (6, "observedGeneration", Kind::Int),
@@ -4184,23 +4668,29 @@ pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_STATUS: &[Field] = 
     (
         2,
         "acceptedNames",
-        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES),
+        Kind::Always(&Kind::Msg(
+            APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES,
+        )),
     ),
     (3, "storedVersions", Kind::Nullable(&Kind::RepStr)),
     (4, "observedGeneration", Kind::Int),
 ];
 /// `apiextensions/v1` `CustomResourceDefinition`.
 pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION: [Field; 3] = [
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_SPEC),
+        Kind::Always(&Kind::Msg(
+            &APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_SPEC,
+        )),
     ),
     (
         3,
         "status",
-        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_STATUS),
+        Kind::Always(&Kind::Msg(
+            APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_STATUS,
+        )),
     ),
 ];
 /// `meta/v1` `ShardInfo`.
@@ -4230,7 +4720,7 @@ pub(crate) const META_V1_STATUS_DETAILS: &[Field] = &[
 ];
 /// `meta/v1` `Status`.
 pub(crate) const META_V1_STATUS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_LIST_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_LIST_META))),
     (2, "status", Kind::Str),
     (3, "message", Kind::Str),
     (4, "reason", Kind::Str),

@@ -20,7 +20,8 @@ Usage: gen_tables.py K8S_DIR > src/tables.rs && cargo fmt
   k8s.io/kube-aggregator (`kube-aggregator/`) and k8s.io/apiextensions-apiserver
   (`apiextensions-apiserver/`).
 
-Where a field's zero is `null` in JSON but absent in protobuf (a slice, map or pointer without
+A struct field that is not a pointer (Go always writes it, its zero value included) has its kind
+wrapped in `Always`. Where a field's zero is `null` in JSON but absent in protobuf (a slice, map or pointer without
 `omitempty`, a `metav1.Time` without `omitzero`), its kind is wrapped in `Nullable`. Types whose
 JSON form is one of their fields (`JSONSchemaPropsOrBool`, `...OrArray`, `...OrStringArray`,
 `certificates/v1` `ExtraValue`, a `[]string` sent as a message) are `Either` tables. A type that
@@ -113,6 +114,8 @@ EITHER = {
 }
 # Tables of types that are not Go structs: `ExtraValue` is a `[]string`, sent as a message.
 SYNTHETIC = {("certificates/v1", "ExtraValue"): [(1, "items", "RepStr")]}
+# Kinds of Go structs (their zero value is a message Go writes when the field is not a pointer).
+STRUCT_KINDS = {"Time", "MicroTime", "FieldsV1", "Quantity", "IntOrString", "Raw"}
 STRING_TYPES = {("types", "UID"), ("types", "NodeName")}
 INTS = {"int", "int32", "int64", "uint", "uint32", "uint64", "uint16", "int16", "int8", "uint8"}
 
@@ -218,10 +221,16 @@ class Generator:
         container = t.startswith(("[]", "map[")) or k.startswith(("Rep", "Map", "Bytes"))
         # JSON writes `null` where protobuf writes nothing: a nil slice, map or pointer without
         # `omitempty`, and a zero `metav1.Time` (a struct: `omitempty` does not leave it out).
+        base = k
         if (not omit and (container or ptr)) or (
             not ptr and not zero_omit and k in ("Time", "MicroTime")
         ):
-            return f"Nullable(&Kind::{k})"
+            k = f"Nullable(&Kind::{k})"
+        # Go writes a struct that is not a pointer always, its zero value included.
+        if not ptr and (
+            base.startswith(("Msg(", "Either(")) or base in STRUCT_KINDS
+        ):
+            k = f"Always(&Kind::{k})"
         return k
 
     def base_kind(self, pkg, go_type, omit=True):
@@ -327,6 +336,7 @@ class Generator:
                 # Each field is written when set: its zero counts.
                 k = {"Str": "OptStr", "Int": "OptInt", "Bool": "OptBool"}.get(k, k)
             if inline:
+                k = re.sub(r"^Always\(&Kind::(Msg\(\w+\))\)$", r"\1", k)
                 if not k.startswith("Msg("):
                     reasons.append(f"{n}: inline {go_type}")
                     continue
