@@ -496,3 +496,35 @@ impl<'de> Deserializer<'de> for Value<'de> {
         tuple_struct map struct identifier
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::APIEXTENSIONS_V1_JSON_SCHEMA_PROPS as PROPS;
+
+    /// A `JSONSchemaProps` whose `not` (field 28) nests `depth` schemas.
+    fn nested_schema(depth: usize) -> Vec<u8> {
+        let mut message = Vec::new();
+        for _ in 0..depth {
+            let mut outer = Vec::new();
+            crate::wire::put_bytes_field(28, &message, &mut outer);
+            message = outer;
+        }
+        message
+    }
+
+    #[test]
+    fn a_recursive_schema_should_decode_as_deep_as_the_limit_and_no_deeper() {
+        let ok = nested_schema(MAX_DEPTH as usize);
+        let value: serde_json::Value = from_message(&ok, &PROPS, DecodeOptions::default()).unwrap();
+        assert!(value.pointer(&"/not".repeat(MAX_DEPTH as usize)).is_some());
+        assert!(crate::json::to_json(&ok, &PROPS).is_ok());
+        // A malicious body nests far deeper: a typed error, not an overflowed stack.
+        let deep = nested_schema(1_000);
+        assert_eq!(
+            from_message::<serde_json::Value>(&deep, &PROPS, DecodeOptions::default()),
+            Err(Error::TooDeep)
+        );
+        assert_eq!(crate::json::to_json(&deep, &PROPS), Err(Error::TooDeep));
+    }
+}
