@@ -1,5 +1,5 @@
-//! `cargo xtask fuzz`: runs kcr-testenv's cargo-fuzz targets (libFuzzer) for a bounded time
-//! each and reports per target.
+//! `cargo xtask fuzz`: runs kcr-testenv's and kcr-protobuf's cargo-fuzz targets (libFuzzer)
+//! for a bounded time each and reports per target.
 
 // The task reports the wall-clock time of the fuzzer runs: no tokio clock here.
 #![allow(clippy::disallowed_methods)]
@@ -14,25 +14,29 @@ use crate::cmd::run;
 pub const USAGE: &str = "\
 usage: cargo xtask fuzz [--seconds N] [TARGET...]
 
-Builds kcr-testenv's cargo-fuzz targets (crates/testenv/fuzz, libFuzzer, with
-the nightly toolchain and AddressSanitizer), runs each TARGET (default: every
-target) for N seconds (default 30) and prints one line per target: seconds,
-executions, coverage, corpus size and result. Fails if a target finds a crash
-(a panic, a broken contract of the parser, or an input slower than 10 s), whose
-input is kept under crates/testenv/fuzz/artifacts/TARGET/.
+Builds the cargo-fuzz targets (libFuzzer, with the nightly toolchain and
+AddressSanitizer) of kcr-testenv (crates/testenv/fuzz: its request parsers) and
+kcr-protobuf (crates/protobuf/fuzz: its decoders), runs each TARGET (default:
+every target) for N seconds (default 30) and prints one line per target:
+seconds, executions, coverage, corpus size and result. Fails if a target finds
+a crash (a panic, a broken contract of the parser, a stack overflow, or an
+input slower than 10 s), whose input is kept under <fuzz dir>/artifacts/TARGET/.
 
   --seconds N   how long each target runs (default 30)
   TARGET        label_selector, field_selector, json_patch, merge_patch,
-                strategic_merge_patch, apply_body, protobuf_body
+                strategic_merge_patch, apply_body, protobuf_body (kcr-testenv);
+                protobuf_decoder (kcr-protobuf)
 
 Needs the nightly toolchain (fails at once without it) and cargo-fuzz
 (installed with `cargo install --locked cargo-fuzz` when missing). The first
 build takes several minutes. Each run starts from the committed seeds
-(crates/testenv/fuzz/seeds/TARGET) and the inputs earlier runs found
-(target/fuzz/corpus/TARGET). Not part of `cargo xtask ci`.";
+(crates/testenv/fuzz/seeds/TARGET; for protobuf_decoder, the bytes kcr-protobuf's
+differential oracle recorded from kube-apiserver, crates/protobuf/tests/data/wire)
+and the inputs earlier runs found (target/fuzz/corpus/TARGET). Not part of
+`cargo xtask ci`.";
 
-/// The fuzz targets, as `crates/testenv/fuzz/Cargo.toml` declares them.
-pub const TARGETS: [&str; 7] = [
+/// The fuzz targets, as their fuzz packages' `Cargo.toml` declare them.
+pub const TARGETS: [&str; 8] = [
     "label_selector",
     "field_selector",
     "json_patch",
@@ -40,12 +44,34 @@ pub const TARGETS: [&str; 7] = [
     "strategic_merge_patch",
     "apply_body",
     "protobuf_body",
+    "protobuf_decoder",
 ];
 
 const DEFAULT_SECONDS: u64 = 30;
 
-/// The fuzz package, relative to the repository.
+/// kcr-testenv's fuzz package, relative to the repository.
 const FUZZ_DIR: &str = "crates/testenv/fuzz";
+
+/// kcr-protobuf's fuzz package, relative to the repository.
+const PROTOBUF_FUZZ_DIR: &str = "crates/protobuf/fuzz";
+
+/// The fuzz package a target belongs to.
+fn fuzz_dir(target: &str) -> &'static str {
+    if target == "protobuf_decoder" {
+        PROTOBUF_FUZZ_DIR
+    } else {
+        FUZZ_DIR
+    }
+}
+
+/// The committed seeds of a target: the oracle's recorded bytes for kcr-protobuf's decoder.
+fn seeds(target: &str) -> String {
+    if target == "protobuf_decoder" {
+        "crates/protobuf/tests/data/wire".to_owned()
+    } else {
+        format!("{FUZZ_DIR}/seeds/{target}")
+    }
+}
 
 /// What `cargo xtask fuzz` was asked.
 #[derive(Debug, PartialEq, Eq)]
@@ -183,11 +209,11 @@ fn root() -> PathBuf {
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
-/// The `cargo` arguments shared by `fuzz build` and `fuzz run`.
-fn common_args(target_dir: &Path) -> Vec<String> {
+/// The `cargo` arguments shared by `fuzz build` and `fuzz run` of one fuzz package.
+fn common_args(fuzz_dir: &str, target_dir: &Path) -> Vec<String> {
     vec![
         "--fuzz-dir".to_owned(),
-        FUZZ_DIR.to_owned(),
+        fuzz_dir.to_owned(),
         "--target-dir".to_owned(),
         target_dir.display().to_string(),
         // Faster builds; the runs are short.
@@ -199,11 +225,11 @@ fn common_args(target_dir: &Path) -> Vec<String> {
 /// The `cargo` arguments that run `target` for `seconds`.
 pub fn run_args(target: &str, seconds: u64, target_dir: &Path) -> Vec<String> {
     let mut args = vec!["+nightly".to_owned(), "fuzz".to_owned(), "run".to_owned()];
-    args.extend(common_args(target_dir));
+    args.extend(common_args(fuzz_dir(target), target_dir));
     args.extend([
         target.to_owned(),
         target_dir.join("corpus").join(target).display().to_string(),
-        format!("{FUZZ_DIR}/seeds/{target}"),
+        seeds(target),
         "--".to_owned(),
         format!("-max_total_time={seconds}"),
         "-timeout=10".to_owned(),
@@ -226,10 +252,16 @@ pub fn fuzz(args: &Args) -> Result<(), String> {
     let root = root();
     std::env::set_current_dir(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     let target_dir = PathBuf::from("target/fuzz");
-    let mut build = vec!["+nightly".to_owned(), "fuzz".to_owned(), "build".to_owned()];
-    build.extend(common_args(&target_dir));
-    let build: Vec<&str> = build.iter().map(String::as_str).collect();
-    run(None, "cargo", &build, &[])?;
+    // Each fuzz package the targets come from is built once.
+    let mut dirs: Vec<&str> = args.targets.iter().map(|t| fuzz_dir(t)).collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    for dir in dirs {
+        let mut build = vec!["+nightly".to_owned(), "fuzz".to_owned(), "build".to_owned()];
+        build.extend(common_args(dir, &target_dir));
+        let build: Vec<&str> = build.iter().map(String::as_str).collect();
+        run(None, "cargo", &build, &[])?;
+    }
 
     let logs = target_dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
@@ -289,7 +321,7 @@ pub fn fuzz(args: &Args) -> Result<(), String> {
     } else {
         Err(format!(
             "{} found a crash: see {}/<target>.log, and reproduce with \
-             `cargo +nightly fuzz run --fuzz-dir {FUZZ_DIR} <target> <input>`",
+             `cargo +nightly fuzz run --fuzz-dir <fuzz dir> <target> <input>`",
             crashed.join(", "),
             logs.display()
         ))
@@ -335,22 +367,27 @@ mod tests {
     }
 
     #[test]
-    fn the_targets_should_be_those_of_the_fuzz_package_each_with_seeds() {
+    fn the_targets_should_be_those_of_the_fuzz_packages_each_with_seeds() {
         let root = root();
-        let manifest = std::fs::read_to_string(root.join(FUZZ_DIR).join("Cargo.toml")).unwrap();
-        let declared: Vec<&str> = manifest
-            .lines()
-            .filter_map(|l| l.strip_prefix("name = \""))
-            .filter_map(|l| l.strip_suffix('"'))
-            .filter(|name| *name != "kcr-testenv-fuzz")
-            .collect();
+        let mut declared = Vec::new();
+        for dir in [FUZZ_DIR, PROTOBUF_FUZZ_DIR] {
+            let manifest = std::fs::read_to_string(root.join(dir).join("Cargo.toml")).unwrap();
+            declared.extend(
+                manifest
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("name = \""))
+                    .filter_map(|l| l.strip_suffix('"'))
+                    .filter(|name| !name.ends_with("-fuzz"))
+                    .map(str::to_owned),
+            );
+        }
         assert_eq!(declared, TARGETS);
         for target in TARGETS {
-            let seeds = root.join(FUZZ_DIR).join("seeds").join(target);
+            let seeds = root.join(seeds(target));
             let count = std::fs::read_dir(&seeds).map_or(0, Iterator::count);
             assert!(count > 0, "{} has no seed", seeds.display());
             assert!(
-                root.join(FUZZ_DIR)
+                root.join(fuzz_dir(target))
                     .join(format!("fuzz_targets/{target}.rs"))
                     .is_file()
             );
@@ -365,6 +402,14 @@ mod tests {
         assert!(
             line.contains(
                 "json_patch target/fuzz/corpus/json_patch crates/testenv/fuzz/seeds/json_patch -- -max_total_time=60 "
+            ),
+            "{line}"
+        );
+        let line = run_args("protobuf_decoder", 60, Path::new("target/fuzz")).join(" ");
+        assert!(line.starts_with("+nightly fuzz run --fuzz-dir crates/protobuf/fuzz"));
+        assert!(
+            line.contains(
+                "protobuf_decoder target/fuzz/corpus/protobuf_decoder crates/protobuf/tests/data/wire -- "
             ),
             "{line}"
         );

@@ -17,13 +17,12 @@
 //! and every run:
 //!
 //! - `kcr factory defaults`: `SharedInformerFactory::informer::<ConfigMap>()`
-//!   (managedFields dropped), synced when the informer's `has_synced` is true
-//!   (polled every millisecond);
-//! - `kcr keep managedFields`: the same with `keep_managed_fields(true)`;
-//! - `kcr protobuf`: the defaults with `wire_format(WireFormat::Protobuf)` (lists and
-//!   watches in Kubernetes' protobuf, as client-go asks by default; kcr-testenv encodes an
+//!   (protobuf, as client-go asks by default, managedFields dropped), synced when the
+//!   informer's `has_synced` is true (polled every millisecond); kcr-testenv encodes an
 //!   object the first time it is asked for in protobuf and keeps the encoding, as
-//!   kube-apiserver's watch cache keeps encoded objects);
+//!   kube-apiserver's watch cache keeps encoded objects;
+//! - `kcr JSON`: the defaults with `wire_format(WireFormat::Json)`, the baseline;
+//! - `kcr keep managedFields`: the defaults with `keep_managed_fields(true)`;
 //! - `kube-runtime paged list`: `watcher(api, Config::default())` (pages of
 //!   500) with `.modify(|cm| cm.metadata.managed_fields = None)` feeding
 //!   `reflector(writer, ..)`, synced at `Event::InitDone`;
@@ -117,13 +116,13 @@ fn live_heap_kib() -> u64 {
 const VARIANTS: [(&str, &str); 5] = [
     (
         "kcr",
-        "kcr `SharedInformerFactory` defaults (managedFields dropped)",
+        "kcr `SharedInformerFactory` defaults (protobuf, managedFields dropped)",
     ),
     (
-        "kcr-protobuf",
-        "kcr defaults + `wire_format(WireFormat::Protobuf)` (managedFields dropped)",
+        "kcr-json",
+        "kcr defaults + `wire_format(WireFormat::Json)` (the JSON baseline)",
     ),
-    ("kcr-keep", "kcr, managedFields kept"),
+    ("kcr-keep", "kcr defaults, managedFields kept"),
     (
         "kube-runtime",
         "kube-runtime 5 watcher + reflector, paged list, managedFields stripped in `.modify`",
@@ -369,9 +368,9 @@ fn cpu_seconds() -> f64 {
 /// One initial sync of `K` by `variant`; returns the objects cached.
 async fn sync<K: Kind>(client: kube::Client, variant: &str) -> usize {
     match variant {
-        "kcr" => sync_kcr::<K>(client, false, WireFormat::Json).await,
-        "kcr-protobuf" => sync_kcr::<K>(client, false, WireFormat::Protobuf).await,
-        "kcr-keep" => sync_kcr::<K>(client, true, WireFormat::Json).await,
+        "kcr" => sync_kcr::<K>(client, false, WireFormat::default()).await,
+        "kcr-json" => sync_kcr::<K>(client, false, WireFormat::Json).await,
+        "kcr-keep" => sync_kcr::<K>(client, true, WireFormat::default()).await,
         "kube-runtime" => sync_kube_runtime::<K>(client, false).await,
         "kube-runtime-streaming" => sync_kube_runtime::<K>(client, true).await,
         other => panic!("unknown variant {other:?}"),

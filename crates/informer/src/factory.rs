@@ -214,11 +214,12 @@ impl SharedInformerFactory {
         self
     }
 
-    /// The wire format typed informers list and watch in (default [`WireFormat::Json`];
-    /// informers created before this call are not affected). With
-    /// [`WireFormat::Protobuf`], client-go's default, built-in kinds with a protobuf table
-    /// are listed and watched in protobuf and every other kind (and every dynamic informer)
-    /// in JSON.
+    /// The wire format typed informers list and watch in (informers created before this call
+    /// are not affected). With [`WireFormat::Protobuf`], the default as in client-go, the
+    /// built-in kinds whose protobuf decoding is proven against a real kube-apiserver
+    /// (kcr-protobuf's `is_proven`) are listed and watched in protobuf and every other kind
+    /// (custom resources, every dynamic informer) in JSON; [`WireFormat::Json`] switches back
+    /// to JSON for every kind.
     #[must_use]
     pub fn wire_format(self, format: WireFormat) -> Self {
         self.inner.options.lock().wire_format = format;

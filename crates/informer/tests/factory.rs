@@ -250,9 +250,10 @@ async fn a_factory_in_protobuf_should_fill_its_caches_as_one_in_json_does() {
         .create(&PostParams::default(), &service)
         .await
         .unwrap();
-    let json = SharedInformerFactory::new(env.client(), Duration::ZERO);
-    let protobuf = SharedInformerFactory::new(env.client(), Duration::ZERO)
-        .wire_format(kcr_informer::WireFormat::Protobuf);
+    let json = SharedInformerFactory::new(env.client(), Duration::ZERO)
+        .wire_format(kcr_informer::WireFormat::Json);
+    // Protobuf is the default.
+    let protobuf = SharedInformerFactory::new(env.client(), Duration::ZERO);
     let (json_cms, protobuf_cms) = (
         json.namespaced_informer::<ConfigMap>(&ns),
         protobuf.namespaced_informer::<ConfigMap>(&ns),

@@ -14,8 +14,8 @@ use crate::wire::{self, Raw, Reader};
 /// How deep a field the decoder does not know is looked into for a value that is not zero.
 const MAX_UNKNOWN_DEPTH: usize = 16;
 
-/// How deep messages nest at most (the tables nest far less).
-const MAX_DEPTH: usize = 32;
+/// How deep messages nest at most (as the serde decoder allows).
+const MAX_DEPTH: usize = crate::de::MAX_DEPTH as usize;
 
 /// Whether a field holds only zero values: a zero number, an empty payload, or a message of
 /// such fields (what Go writes for a field that is not a pointer and was not set).
@@ -203,39 +203,45 @@ fn message_into(
             return Err(Error::UnknownField { field: f.number });
         };
         check_wire(&f, name, kind)?;
+        let (kind, nullable) = kind.unwrap_nullable();
         let zero = f.varint == 0 && f.data.is_empty();
         let value = match kind {
-            Kind::Str | Kind::Int | Kind::Bool | Kind::Bytes if zero => continue,
-            Kind::Str | Kind::OptStr => Value::String(text(f.data)),
-            Kind::Bytes => Value::String(base64(f.data)),
+            Kind::Str | Kind::Int | Kind::Bool | Kind::Bytes if zero => None,
+            Kind::Str | Kind::OptStr => Some(Value::String(text(f.data))),
+            Kind::Bytes => Some(Value::String(base64(f.data))),
             #[allow(clippy::cast_possible_wrap)]
-            Kind::Int | Kind::OptInt => Value::Number(Number::from(f.varint as i64)),
-            Kind::Bool | Kind::OptBool => Value::Bool(f.varint != 0),
-            Kind::Time | Kind::MicroTime => match time::read(f.data)? {
-                Some((secs, nanos)) => {
-                    Value::String(time::format(secs, nanos, matches!(kind, Kind::MicroTime)))
-                }
-                None => continue,
-            },
-            Kind::Quantity => Value::String(text(quantity(f.data)?)),
-            Kind::IntOrString => match int_or_string(f.data)? {
+            Kind::Int | Kind::OptInt => Some(Value::Number(Number::from(f.varint as i64))),
+            Kind::Bool | Kind::OptBool => Some(Value::Bool(f.varint != 0)),
+            Kind::Float => Some(float_json(f.data)?),
+            Kind::Time | Kind::MicroTime => time::read(f.data)?.map(|(secs, nanos)| {
+                Value::String(time::format(secs, nanos, matches!(kind, Kind::MicroTime)))
+            }),
+            Kind::Quantity => Some(Value::String(text(quantity(f.data)?))),
+            Kind::IntOrString => Some(match int_or_string(f.data)? {
                 IntOrString::Int(i) => Value::Number(i.into()),
                 IntOrString::Str(s) => Value::String(text(s)),
-            },
-            Kind::FieldsV1 => serde_json::from_slice(fields_v1(f.data)?)
-                .map_err(|e| Error::Invalid(format!("fieldsV1: {e}")))?,
-            Kind::Raw => serde_json::from_slice(raw_extension(f.data)?)
-                .map_err(|e| Error::Invalid(format!("{name}: {e}")))?,
+            }),
+            Kind::FieldsV1 => Some(
+                serde_json::from_slice(fields_v1(f.data)?)
+                    .map_err(|e| Error::Invalid(format!("fieldsV1: {e}")))?,
+            ),
+            Kind::Raw => Some(raw_json(f.data, name)?),
             Kind::Msg(s) => {
                 let mut inner = Map::new();
                 message_into(f.data, s, &mut inner, depth + 1)?;
-                Value::Object(inner)
+                Some(Value::Object(inner))
             }
+            Kind::Either(s) => Some(either_json(f.data, s, depth + 1)?),
             Kind::Inline(s) => {
                 message_into(f.data, s, out, depth + 1)?;
                 continue;
             }
-            Kind::MapStr | Kind::MapBytes | Kind::MapQuantity | Kind::MapTime => {
+            Kind::MapStr
+            | Kind::MapBytes
+            | Kind::MapQuantity
+            | Kind::MapTime
+            | Kind::MapMsg(_)
+            | Kind::MapEither(_) => {
                 let (k, v) = map_entry(f.data)?;
                 let v = match (kind, v) {
                     (Kind::MapBytes, v) => Value::String(base64(v.unwrap_or_default())),
@@ -246,6 +252,12 @@ fn message_into(
                         Some((secs, nanos)) => Value::String(time::format(secs, nanos, false)),
                         None => Value::Null,
                     },
+                    (Kind::MapMsg(s), v) => {
+                        let mut inner = Map::new();
+                        message_into(v.unwrap_or_default(), s, &mut inner, depth + 1)?;
+                        Value::Object(inner)
+                    }
+                    (Kind::MapEither(s), v) => either_json(v.unwrap_or_default(), s, depth + 1)?,
                     (_, v) => Value::String(text(v.unwrap_or_default())),
                 };
                 let entry = out.entry(name).or_insert_with(|| Value::Object(Map::new()));
@@ -254,15 +266,23 @@ fn message_into(
                 }
                 continue;
             }
-            Kind::RepStr | Kind::RepInt | Kind::RepMsg(_) => {
+            Kind::RepStr
+            | Kind::RepInt
+            | Kind::RepBool
+            | Kind::RepQuantity
+            | Kind::RepRaw
+            | Kind::RepMsg(_) => {
+                #[allow(clippy::cast_possible_wrap)]
                 let item = match kind {
                     Kind::RepMsg(s) => {
                         let mut inner = Map::new();
                         message_into(f.data, s, &mut inner, depth + 1)?;
                         Value::Object(inner)
                     }
-                    #[allow(clippy::cast_possible_wrap)]
                     Kind::RepInt => Value::Number(Number::from(f.varint as i64)),
+                    Kind::RepBool => Value::Bool(f.varint != 0),
+                    Kind::RepQuantity => Value::String(text(quantity(f.data)?)),
+                    Kind::RepRaw => raw_json(f.data, name)?,
                     _ => Value::String(text(f.data)),
                 };
                 if let Value::Array(a) = out.entry(name).or_insert_with(|| Value::Array(vec![])) {
@@ -270,10 +290,56 @@ fn message_into(
                 }
                 continue;
             }
+            Kind::Nullable(_) | Kind::Always(_) => None,
         };
-        out.insert(name.to_owned(), value);
+        match value {
+            Some(v) => {
+                out.insert(name.to_owned(), v);
+            }
+            None if nullable => {
+                out.insert(name.to_owned(), Value::Null);
+            }
+            None => {}
+        }
+    }
+    // What JSON writes as `null` and protobuf leaves out.
+    for (_, name, kind) in fields {
+        if kind.unwrap_nullable().1 && !out.contains_key(*name) {
+            out.insert((*name).to_owned(), Value::Null);
+        }
     }
     Ok(())
+}
+
+/// A `runtime.RawExtension` or `JSON` message's JSON value.
+fn raw_json(b: &[u8], name: &str) -> Result<Value> {
+    serde_json::from_slice(raw_extension(b)?).map_err(|e| Error::Invalid(format!("{name}: {e}")))
+}
+
+/// A `double`'s JSON number: an integer when it is one, as Go writes a `float64`.
+fn float_json(b: &[u8]) -> Result<Value> {
+    let bytes: [u8; 8] = b
+        .try_into()
+        .map_err(|_| Error::Invalid("a double of other than 8 bytes".into()))?;
+    let x = f64::from_le_bytes(bytes);
+    #[allow(clippy::cast_possible_truncation)]
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        return Ok(Value::Number(Number::from(x as i64)));
+    }
+    Number::from_f64(x)
+        .map(Value::Number)
+        .ok_or_else(|| Error::Invalid(format!("{x} is not a JSON number")))
+}
+
+/// The JSON form of a [`Kind::Either`] message: its highest-numbered field that is set.
+fn either_json(b: &[u8], fields: &'static [Field], depth: usize) -> Result<Value> {
+    let mut inner = Map::new();
+    message_into(b, fields, &mut inner, depth)?;
+    Ok(fields
+        .iter()
+        .rev()
+        .find_map(|(_, name, _)| inner.remove(*name).filter(|v| !v.is_null()))
+        .unwrap_or(Value::Null))
 }
 
 /// Where a JSON value sits, for error messages (built only when one is reported).
@@ -324,14 +390,44 @@ fn write_fields(
 ) -> Result<()> {
     for &(number, name, kind) in fields {
         if let Kind::Inline(inner) = kind {
-            // The inlined struct's fields are keys of the same JSON object.
-            if v.keys().any(|k| knows(inner, k)) {
-                wire::put_message_field(number, out, |buf| write_fields(v, inner, path, buf))?;
-            }
+            // The inlined struct's fields are keys of the same JSON object; Go writes the
+            // struct always.
+            wire::put_message_field(number, out, |buf| write_fields(v, inner, path, buf))?;
             continue;
         }
-        let Some(value) = v.get(name) else { continue };
-        encode_field(number, kind, value, &Path::Field(path, name), out)?;
+        match v.get(name) {
+            Some(value) if !value.is_null() => {
+                encode_field(number, kind, value, &Path::Field(path, name), out)?;
+            }
+            _ => put_zero(number, kind, &Path::Field(path, name), out)?,
+        }
+    }
+    Ok(())
+}
+
+/// What Go writes for a field the JSON form leaves out (or sets to `null`): the zero value of
+/// a field that is not a pointer (a string, number or boolean with `omitempty`, a struct),
+/// nothing for a pointer, slice or map.
+fn put_zero(number: u64, kind: Kind, path: &Path<'_>, out: &mut Vec<u8>) -> Result<()> {
+    match kind {
+        Kind::Str => wire::put_bytes_field(number, b"", out),
+        Kind::Int | Kind::Bool => wire::put_varint_field(number, 0, out),
+        Kind::Always(inner) => match inner.unwrap_nullable().0 {
+            Kind::Msg(s) => {
+                wire::put_message_field(number, out, |buf| {
+                    write_fields(&Map::new(), s, path, buf)
+                })?;
+            }
+            Kind::Quantity => {
+                wire::put_bytes_field(number, &quantity_message(&Value::from("0"), path)?, out);
+            }
+            Kind::IntOrString => {
+                encode_field(number, Kind::IntOrString, &Value::from(0), path, out)?
+            }
+            // A zero time, an empty `RawExtension` or `FieldsV1`: an empty message.
+            _ => wire::put_bytes_field(number, b"", out),
+        },
+        _ => {}
     }
     Ok(())
 }
@@ -364,9 +460,12 @@ fn encode_field(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     if value.is_null() {
-        return Ok(());
+        return put_zero(number, kind, path, out);
     }
     match kind {
+        Kind::Nullable(inner) | Kind::Always(inner) => {
+            encode_field(number, *inner, value, path, out)?;
+        }
         Kind::Str | Kind::OptStr => {
             wire::put_bytes_field(number, str_of(value, path)?.as_bytes(), out);
         }
@@ -377,16 +476,17 @@ fn encode_field(
             let b = value.as_bool().ok_or_else(|| invalid(path, "a boolean"))?;
             wire::put_varint_field(number, u64::from(b), out);
         }
+        Kind::Float => {
+            let x = value.as_f64().ok_or_else(|| invalid(path, "a number"))?;
+            wire::put_fixed64_field(number, x.to_bits(), out);
+        }
         Kind::Time | Kind::MicroTime => {
             let mut t = Vec::new();
             put_time(str_of(value, path)?, &mut t)?;
             wire::put_bytes_field(number, &t, out);
         }
         Kind::Quantity => {
-            let q = quantity_string(value, path)?;
-            let mut m = Vec::new();
-            wire::put_bytes_field(1, q.as_bytes(), &mut m);
-            wire::put_bytes_field(number, &m, out);
+            wire::put_bytes_field(number, &quantity_message(value, path)?, out);
         }
         Kind::IntOrString => {
             let mut m = Vec::new();
@@ -410,10 +510,7 @@ fn encode_field(
             wire::put_bytes_field(number, &unbase64(str_of(value, path)?)?, out);
         }
         Kind::FieldsV1 | Kind::Raw => {
-            let raw = serde_json::to_vec(value).map_err(|e| Error::Invalid(e.to_string()))?;
-            let mut m = Vec::new();
-            wire::put_bytes_field(1, &raw, &mut m);
-            wire::put_bytes_field(number, &m, out);
+            wire::put_bytes_field(number, &raw_message(value)?, out);
         }
         Kind::Msg(s) => {
             let obj = value
@@ -421,8 +518,16 @@ fn encode_field(
                 .ok_or_else(|| invalid(path, "an object"))?;
             wire::put_message_field(number, out, |buf| from_json(obj, s, &[], path, buf))?;
         }
+        Kind::Either(s) => {
+            wire::put_message_field(number, out, |buf| encode_either(s, value, path, buf))?;
+        }
         Kind::Inline(_) => {}
-        Kind::MapStr | Kind::MapBytes | Kind::MapQuantity | Kind::MapTime => {
+        Kind::MapStr
+        | Kind::MapBytes
+        | Kind::MapQuantity
+        | Kind::MapTime
+        | Kind::MapMsg(_)
+        | Kind::MapEither(_) => {
             let obj = value
                 .as_object()
                 .ok_or_else(|| invalid(path, "an object"))?;
@@ -436,7 +541,7 @@ fn encode_field(
                 wire::put_bytes_field(1, k.as_bytes(), &mut entry);
                 match kind {
                     Kind::MapStr => {
-                        wire::put_bytes_field(2, str_of(v, &here)?.as_bytes(), &mut entry)
+                        wire::put_bytes_field(2, str_of(v, &here)?.as_bytes(), &mut entry);
                     }
                     Kind::MapBytes => {
                         wire::put_bytes_field(2, &unbase64(str_of(v, &here)?)?, &mut entry);
@@ -448,10 +553,19 @@ fn encode_field(
                         }
                         wire::put_bytes_field(2, &t, &mut entry);
                     }
+                    Kind::MapMsg(s) => {
+                        let obj = v.as_object().ok_or_else(|| invalid(&here, "an object"))?;
+                        wire::put_message_field(2, &mut entry, |buf| {
+                            from_json(obj, s, &[], &here, buf)
+                        })?;
+                    }
+                    Kind::MapEither(s) => {
+                        wire::put_message_field(2, &mut entry, |buf| {
+                            encode_either(s, v, &here, buf)
+                        })?;
+                    }
                     _ => {
-                        let mut q = Vec::new();
-                        wire::put_bytes_field(1, quantity_string(v, &here)?.as_bytes(), &mut q);
-                        wire::put_bytes_field(2, &q, &mut entry);
+                        wire::put_bytes_field(2, &quantity_message(v, &here)?, &mut entry);
                     }
                 }
                 wire::put_bytes_field(number, &entry, out);
@@ -463,11 +577,27 @@ fn encode_field(
                 wire::put_bytes_field(number, str_of(item, path)?.as_bytes(), out);
             }
         }
-        Kind::RepInt => {
+        Kind::RepInt | Kind::RepBool => {
             let items = value.as_array().ok_or_else(|| invalid(path, "an array"))?;
             for (i, item) in items.iter().enumerate() {
-                let n = int_of(item, &Path::Index(path, i))?;
-                wire::put_varint_field(number, n.cast_unsigned(), out);
+                let here = Path::Index(path, i);
+                let n = match kind {
+                    Kind::RepBool => {
+                        u64::from(item.as_bool().ok_or_else(|| invalid(&here, "a boolean"))?)
+                    }
+                    _ => int_of(item, &here)?.cast_unsigned(),
+                };
+                wire::put_varint_field(number, n, out);
+            }
+        }
+        Kind::RepQuantity | Kind::RepRaw => {
+            let items = value.as_array().ok_or_else(|| invalid(path, "an array"))?;
+            for (i, item) in items.iter().enumerate() {
+                let m = match kind {
+                    Kind::RepRaw => raw_message(item)?,
+                    _ => quantity_message(item, &Path::Index(path, i))?,
+                };
+                wire::put_bytes_field(number, &m, out);
             }
         }
         Kind::RepMsg(s) => {
@@ -484,13 +614,64 @@ fn encode_field(
     Ok(())
 }
 
+/// A `resource.Quantity` message (`string` = 1).
+fn quantity_message(value: &Value, path: &Path<'_>) -> Result<Vec<u8>> {
+    let mut m = Vec::new();
+    wire::put_bytes_field(1, quantity_string(value, path)?.as_bytes(), &mut m);
+    Ok(m)
+}
+
+/// A message of raw JSON bytes (`raw` = 1: `FieldsV1`, `RawExtension`, `JSON`).
+fn raw_message(value: &Value) -> Result<Vec<u8>> {
+    let raw = serde_json::to_vec(value).map_err(|e| Error::Invalid(e.to_string()))?;
+    let mut m = Vec::new();
+    wire::put_bytes_field(1, &raw, &mut m);
+    Ok(m)
+}
+
+/// A [`Kind::Either`] message for its JSON form: a boolean sets the table's boolean field, an
+/// array its repeated field, an object its message field (and the boolean to true, as Go's
+/// `JSONSchemaPropsOrBool` does).
+fn encode_either(
+    fields: &'static [Field],
+    value: &Value,
+    path: &Path<'_>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let wanted = |f: &&Field| match value {
+        Value::Bool(_) => matches!(f.2, Kind::Bool | Kind::OptBool),
+        Value::Array(_) => matches!(f.2, Kind::RepMsg(_) | Kind::RepStr),
+        Value::Object(_) => matches!(f.2, Kind::Msg(_) | Kind::Bool | Kind::OptBool),
+        _ => false,
+    };
+    if value.is_null() {
+        return Ok(());
+    }
+    let mut written = false;
+    for f @ &(number, _, kind) in fields.iter().filter(wanted) {
+        match (kind, value) {
+            (Kind::Bool | Kind::OptBool, Value::Object(_)) => {
+                wire::put_varint_field(number, 1, out);
+            }
+            _ => {
+                encode_field(number, f.2, value, path, out)?;
+                written = true;
+            }
+        }
+    }
+    if written {
+        Ok(())
+    } else {
+        Err(invalid(path, "a value of this field's shape"))
+    }
+}
+
 /// The fields of a `metav1.Time` (`seconds` = 1, `nanos` = 2) for an RFC 3339 string.
 fn put_time(s: &str, out: &mut Vec<u8>) -> Result<()> {
     let (secs, nanos) = time::parse(s)?;
+    // Go writes both fields, `nanos` even when 0.
     wire::put_varint_field(1, secs.cast_unsigned(), out);
-    if nanos != 0 {
-        wire::put_varint_field(2, i64::from(nanos).cast_unsigned(), out);
-    }
+    wire::put_varint_field(2, i64::from(nanos).cast_unsigned(), out);
     Ok(())
 }
 

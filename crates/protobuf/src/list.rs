@@ -1,6 +1,8 @@
 //! Lists: a `<Kind>List` body (`metadata` = 1, `items` = 2, in the `k8s\0` envelope), decoded
 //! item by item straight into `T`, or encoded from JSON forms or from the items' messages.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -149,6 +151,42 @@ pub fn decode<'de, T: Deserialize<'de>>(
                     })?;
                 list.items.push(item);
             }
+            _ => {}
+        }
+    }
+    Ok(list)
+}
+
+/// A list body taken apart without decoding its items: the list's type, its metadata and each
+/// item's message (without envelope), in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Messages<'a> {
+    /// `typeMeta.apiVersion` of the list.
+    pub api_version: Cow<'a, str>,
+    /// `typeMeta.kind` of the list (`ConfigMapList`).
+    pub kind: Cow<'a, str>,
+    /// The list's metadata.
+    pub metadata: ListMeta,
+    /// The items' messages.
+    pub items: Vec<&'a [u8]>,
+}
+
+/// Takes a list body (`k8s\0` + `runtime.Unknown` of a `<Kind>List`) apart into its metadata
+/// and its items' messages, whatever the kind (the items can then be decoded one by one, with
+/// [`message::decode`](crate::message::decode) or [`message::to_json`](crate::message::to_json)).
+pub fn messages(body: &[u8]) -> Result<Messages<'_>> {
+    let u = unwrap(body)?;
+    let mut list = Messages {
+        api_version: u.api_version,
+        kind: u.kind,
+        metadata: ListMeta::default(),
+        items: Vec::new(),
+    };
+    for f in Reader::new(u.raw) {
+        let f = f?;
+        match (f.number, f.wire) {
+            (1, wire::LEN) => list.metadata = read_list_meta(f.data)?,
+            (2, wire::LEN) => list.items.push(f.data),
             _ => {}
         }
     }

@@ -62,3 +62,9 @@ pub fn describe(message: &[u8]) -> String {
         _ => "<unknown name>".into(),
     }
 }
+
+/// Decodes an object's message (without envelope) of a known kind into its JSON form (without
+/// `apiVersion` and `kind`), strictly, as [`object::to_json`](crate::object::to_json) does.
+pub fn to_json(message: &[u8], schema: &Schema) -> Result<Value> {
+    crate::json::to_json(message, schema.fields)
+}

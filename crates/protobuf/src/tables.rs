@@ -32,7 +32,7 @@ pub(crate) const META_V1_OBJECT_META: &[Field] = &[
     (5, "uid", Kind::Str),
     (6, "resourceVersion", Kind::Str),
     (7, "generation", Kind::Int),
-    (8, "creationTimestamp", Kind::Time),
+    (8, "creationTimestamp", Kind::Always(&Kind::Time)),
     (9, "deletionTimestamp", Kind::Time),
     (10, "deletionGracePeriodSeconds", Kind::OptInt),
     (11, "labels", Kind::MapStr),
@@ -80,7 +80,7 @@ pub(crate) const CORE_V1_SECRET_REFERENCE: &[Field] =
     &[(1, "name", Kind::Str), (2, "namespace", Kind::Str)];
 /// `core/v1` `RBDPersistentVolumeSource`.
 pub(crate) const CORE_V1_RBD_PERSISTENT_VOLUME_SOURCE: &[Field] = &[
-    (1, "monitors", Kind::RepStr),
+    (1, "monitors", Kind::Nullable(&Kind::RepStr)),
     (2, "image", Kind::OptStr),
     (3, "fsType", Kind::Str),
     (4, "pool", Kind::Str),
@@ -112,7 +112,7 @@ pub(crate) const CORE_V1_CINDER_PERSISTENT_VOLUME_SOURCE: &[Field] = &[
 ];
 /// `core/v1` `CephFSPersistentVolumeSource`.
 pub(crate) const CORE_V1_CEPH_FS_PERSISTENT_VOLUME_SOURCE: &[Field] = &[
-    (1, "monitors", Kind::RepStr),
+    (1, "monitors", Kind::Nullable(&Kind::RepStr)),
     (2, "path", Kind::Str),
     (3, "user", Kind::Str),
     (4, "secretFile", Kind::Str),
@@ -143,7 +143,7 @@ pub(crate) const CORE_V1_AZURE_FILE_PERSISTENT_VOLUME_SOURCE: &[Field] = &[
     (1, "secretName", Kind::OptStr),
     (2, "shareName", Kind::OptStr),
     (3, "readOnly", Kind::Bool),
-    (4, "secretNamespace", Kind::OptStr),
+    (4, "secretNamespace", Kind::Nullable(&Kind::OptStr)),
 ];
 /// `core/v1` `VsphereVirtualDiskVolumeSource`.
 pub(crate) const CORE_V1_VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE: &[Field] = &[
@@ -183,7 +183,11 @@ pub(crate) const CORE_V1_PORTWORX_VOLUME_SOURCE: &[Field] = &[
 pub(crate) const CORE_V1_SCALE_IO_PERSISTENT_VOLUME_SOURCE: &[Field] = &[
     (1, "gateway", Kind::OptStr),
     (2, "system", Kind::OptStr),
-    (3, "secretRef", Kind::Msg(CORE_V1_SECRET_REFERENCE)),
+    (
+        3,
+        "secretRef",
+        Kind::Nullable(&Kind::Msg(CORE_V1_SECRET_REFERENCE)),
+    ),
     (4, "sslEnabled", Kind::Bool),
     (5, "protectionDomain", Kind::Str),
     (6, "storagePool", Kind::Str),
@@ -342,7 +346,7 @@ pub(crate) const CORE_V1_NODE_SELECTOR_TERM: &[Field] = &[
 pub(crate) const CORE_V1_NODE_SELECTOR: &[Field] = &[(
     1,
     "nodeSelectorTerms",
-    Kind::RepMsg(CORE_V1_NODE_SELECTOR_TERM),
+    Kind::Nullable(&Kind::RepMsg(CORE_V1_NODE_SELECTOR_TERM)),
 )];
 /// `core/v1` `VolumeNodeAffinity`.
 pub(crate) const CORE_V1_VOLUME_NODE_AFFINITY: &[Field] =
@@ -369,9 +373,17 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_STATUS: &[Field] = &[
 ];
 /// `core/v1` `PersistentVolume`.
 pub(crate) const CORE_V1_PERSISTENT_VOLUME: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_PERSISTENT_VOLUME_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_PERSISTENT_VOLUME_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_PERSISTENT_VOLUME_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(CORE_V1_PERSISTENT_VOLUME_STATUS)),
+    ),
 ];
 /// `meta/v1` `LabelSelectorRequirement`.
 pub(crate) const META_V1_LABEL_SELECTOR_REQUIREMENT: &[Field] = &[
@@ -395,13 +407,13 @@ pub(crate) const CORE_V1_VOLUME_RESOURCE_REQUIREMENTS: &[Field] = &[
 ];
 /// `core/v1` `TypedLocalObjectReference`.
 pub(crate) const CORE_V1_TYPED_LOCAL_OBJECT_REFERENCE: &[Field] = &[
-    (1, "apiGroup", Kind::OptStr),
+    (1, "apiGroup", Kind::Nullable(&Kind::OptStr)),
     (2, "kind", Kind::OptStr),
     (3, "name", Kind::OptStr),
 ];
 /// `core/v1` `TypedObjectReference`.
 pub(crate) const CORE_V1_TYPED_OBJECT_REFERENCE: &[Field] = &[
-    (1, "apiGroup", Kind::OptStr),
+    (1, "apiGroup", Kind::Nullable(&Kind::OptStr)),
     (2, "kind", Kind::OptStr),
     (3, "name", Kind::OptStr),
     (4, "namespace", Kind::OptStr),
@@ -412,7 +424,7 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC: &[Field] = &[
     (
         2,
         "resources",
-        Kind::Msg(CORE_V1_VOLUME_RESOURCE_REQUIREMENTS),
+        Kind::Always(&Kind::Msg(CORE_V1_VOLUME_RESOURCE_REQUIREMENTS)),
     ),
     (3, "volumeName", Kind::Str),
     (4, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
@@ -434,8 +446,16 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC: &[Field] = &[
 pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastProbeTime", Kind::Time),
-    (4, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastProbeTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -465,20 +485,32 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_STATUS: &[Field] = &[
 ];
 /// `core/v1` `PersistentVolumeClaim`.
 pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC)),
+    ),
     (
         3,
         "status",
-        Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_STATUS),
+        Kind::Always(&Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_STATUS)),
     ),
 ];
 /// `core/v1` `PodCondition`.
 pub(crate) const CORE_V1_POD_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastProbeTime", Kind::Time),
-    (4, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastProbeTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
     (7, "observedGeneration", Kind::Int),
@@ -491,15 +523,16 @@ pub(crate) const CORE_V1_POD_IP: &[Field] = &[(1, "ip", Kind::OptStr)];
 pub(crate) const CORE_V1_CONTAINER_STATE_WAITING: &[Field] =
     &[(1, "reason", Kind::Str), (2, "message", Kind::Str)];
 /// `core/v1` `ContainerStateRunning`.
-pub(crate) const CORE_V1_CONTAINER_STATE_RUNNING: &[Field] = &[(1, "startedAt", Kind::Time)];
+pub(crate) const CORE_V1_CONTAINER_STATE_RUNNING: &[Field] =
+    &[(1, "startedAt", Kind::Always(&Kind::Nullable(&Kind::Time)))];
 /// `core/v1` `ContainerStateTerminated`.
 pub(crate) const CORE_V1_CONTAINER_STATE_TERMINATED: &[Field] = &[
     (1, "exitCode", Kind::OptInt),
     (2, "signal", Kind::Int),
     (3, "reason", Kind::Str),
     (4, "message", Kind::Str),
-    (5, "startedAt", Kind::Time),
-    (6, "finishedAt", Kind::Time),
+    (5, "startedAt", Kind::Always(&Kind::Nullable(&Kind::Time))),
+    (6, "finishedAt", Kind::Always(&Kind::Nullable(&Kind::Time))),
     (7, "containerID", Kind::Str),
 ];
 /// `core/v1` `ContainerState`.
@@ -557,8 +590,16 @@ pub(crate) const CORE_V1_RESOURCE_STATUS: &[Field] = &[
 /// `core/v1` `ContainerStatus`.
 pub(crate) const CORE_V1_CONTAINER_STATUS: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "state", Kind::Msg(CORE_V1_CONTAINER_STATE)),
-    (3, "lastState", Kind::Msg(CORE_V1_CONTAINER_STATE)),
+    (
+        2,
+        "state",
+        Kind::Always(&Kind::Msg(CORE_V1_CONTAINER_STATE)),
+    ),
+    (
+        3,
+        "lastState",
+        Kind::Always(&Kind::Msg(CORE_V1_CONTAINER_STATE)),
+    ),
     (4, "ready", Kind::OptBool),
     (5, "restartCount", Kind::OptInt),
     (6, "image", Kind::OptStr),
@@ -596,7 +637,7 @@ pub(crate) const CORE_V1_POD_EXTENDED_RESOURCE_CLAIM_STATUS: &[Field] = &[
     (
         1,
         "requestMappings",
-        Kind::RepMsg(CORE_V1_CONTAINER_EXTENDED_RESOURCE_REQUEST),
+        Kind::Nullable(&Kind::RepMsg(CORE_V1_CONTAINER_EXTENDED_RESOURCE_REQUEST)),
     ),
     (2, "resourceClaimName", Kind::OptStr),
 ];
@@ -604,7 +645,7 @@ pub(crate) const CORE_V1_POD_EXTENDED_RESOURCE_CLAIM_STATUS: &[Field] = &[
 pub(crate) const CORE_V1_NODE_ALLOCATABLE_RESOURCE_CLAIM_STATUS: &[Field] = &[
     (1, "resourceClaimName", Kind::OptStr),
     (2, "containers", Kind::RepStr),
-    (3, "resources", Kind::MapQuantity),
+    (3, "resources", Kind::Nullable(&Kind::MapQuantity)),
 ];
 /// `core/v1` `PodStatus`.
 pub(crate) const CORE_V1_POD_STATUS: &[Field] = &[
@@ -656,8 +697,8 @@ pub(crate) const CORE_V1_POD_STATUS: &[Field] = &[
 ];
 /// `core/v1` `PodStatusResult`.
 pub(crate) const CORE_V1_POD_STATUS_RESULT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "status", Kind::Msg(CORE_V1_POD_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "status", Kind::Always(&Kind::Msg(CORE_V1_POD_STATUS))),
 ];
 /// `core/v1` `EmptyDirVolumeSource`.
 pub(crate) const CORE_V1_EMPTY_DIR_VOLUME_SOURCE: &[Field] =
@@ -708,7 +749,7 @@ pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_VOLUME_SOURCE: &[Field] =
     &[(1, "claimName", Kind::OptStr), (2, "readOnly", Kind::Bool)];
 /// `core/v1` `RBDVolumeSource`.
 pub(crate) const CORE_V1_RBD_VOLUME_SOURCE: &[Field] = &[
-    (1, "monitors", Kind::RepStr),
+    (1, "monitors", Kind::Nullable(&Kind::RepStr)),
     (2, "image", Kind::OptStr),
     (3, "fsType", Kind::Str),
     (4, "pool", Kind::Str),
@@ -734,7 +775,7 @@ pub(crate) const CORE_V1_CINDER_VOLUME_SOURCE: &[Field] = &[
 ];
 /// `core/v1` `CephFSVolumeSource`.
 pub(crate) const CORE_V1_CEPH_FS_VOLUME_SOURCE: &[Field] = &[
-    (1, "monitors", Kind::RepStr),
+    (1, "monitors", Kind::Nullable(&Kind::RepStr)),
     (2, "path", Kind::Str),
     (3, "user", Kind::Str),
     (4, "secretFile", Kind::Str),
@@ -748,7 +789,7 @@ pub(crate) const CORE_V1_OBJECT_FIELD_SELECTOR: &[Field] =
 pub(crate) const CORE_V1_RESOURCE_FIELD_SELECTOR: &[Field] = &[
     (1, "containerName", Kind::Str),
     (2, "resource", Kind::OptStr),
-    (3, "divisor", Kind::Quantity),
+    (3, "divisor", Kind::Always(&Kind::Quantity)),
 ];
 /// `core/v1` `DownwardAPIVolumeFile`.
 pub(crate) const CORE_V1_DOWNWARD_API_VOLUME_FILE: &[Field] = &[
@@ -841,14 +882,22 @@ pub(crate) const CORE_V1_VOLUME_PROJECTION: &[Field] = &[
 ];
 /// `core/v1` `ProjectedVolumeSource`.
 pub(crate) const CORE_V1_PROJECTED_VOLUME_SOURCE: &[Field] = &[
-    (1, "sources", Kind::RepMsg(CORE_V1_VOLUME_PROJECTION)),
+    (
+        1,
+        "sources",
+        Kind::Nullable(&Kind::RepMsg(CORE_V1_VOLUME_PROJECTION)),
+    ),
     (2, "defaultMode", Kind::OptInt),
 ];
 /// `core/v1` `ScaleIOVolumeSource`.
 pub(crate) const CORE_V1_SCALE_IO_VOLUME_SOURCE: &[Field] = &[
     (1, "gateway", Kind::OptStr),
     (2, "system", Kind::OptStr),
-    (3, "secretRef", Kind::Msg(CORE_V1_LOCAL_OBJECT_REFERENCE)),
+    (
+        3,
+        "secretRef",
+        Kind::Nullable(&Kind::Msg(CORE_V1_LOCAL_OBJECT_REFERENCE)),
+    ),
     (4, "sslEnabled", Kind::Bool),
     (5, "protectionDomain", Kind::Str),
     (6, "storagePool", Kind::Str),
@@ -879,8 +928,12 @@ pub(crate) const CORE_V1_CSI_VOLUME_SOURCE: &[Field] = &[
 ];
 /// `core/v1` `PersistentVolumeClaimTemplate`.
 pub(crate) const CORE_V1_PERSISTENT_VOLUME_CLAIM_TEMPLATE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC)),
+    ),
 ];
 /// `core/v1` `EphemeralVolumeSource`.
 pub(crate) const CORE_V1_EPHEMERAL_VOLUME_SOURCE: &[Field] = &[(
@@ -1060,17 +1113,21 @@ pub(crate) const CORE_V1_HTTP_HEADER: &[Field] =
 /// `core/v1` `HTTPGetAction`.
 pub(crate) const CORE_V1_HTTP_GET_ACTION: &[Field] = &[
     (1, "path", Kind::Str),
-    (2, "port", Kind::IntOrString),
+    (2, "port", Kind::Always(&Kind::IntOrString)),
     (3, "host", Kind::Str),
     (4, "scheme", Kind::Str),
     (5, "httpHeaders", Kind::RepMsg(CORE_V1_HTTP_HEADER)),
 ];
 /// `core/v1` `TCPSocketAction`.
-pub(crate) const CORE_V1_TCP_SOCKET_ACTION: &[Field] =
-    &[(1, "port", Kind::IntOrString), (2, "host", Kind::Str)];
+pub(crate) const CORE_V1_TCP_SOCKET_ACTION: &[Field] = &[
+    (1, "port", Kind::Always(&Kind::IntOrString)),
+    (2, "host", Kind::Str),
+];
 /// `core/v1` `GRPCAction`.
-pub(crate) const CORE_V1_GRPC_ACTION: &[Field] =
-    &[(1, "port", Kind::OptInt), (2, "service", Kind::OptStr)];
+pub(crate) const CORE_V1_GRPC_ACTION: &[Field] = &[
+    (1, "port", Kind::OptInt),
+    (2, "service", Kind::Nullable(&Kind::OptStr)),
+];
 /// `core/v1` `ProbeHandler`.
 pub(crate) const CORE_V1_PROBE_HANDLER: &[Field] = &[
     (1, "exec", Kind::Msg(CORE_V1_EXEC_ACTION)),
@@ -1158,7 +1215,11 @@ pub(crate) const CORE_V1_CONTAINER: &[Field] = &[
     (5, "workingDir", Kind::Str),
     (6, "ports", Kind::RepMsg(CORE_V1_CONTAINER_PORT)),
     (7, "env", Kind::RepMsg(CORE_V1_ENV_VAR)),
-    (8, "resources", Kind::Msg(CORE_V1_RESOURCE_REQUIREMENTS)),
+    (
+        8,
+        "resources",
+        Kind::Always(&Kind::Msg(CORE_V1_RESOURCE_REQUIREMENTS)),
+    ),
     (9, "volumeMounts", Kind::RepMsg(CORE_V1_VOLUME_MOUNT)),
     (10, "livenessProbe", Kind::Msg(CORE_V1_PROBE)),
     (11, "readinessProbe", Kind::Msg(CORE_V1_PROBE)),
@@ -1194,7 +1255,11 @@ pub(crate) const CORE_V1_EPHEMERAL_CONTAINER_COMMON: &[Field] = &[
     (5, "workingDir", Kind::Str),
     (6, "ports", Kind::RepMsg(CORE_V1_CONTAINER_PORT)),
     (7, "env", Kind::RepMsg(CORE_V1_ENV_VAR)),
-    (8, "resources", Kind::Msg(CORE_V1_RESOURCE_REQUIREMENTS)),
+    (
+        8,
+        "resources",
+        Kind::Always(&Kind::Msg(CORE_V1_RESOURCE_REQUIREMENTS)),
+    ),
     (9, "volumeMounts", Kind::RepMsg(CORE_V1_VOLUME_MOUNT)),
     (10, "livenessProbe", Kind::Msg(CORE_V1_PROBE)),
     (11, "readinessProbe", Kind::Msg(CORE_V1_PROBE)),
@@ -1252,7 +1317,11 @@ pub(crate) const CORE_V1_POD_SECURITY_CONTEXT: &[Field] = &[
 /// `core/v1` `PreferredSchedulingTerm`.
 pub(crate) const CORE_V1_PREFERRED_SCHEDULING_TERM: &[Field] = &[
     (1, "weight", Kind::OptInt),
-    (2, "preference", Kind::Msg(CORE_V1_NODE_SELECTOR_TERM)),
+    (
+        2,
+        "preference",
+        Kind::Always(&Kind::Msg(CORE_V1_NODE_SELECTOR_TERM)),
+    ),
 ];
 /// `core/v1` `NodeAffinity`.
 pub(crate) const CORE_V1_NODE_AFFINITY: &[Field] = &[
@@ -1279,7 +1348,11 @@ pub(crate) const CORE_V1_POD_AFFINITY_TERM: &[Field] = &[
 /// `core/v1` `WeightedPodAffinityTerm`.
 pub(crate) const CORE_V1_WEIGHTED_POD_AFFINITY_TERM: &[Field] = &[
     (1, "weight", Kind::OptInt),
-    (2, "podAffinityTerm", Kind::Msg(CORE_V1_POD_AFFINITY_TERM)),
+    (
+        2,
+        "podAffinityTerm",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_AFFINITY_TERM)),
+    ),
 ];
 /// `core/v1` `PodAffinity`.
 pub(crate) const CORE_V1_POD_AFFINITY: &[Field] = &[
@@ -1361,7 +1434,11 @@ pub(crate) const CORE_V1_POD_SCHEDULING_GROUP: &[Field] = &[(1, "podGroupName", 
 /// `core/v1` `PodSpec`.
 pub(crate) const CORE_V1_POD_SPEC: &[Field] = &[
     (1, "volumes", Kind::RepMsg(CORE_V1_VOLUME)),
-    (2, "containers", Kind::RepMsg(CORE_V1_CONTAINER)),
+    (
+        2,
+        "containers",
+        Kind::Nullable(&Kind::RepMsg(CORE_V1_CONTAINER)),
+    ),
     (3, "restartPolicy", Kind::Str),
     (4, "terminationGracePeriodSeconds", Kind::OptInt),
     (5, "activeDeadlineSeconds", Kind::OptInt),
@@ -1437,19 +1514,23 @@ pub(crate) const CORE_V1_POD_SPEC: &[Field] = &[
 ];
 /// `core/v1` `Pod`.
 pub(crate) const CORE_V1_POD: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_POD_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_POD_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(CORE_V1_POD_SPEC))),
+    (3, "status", Kind::Always(&Kind::Msg(CORE_V1_POD_STATUS))),
 ];
 /// `core/v1` `PodTemplateSpec`.
 pub(crate) const CORE_V1_POD_TEMPLATE_SPEC: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_POD_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(CORE_V1_POD_SPEC))),
 ];
 /// `core/v1` `PodTemplate`.
 pub(crate) const CORE_V1_POD_TEMPLATE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
 ];
 /// `core/v1` `ReplicationControllerSpec`.
 pub(crate) const CORE_V1_REPLICATION_CONTROLLER_SPEC: &[Field] = &[
@@ -1462,7 +1543,11 @@ pub(crate) const CORE_V1_REPLICATION_CONTROLLER_SPEC: &[Field] = &[
 pub(crate) const CORE_V1_REPLICATION_CONTROLLER_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -1481,12 +1566,16 @@ pub(crate) const CORE_V1_REPLICATION_CONTROLLER_STATUS: &[Field] = &[
 ];
 /// `core/v1` `ReplicationController`.
 pub(crate) const CORE_V1_REPLICATION_CONTROLLER: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_REPLICATION_CONTROLLER_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_REPLICATION_CONTROLLER_SPEC)),
+    ),
     (
         3,
         "status",
-        Kind::Msg(CORE_V1_REPLICATION_CONTROLLER_STATUS),
+        Kind::Always(&Kind::Msg(CORE_V1_REPLICATION_CONTROLLER_STATUS)),
     ),
 ];
 /// `core/v1` `ServicePort`.
@@ -1494,7 +1583,7 @@ pub(crate) const CORE_V1_SERVICE_PORT: &[Field] = &[
     (1, "name", Kind::Str),
     (2, "protocol", Kind::Str),
     (3, "port", Kind::OptInt),
-    (4, "targetPort", Kind::IntOrString),
+    (4, "targetPort", Kind::Always(&Kind::IntOrString)),
     (5, "nodePort", Kind::Int),
     (6, "appProtocol", Kind::OptStr),
 ];
@@ -1551,24 +1640,36 @@ pub(crate) const META_V1_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
     (3, "observedGeneration", Kind::Int),
-    (4, "lastTransitionTime", Kind::Time),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::OptStr),
     (6, "message", Kind::OptStr),
 ];
 /// `core/v1` `ServiceStatus`.
 pub(crate) const CORE_V1_SERVICE_STATUS: &[Field] = &[
-    (1, "loadBalancer", Kind::Msg(CORE_V1_LOAD_BALANCER_STATUS)),
+    (
+        1,
+        "loadBalancer",
+        Kind::Always(&Kind::Msg(CORE_V1_LOAD_BALANCER_STATUS)),
+    ),
     (2, "conditions", Kind::RepMsg(META_V1_CONDITION)),
 ];
 /// `core/v1` `Service`.
 pub(crate) const CORE_V1_SERVICE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_SERVICE_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_SERVICE_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(CORE_V1_SERVICE_SPEC))),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(CORE_V1_SERVICE_STATUS)),
+    ),
 ];
 /// `core/v1` `ServiceAccount`.
 pub(crate) const CORE_V1_SERVICE_ACCOUNT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "secrets", Kind::RepMsg(CORE_V1_OBJECT_REFERENCE)),
     (
         3,
@@ -1603,7 +1704,7 @@ pub(crate) const CORE_V1_ENDPOINT_SUBSET: &[Field] = &[
 ];
 /// `core/v1` `Endpoints`.
 pub(crate) const CORE_V1_ENDPOINTS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "subsets", Kind::RepMsg(CORE_V1_ENDPOINT_SUBSET)),
 ];
 /// `core/v1` `Taint`.
@@ -1641,8 +1742,16 @@ pub(crate) const CORE_V1_NODE_SPEC: &[Field] = &[
 pub(crate) const CORE_V1_NODE_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastHeartbeatTime", Kind::Time),
-    (4, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastHeartbeatTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -1652,8 +1761,11 @@ pub(crate) const CORE_V1_NODE_ADDRESS: &[Field] =
 /// `core/v1` `DaemonEndpoint`.
 pub(crate) const CORE_V1_DAEMON_ENDPOINT: &[Field] = &[(1, "Port", Kind::OptInt)];
 /// `core/v1` `NodeDaemonEndpoints`.
-pub(crate) const CORE_V1_NODE_DAEMON_ENDPOINTS: &[Field] =
-    &[(1, "kubeletEndpoint", Kind::Msg(CORE_V1_DAEMON_ENDPOINT))];
+pub(crate) const CORE_V1_NODE_DAEMON_ENDPOINTS: &[Field] = &[(
+    1,
+    "kubeletEndpoint",
+    Kind::Always(&Kind::Msg(CORE_V1_DAEMON_ENDPOINT)),
+)];
 /// `core/v1` `NodeSwapStatus`.
 pub(crate) const CORE_V1_NODE_SWAP_STATUS: &[Field] = &[(1, "capacity", Kind::OptInt)];
 /// `core/v1` `NodeSystemInfo`.
@@ -1671,8 +1783,10 @@ pub(crate) const CORE_V1_NODE_SYSTEM_INFO: &[Field] = &[
     (11, "swap", Kind::Msg(CORE_V1_NODE_SWAP_STATUS)),
 ];
 /// `core/v1` `ContainerImage`.
-pub(crate) const CORE_V1_CONTAINER_IMAGE: &[Field] =
-    &[(1, "names", Kind::RepStr), (2, "sizeBytes", Kind::Int)];
+pub(crate) const CORE_V1_CONTAINER_IMAGE: &[Field] = &[
+    (1, "names", Kind::Nullable(&Kind::RepStr)),
+    (2, "sizeBytes", Kind::Int),
+];
 /// `core/v1` `AttachedVolume`.
 pub(crate) const CORE_V1_ATTACHED_VOLUME: &[Field] =
     &[(1, "name", Kind::OptStr), (2, "devicePath", Kind::OptStr)];
@@ -1710,9 +1824,13 @@ pub(crate) const CORE_V1_NODE_STATUS: &[Field] = &[
     (
         6,
         "daemonEndpoints",
-        Kind::Msg(CORE_V1_NODE_DAEMON_ENDPOINTS),
+        Kind::Always(&Kind::Msg(CORE_V1_NODE_DAEMON_ENDPOINTS)),
     ),
-    (7, "nodeInfo", Kind::Msg(CORE_V1_NODE_SYSTEM_INFO)),
+    (
+        7,
+        "nodeInfo",
+        Kind::Always(&Kind::Msg(CORE_V1_NODE_SYSTEM_INFO)),
+    ),
     (8, "images", Kind::RepMsg(CORE_V1_CONTAINER_IMAGE)),
     (9, "volumesInUse", Kind::RepStr),
     (10, "volumesAttached", Kind::RepMsg(CORE_V1_ATTACHED_VOLUME)),
@@ -1727,9 +1845,9 @@ pub(crate) const CORE_V1_NODE_STATUS: &[Field] = &[
 ];
 /// `core/v1` `Node`.
 pub(crate) const CORE_V1_NODE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_NODE_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_NODE_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(CORE_V1_NODE_SPEC))),
+    (3, "status", Kind::Always(&Kind::Msg(CORE_V1_NODE_STATUS))),
 ];
 /// `core/v1` `NamespaceSpec`.
 pub(crate) const CORE_V1_NAMESPACE_SPEC: &[Field] = &[(1, "finalizers", Kind::RepStr)];
@@ -1737,7 +1855,11 @@ pub(crate) const CORE_V1_NAMESPACE_SPEC: &[Field] = &[(1, "finalizers", Kind::Re
 pub(crate) const CORE_V1_NAMESPACE_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (4, "lastTransitionTime", Kind::Time),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -1748,14 +1870,22 @@ pub(crate) const CORE_V1_NAMESPACE_STATUS: &[Field] = &[
 ];
 /// `core/v1` `Namespace`.
 pub(crate) const CORE_V1_NAMESPACE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_NAMESPACE_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_NAMESPACE_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(CORE_V1_NAMESPACE_SPEC))),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(CORE_V1_NAMESPACE_STATUS)),
+    ),
 ];
 /// `core/v1` `Binding`.
 pub(crate) const CORE_V1_BINDING: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "target", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    ),
 ];
 /// `core/v1` `EventSource`.
 pub(crate) const CORE_V1_EVENT_SOURCE: &[Field] =
@@ -1763,20 +1893,40 @@ pub(crate) const CORE_V1_EVENT_SOURCE: &[Field] =
 /// `core/v1` `EventSeries`.
 pub(crate) const CORE_V1_EVENT_SERIES: &[Field] = &[
     (1, "count", Kind::Int),
-    (2, "lastObservedTime", Kind::MicroTime),
+    (
+        2,
+        "lastObservedTime",
+        Kind::Always(&Kind::Nullable(&Kind::MicroTime)),
+    ),
 ];
 /// `core/v1` `Event`.
 pub(crate) const CORE_V1_EVENT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "involvedObject", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "involvedObject",
+        Kind::Always(&Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    ),
     (3, "reason", Kind::Str),
     (4, "message", Kind::Str),
-    (5, "source", Kind::Msg(CORE_V1_EVENT_SOURCE)),
-    (6, "firstTimestamp", Kind::Time),
-    (7, "lastTimestamp", Kind::Time),
+    (5, "source", Kind::Always(&Kind::Msg(CORE_V1_EVENT_SOURCE))),
+    (
+        6,
+        "firstTimestamp",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        7,
+        "lastTimestamp",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (8, "count", Kind::Int),
     (9, "type", Kind::Str),
-    (10, "eventTime", Kind::MicroTime),
+    (
+        10,
+        "eventTime",
+        Kind::Always(&Kind::Nullable(&Kind::MicroTime)),
+    ),
     (11, "series", Kind::Msg(CORE_V1_EVENT_SERIES)),
     (12, "action", Kind::Str),
     (13, "related", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
@@ -1793,12 +1943,19 @@ pub(crate) const CORE_V1_LIMIT_RANGE_ITEM: &[Field] = &[
     (6, "maxLimitRequestRatio", Kind::MapQuantity),
 ];
 /// `core/v1` `LimitRangeSpec`.
-pub(crate) const CORE_V1_LIMIT_RANGE_SPEC: &[Field] =
-    &[(1, "limits", Kind::RepMsg(CORE_V1_LIMIT_RANGE_ITEM))];
+pub(crate) const CORE_V1_LIMIT_RANGE_SPEC: &[Field] = &[(
+    1,
+    "limits",
+    Kind::Nullable(&Kind::RepMsg(CORE_V1_LIMIT_RANGE_ITEM)),
+)];
 /// `core/v1` `LimitRange`.
 pub(crate) const CORE_V1_LIMIT_RANGE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_LIMIT_RANGE_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_LIMIT_RANGE_SPEC)),
+    ),
 ];
 /// `core/v1` `ScopedResourceSelectorRequirement`.
 pub(crate) const CORE_V1_SCOPED_RESOURCE_SELECTOR_REQUIREMENT: &[Field] = &[
@@ -1825,13 +1982,21 @@ pub(crate) const CORE_V1_RESOURCE_QUOTA_STATUS: &[Field] = &[
 ];
 /// `core/v1` `ResourceQuota`.
 pub(crate) const CORE_V1_RESOURCE_QUOTA: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(CORE_V1_RESOURCE_QUOTA_SPEC)),
-    (3, "status", Kind::Msg(CORE_V1_RESOURCE_QUOTA_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(CORE_V1_RESOURCE_QUOTA_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(CORE_V1_RESOURCE_QUOTA_STATUS)),
+    ),
 ];
 /// `core/v1` `Secret`.
 pub(crate) const CORE_V1_SECRET: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "data", Kind::MapBytes),
     (3, "type", Kind::Str),
     (4, "stringData", Kind::MapStr),
@@ -1839,7 +2004,7 @@ pub(crate) const CORE_V1_SECRET: &[Field] = &[
 ];
 /// `core/v1` `ConfigMap`.
 pub(crate) const CORE_V1_CONFIG_MAP: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "data", Kind::MapStr),
     (3, "binaryData", Kind::MapBytes),
     (4, "immutable", Kind::OptBool),
@@ -1853,14 +2018,14 @@ pub(crate) const CORE_V1_COMPONENT_CONDITION: &[Field] = &[
 ];
 /// `core/v1` `ComponentStatus`.
 pub(crate) const CORE_V1_COMPONENT_STATUS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "conditions", Kind::RepMsg(CORE_V1_COMPONENT_CONDITION)),
 ];
 /// `core/v1` `RangeAllocation`.
 pub(crate) const CORE_V1_RANGE_ALLOCATION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "range", Kind::OptStr),
-    (3, "data", Kind::Bytes),
+    (3, "data", Kind::Nullable(&Kind::Bytes)),
 ];
 /// `apps/v1` `RollingUpdateStatefulSetStrategy`.
 pub(crate) const APPS_V1_ROLLING_UPDATE_STATEFUL_SET_STRATEGY: &[Field] = &[
@@ -1884,8 +2049,16 @@ pub(crate) const APPS_V1_STATEFUL_SET_ORDINALS: &[Field] = &[(1, "start", Kind::
 /// `apps/v1` `StatefulSetSpec`.
 pub(crate) const APPS_V1_STATEFUL_SET_SPEC: &[Field] = &[
     (1, "replicas", Kind::OptInt),
-    (2, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
-    (3, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    (
+        2,
+        "selector",
+        Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
+    ),
+    (
+        3,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
     (
         4,
         "volumeClaimTemplates",
@@ -1896,7 +2069,7 @@ pub(crate) const APPS_V1_STATEFUL_SET_SPEC: &[Field] = &[
     (
         7,
         "updateStrategy",
-        Kind::Msg(APPS_V1_STATEFUL_SET_UPDATE_STRATEGY),
+        Kind::Always(&Kind::Msg(APPS_V1_STATEFUL_SET_UPDATE_STRATEGY)),
     ),
     (8, "revisionHistoryLimit", Kind::OptInt),
     (9, "minReadySeconds", Kind::Int),
@@ -1911,7 +2084,11 @@ pub(crate) const APPS_V1_STATEFUL_SET_SPEC: &[Field] = &[
 pub(crate) const APPS_V1_STATEFUL_SET_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -1934,9 +2111,17 @@ pub(crate) const APPS_V1_STATEFUL_SET_STATUS: &[Field] = &[
 ];
 /// `apps/v1` `StatefulSet`.
 pub(crate) const APPS_V1_STATEFUL_SET: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(APPS_V1_STATEFUL_SET_SPEC)),
-    (3, "status", Kind::Msg(APPS_V1_STATEFUL_SET_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(APPS_V1_STATEFUL_SET_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(APPS_V1_STATEFUL_SET_STATUS)),
+    ),
 ];
 /// `apps/v1` `RollingUpdateDeployment`.
 pub(crate) const APPS_V1_ROLLING_UPDATE_DEPLOYMENT: &[Field] = &[
@@ -1955,9 +2140,21 @@ pub(crate) const APPS_V1_DEPLOYMENT_STRATEGY: &[Field] = &[
 /// `apps/v1` `DeploymentSpec`.
 pub(crate) const APPS_V1_DEPLOYMENT_SPEC: &[Field] = &[
     (1, "replicas", Kind::OptInt),
-    (2, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
-    (3, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
-    (4, "strategy", Kind::Msg(APPS_V1_DEPLOYMENT_STRATEGY)),
+    (
+        2,
+        "selector",
+        Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
+    ),
+    (
+        3,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
+    (
+        4,
+        "strategy",
+        Kind::Always(&Kind::Msg(APPS_V1_DEPLOYMENT_STRATEGY)),
+    ),
     (5, "minReadySeconds", Kind::Int),
     (6, "revisionHistoryLimit", Kind::OptInt),
     (7, "paused", Kind::Bool),
@@ -1969,8 +2166,16 @@ pub(crate) const APPS_V1_DEPLOYMENT_CONDITION: &[Field] = &[
     (2, "status", Kind::OptStr),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
-    (6, "lastUpdateTime", Kind::Time),
-    (7, "lastTransitionTime", Kind::Time),
+    (
+        6,
+        "lastUpdateTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        7,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
 ];
 /// `apps/v1` `DeploymentStatus`.
 pub(crate) const APPS_V1_DEPLOYMENT_STATUS: &[Field] = &[
@@ -1986,9 +2191,13 @@ pub(crate) const APPS_V1_DEPLOYMENT_STATUS: &[Field] = &[
 ];
 /// `apps/v1` `Deployment`.
 pub(crate) const APPS_V1_DEPLOYMENT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(APPS_V1_DEPLOYMENT_SPEC)),
-    (3, "status", Kind::Msg(APPS_V1_DEPLOYMENT_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(APPS_V1_DEPLOYMENT_SPEC))),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(APPS_V1_DEPLOYMENT_STATUS)),
+    ),
 ];
 /// `apps/v1` `RollingUpdateDaemonSet`.
 pub(crate) const APPS_V1_ROLLING_UPDATE_DAEMON_SET: &[Field] = &[
@@ -2006,12 +2215,20 @@ pub(crate) const APPS_V1_DAEMON_SET_UPDATE_STRATEGY: &[Field] = &[
 ];
 /// `apps/v1` `DaemonSetSpec`.
 pub(crate) const APPS_V1_DAEMON_SET_SPEC: &[Field] = &[
-    (1, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
-    (2, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    (
+        1,
+        "selector",
+        Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
+    ),
+    (
+        2,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
     (
         3,
         "updateStrategy",
-        Kind::Msg(APPS_V1_DAEMON_SET_UPDATE_STRATEGY),
+        Kind::Always(&Kind::Msg(APPS_V1_DAEMON_SET_UPDATE_STRATEGY)),
     ),
     (4, "minReadySeconds", Kind::Int),
     (6, "revisionHistoryLimit", Kind::OptInt),
@@ -2020,7 +2237,11 @@ pub(crate) const APPS_V1_DAEMON_SET_SPEC: &[Field] = &[
 pub(crate) const APPS_V1_DAEMON_SET_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -2039,22 +2260,38 @@ pub(crate) const APPS_V1_DAEMON_SET_STATUS: &[Field] = &[
 ];
 /// `apps/v1` `DaemonSet`.
 pub(crate) const APPS_V1_DAEMON_SET: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(APPS_V1_DAEMON_SET_SPEC)),
-    (3, "status", Kind::Msg(APPS_V1_DAEMON_SET_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(APPS_V1_DAEMON_SET_SPEC))),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(APPS_V1_DAEMON_SET_STATUS)),
+    ),
 ];
 /// `apps/v1` `ReplicaSetSpec`.
 pub(crate) const APPS_V1_REPLICA_SET_SPEC: &[Field] = &[
     (1, "replicas", Kind::OptInt),
-    (2, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
-    (3, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    (
+        2,
+        "selector",
+        Kind::Nullable(&Kind::Msg(META_V1_LABEL_SELECTOR)),
+    ),
+    (
+        3,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
     (4, "minReadySeconds", Kind::Int),
 ];
 /// `apps/v1` `ReplicaSetCondition`.
 pub(crate) const APPS_V1_REPLICA_SET_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -2070,21 +2307,29 @@ pub(crate) const APPS_V1_REPLICA_SET_STATUS: &[Field] = &[
 ];
 /// `apps/v1` `ReplicaSet`.
 pub(crate) const APPS_V1_REPLICA_SET: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(APPS_V1_REPLICA_SET_SPEC)),
-    (3, "status", Kind::Msg(APPS_V1_REPLICA_SET_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(APPS_V1_REPLICA_SET_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(APPS_V1_REPLICA_SET_STATUS)),
+    ),
 ];
 /// `apps/v1` `ControllerRevision`.
 pub(crate) const APPS_V1_CONTROLLER_REVISION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "data", Kind::Raw),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "data", Kind::Always(&Kind::Raw)),
     (3, "revision", Kind::OptInt),
 ];
 /// `batch/v1` `PodFailurePolicyOnExitCodesRequirement`.
 pub(crate) const BATCH_V1_POD_FAILURE_POLICY_ON_EXIT_CODES_REQUIREMENT: &[Field] = &[
     (1, "containerName", Kind::OptStr),
     (2, "operator", Kind::OptStr),
-    (3, "values", Kind::RepInt),
+    (3, "values", Kind::Nullable(&Kind::RepInt)),
 ];
 /// `batch/v1` `PodFailurePolicyOnPodConditionsPattern`.
 pub(crate) const BATCH_V1_POD_FAILURE_POLICY_ON_POD_CONDITIONS_PATTERN: &[Field] =
@@ -2104,16 +2349,22 @@ pub(crate) const BATCH_V1_POD_FAILURE_POLICY_RULE: &[Field] = &[
     ),
 ];
 /// `batch/v1` `PodFailurePolicy`.
-pub(crate) const BATCH_V1_POD_FAILURE_POLICY: &[Field] =
-    &[(1, "rules", Kind::RepMsg(BATCH_V1_POD_FAILURE_POLICY_RULE))];
+pub(crate) const BATCH_V1_POD_FAILURE_POLICY: &[Field] = &[(
+    1,
+    "rules",
+    Kind::Nullable(&Kind::RepMsg(BATCH_V1_POD_FAILURE_POLICY_RULE)),
+)];
 /// `batch/v1` `SuccessPolicyRule`.
 pub(crate) const BATCH_V1_SUCCESS_POLICY_RULE: &[Field] = &[
     (1, "succeededIndexes", Kind::OptStr),
     (2, "succeededCount", Kind::OptInt),
 ];
 /// `batch/v1` `SuccessPolicy`.
-pub(crate) const BATCH_V1_SUCCESS_POLICY: &[Field] =
-    &[(1, "rules", Kind::RepMsg(BATCH_V1_SUCCESS_POLICY_RULE))];
+pub(crate) const BATCH_V1_SUCCESS_POLICY: &[Field] = &[(
+    1,
+    "rules",
+    Kind::Nullable(&Kind::RepMsg(BATCH_V1_SUCCESS_POLICY_RULE)),
+)];
 /// `batch/v1` `JobSpec`.
 pub(crate) const BATCH_V1_JOB_SPEC: &[Field] = &[
     (1, "parallelism", Kind::OptInt),
@@ -2121,7 +2372,11 @@ pub(crate) const BATCH_V1_JOB_SPEC: &[Field] = &[
     (3, "activeDeadlineSeconds", Kind::OptInt),
     (4, "selector", Kind::Msg(META_V1_LABEL_SELECTOR)),
     (5, "manualSelector", Kind::OptBool),
-    (6, "template", Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    (
+        6,
+        "template",
+        Kind::Always(&Kind::Msg(CORE_V1_POD_TEMPLATE_SPEC)),
+    ),
     (7, "backoffLimit", Kind::OptInt),
     (8, "ttlSecondsAfterFinished", Kind::OptInt),
     (9, "completionMode", Kind::OptStr),
@@ -2141,8 +2396,16 @@ pub(crate) const BATCH_V1_JOB_SPEC: &[Field] = &[
 pub(crate) const BATCH_V1_JOB_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastProbeTime", Kind::Time),
-    (4, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastProbeTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        4,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (5, "reason", Kind::Str),
     (6, "message", Kind::Str),
 ];
@@ -2169,14 +2432,14 @@ pub(crate) const BATCH_V1_JOB_STATUS: &[Field] = &[
 ];
 /// `batch/v1` `Job`.
 pub(crate) const BATCH_V1_JOB: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(BATCH_V1_JOB_SPEC)),
-    (3, "status", Kind::Msg(BATCH_V1_JOB_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(BATCH_V1_JOB_SPEC))),
+    (3, "status", Kind::Always(&Kind::Msg(BATCH_V1_JOB_STATUS))),
 ];
 /// `batch/v1` `JobTemplateSpec`.
 pub(crate) const BATCH_V1_JOB_TEMPLATE_SPEC: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(BATCH_V1_JOB_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(BATCH_V1_JOB_SPEC))),
 ];
 /// `batch/v1` `CronJobSpec`.
 pub(crate) const BATCH_V1_CRON_JOB_SPEC: &[Field] = &[
@@ -2184,7 +2447,11 @@ pub(crate) const BATCH_V1_CRON_JOB_SPEC: &[Field] = &[
     (2, "startingDeadlineSeconds", Kind::OptInt),
     (3, "concurrencyPolicy", Kind::Str),
     (4, "suspend", Kind::OptBool),
-    (5, "jobTemplate", Kind::Msg(BATCH_V1_JOB_TEMPLATE_SPEC)),
+    (
+        5,
+        "jobTemplate",
+        Kind::Always(&Kind::Msg(BATCH_V1_JOB_TEMPLATE_SPEC)),
+    ),
     (6, "successfulJobsHistoryLimit", Kind::OptInt),
     (7, "failedJobsHistoryLimit", Kind::OptInt),
     (8, "timeZone", Kind::OptStr),
@@ -2197,9 +2464,13 @@ pub(crate) const BATCH_V1_CRON_JOB_STATUS: &[Field] = &[
 ];
 /// `batch/v1` `CronJob`.
 pub(crate) const BATCH_V1_CRON_JOB: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(BATCH_V1_CRON_JOB_SPEC)),
-    (3, "status", Kind::Msg(BATCH_V1_CRON_JOB_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (2, "spec", Kind::Always(&Kind::Msg(BATCH_V1_CRON_JOB_SPEC))),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(BATCH_V1_CRON_JOB_STATUS)),
+    ),
 ];
 /// `coordination/v1` `LeaseSpec`.
 pub(crate) const COORDINATION_V1_LEASE_SPEC: &[Field] = &[
@@ -2213,8 +2484,12 @@ pub(crate) const COORDINATION_V1_LEASE_SPEC: &[Field] = &[
 ];
 /// `coordination/v1` `Lease`.
 pub(crate) const COORDINATION_V1_LEASE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(COORDINATION_V1_LEASE_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(COORDINATION_V1_LEASE_SPEC)),
+    ),
 ];
 /// `discovery/v1` `EndpointConditions`.
 pub(crate) const DISCOVERY_V1_ENDPOINT_CONDITIONS: &[Field] = &[
@@ -2233,8 +2508,12 @@ pub(crate) const DISCOVERY_V1_ENDPOINT_HINTS: &[Field] = &[
 ];
 /// `discovery/v1` `Endpoint`.
 pub(crate) const DISCOVERY_V1_ENDPOINT: &[Field] = &[
-    (1, "addresses", Kind::RepStr),
-    (2, "conditions", Kind::Msg(DISCOVERY_V1_ENDPOINT_CONDITIONS)),
+    (1, "addresses", Kind::Nullable(&Kind::RepStr)),
+    (
+        2,
+        "conditions",
+        Kind::Always(&Kind::Msg(DISCOVERY_V1_ENDPOINT_CONDITIONS)),
+    ),
     (3, "hostname", Kind::OptStr),
     (4, "targetRef", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
     (5, "deprecatedTopology", Kind::MapStr),
@@ -2251,9 +2530,17 @@ pub(crate) const DISCOVERY_V1_ENDPOINT_PORT: &[Field] = &[
 ];
 /// `discovery/v1` `EndpointSlice`.
 pub(crate) const DISCOVERY_V1_ENDPOINT_SLICE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "endpoints", Kind::RepMsg(DISCOVERY_V1_ENDPOINT)),
-    (3, "ports", Kind::RepMsg(DISCOVERY_V1_ENDPOINT_PORT)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "endpoints",
+        Kind::Nullable(&Kind::RepMsg(DISCOVERY_V1_ENDPOINT)),
+    ),
+    (
+        3,
+        "ports",
+        Kind::Nullable(&Kind::RepMsg(DISCOVERY_V1_ENDPOINT_PORT)),
+    ),
     (4, "addressType", Kind::OptStr),
 ];
 /// `networking/v1` `NetworkPolicyPort`.
@@ -2283,7 +2570,11 @@ pub(crate) const NETWORKING_V1_NETWORK_POLICY_EGRESS_RULE: &[Field] = &[
 ];
 /// `networking/v1` `NetworkPolicySpec`.
 pub(crate) const NETWORKING_V1_NETWORK_POLICY_SPEC: &[Field] = &[
-    (1, "podSelector", Kind::Msg(META_V1_LABEL_SELECTOR)),
+    (
+        1,
+        "podSelector",
+        Kind::Always(&Kind::Msg(META_V1_LABEL_SELECTOR)),
+    ),
     (
         2,
         "ingress",
@@ -2298,8 +2589,12 @@ pub(crate) const NETWORKING_V1_NETWORK_POLICY_SPEC: &[Field] = &[
 ];
 /// `networking/v1` `NetworkPolicy`.
 pub(crate) const NETWORKING_V1_NETWORK_POLICY: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(NETWORKING_V1_NETWORK_POLICY_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_NETWORK_POLICY_SPEC)),
+    ),
 ];
 /// `networking/v1` `ServiceBackendPort`.
 pub(crate) const NETWORKING_V1_SERVICE_BACKEND_PORT: &[Field] =
@@ -2307,7 +2602,11 @@ pub(crate) const NETWORKING_V1_SERVICE_BACKEND_PORT: &[Field] =
 /// `networking/v1` `IngressServiceBackend`.
 pub(crate) const NETWORKING_V1_INGRESS_SERVICE_BACKEND: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "port", Kind::Msg(NETWORKING_V1_SERVICE_BACKEND_PORT)),
+    (
+        2,
+        "port",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_SERVICE_BACKEND_PORT)),
+    ),
 ];
 /// `networking/v1` `IngressBackend`.
 pub(crate) const NETWORKING_V1_INGRESS_BACKEND: &[Field] = &[
@@ -2328,12 +2627,19 @@ pub(crate) const NETWORKING_V1_INGRESS_TLS: &[Field] =
 /// `networking/v1` `HTTPIngressPath`.
 pub(crate) const NETWORKING_V1_HTTP_INGRESS_PATH: &[Field] = &[
     (1, "path", Kind::Str),
-    (2, "backend", Kind::Msg(NETWORKING_V1_INGRESS_BACKEND)),
-    (3, "pathType", Kind::OptStr),
+    (
+        2,
+        "backend",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_INGRESS_BACKEND)),
+    ),
+    (3, "pathType", Kind::Nullable(&Kind::OptStr)),
 ];
 /// `networking/v1` `HTTPIngressRuleValue`.
-pub(crate) const NETWORKING_V1_HTTP_INGRESS_RULE_VALUE: &[Field] =
-    &[(1, "paths", Kind::RepMsg(NETWORKING_V1_HTTP_INGRESS_PATH))];
+pub(crate) const NETWORKING_V1_HTTP_INGRESS_RULE_VALUE: &[Field] = &[(
+    1,
+    "paths",
+    Kind::Nullable(&Kind::RepMsg(NETWORKING_V1_HTTP_INGRESS_PATH)),
+)];
 /// `networking/v1` `IngressRuleValue`.
 pub(crate) const NETWORKING_V1_INGRESS_RULE_VALUE: &[Field] =
     &[(1, "http", Kind::Msg(NETWORKING_V1_HTTP_INGRESS_RULE_VALUE))];
@@ -2375,20 +2681,28 @@ pub(crate) const NETWORKING_V1_INGRESS_LOAD_BALANCER_STATUS: &[Field] = &[(
 pub(crate) const NETWORKING_V1_INGRESS_STATUS: &[Field] = &[(
     1,
     "loadBalancer",
-    Kind::Msg(NETWORKING_V1_INGRESS_LOAD_BALANCER_STATUS),
+    Kind::Always(&Kind::Msg(NETWORKING_V1_INGRESS_LOAD_BALANCER_STATUS)),
 )];
 /// `networking/v1` `Ingress`.
 pub(crate) const NETWORKING_V1_INGRESS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(NETWORKING_V1_INGRESS_SPEC)),
-    (3, "status", Kind::Msg(NETWORKING_V1_INGRESS_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_INGRESS_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_INGRESS_STATUS)),
+    ),
 ];
 /// `networking/v1` `IngressClassParametersReference`.
 pub(crate) const NETWORKING_V1_INGRESS_CLASS_PARAMETERS_REFERENCE: &[Field] = &[
     (1, "apiGroup", Kind::OptStr),
     (2, "kind", Kind::OptStr),
     (3, "name", Kind::OptStr),
-    (4, "scope", Kind::OptStr),
+    (4, "scope", Kind::Nullable(&Kind::OptStr)),
     (5, "namespace", Kind::OptStr),
 ];
 /// `networking/v1` `IngressClassSpec`.
@@ -2402,8 +2716,12 @@ pub(crate) const NETWORKING_V1_INGRESS_CLASS_SPEC: &[Field] = &[
 ];
 /// `networking/v1` `IngressClass`.
 pub(crate) const NETWORKING_V1_INGRESS_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(NETWORKING_V1_INGRESS_CLASS_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_INGRESS_CLASS_SPEC)),
+    ),
 ];
 /// `networking/v1` `ParentReference`.
 pub(crate) const NETWORKING_V1_PARENT_REFERENCE: &[Field] = &[
@@ -2417,8 +2735,12 @@ pub(crate) const NETWORKING_V1_IP_ADDRESS_SPEC: &[Field] =
     &[(1, "parentRef", Kind::Msg(NETWORKING_V1_PARENT_REFERENCE))];
 /// `networking/v1` `IPAddress`.
 pub(crate) const NETWORKING_V1_IP_ADDRESS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(NETWORKING_V1_IP_ADDRESS_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_IP_ADDRESS_SPEC)),
+    ),
 ];
 /// `networking/v1` `ServiceCIDRSpec`.
 pub(crate) const NETWORKING_V1_SERVICE_CIDR_SPEC: &[Field] = &[(1, "cidrs", Kind::RepStr)];
@@ -2427,9 +2749,17 @@ pub(crate) const NETWORKING_V1_SERVICE_CIDR_STATUS: &[Field] =
     &[(1, "conditions", Kind::RepMsg(META_V1_CONDITION))];
 /// `networking/v1` `ServiceCIDR`.
 pub(crate) const NETWORKING_V1_SERVICE_CIDR: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(NETWORKING_V1_SERVICE_CIDR_SPEC)),
-    (3, "status", Kind::Msg(NETWORKING_V1_SERVICE_CIDR_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_SERVICE_CIDR_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(NETWORKING_V1_SERVICE_CIDR_STATUS)),
+    ),
 ];
 /// `policy/v1` `PodDisruptionBudgetSpec`.
 pub(crate) const POLICY_V1_POD_DISRUPTION_BUDGET_SPEC: &[Field] = &[
@@ -2450,12 +2780,16 @@ pub(crate) const POLICY_V1_POD_DISRUPTION_BUDGET_STATUS: &[Field] = &[
 ];
 /// `policy/v1` `PodDisruptionBudget`.
 pub(crate) const POLICY_V1_POD_DISRUPTION_BUDGET: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(POLICY_V1_POD_DISRUPTION_BUDGET_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(POLICY_V1_POD_DISRUPTION_BUDGET_SPEC)),
+    ),
     (
         3,
         "status",
-        Kind::Msg(POLICY_V1_POD_DISRUPTION_BUDGET_STATUS),
+        Kind::Always(&Kind::Msg(POLICY_V1_POD_DISRUPTION_BUDGET_STATUS)),
     ),
 ];
 /// `meta/v1` `Preconditions`.
@@ -2478,12 +2812,12 @@ pub(crate) const META_V1_DELETE_OPTIONS: &[Field] = &[
 ];
 /// `policy/v1` `Eviction`.
 pub(crate) const POLICY_V1_EVICTION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "deleteOptions", Kind::Msg(META_V1_DELETE_OPTIONS)),
 ];
 /// `rbac/v1` `PolicyRule`.
 pub(crate) const RBAC_V1_POLICY_RULE: &[Field] = &[
-    (1, "verbs", Kind::RepStr),
+    (1, "verbs", Kind::Nullable(&Kind::RepStr)),
     (2, "apiGroups", Kind::RepStr),
     (3, "resources", Kind::RepStr),
     (4, "resourceNames", Kind::RepStr),
@@ -2491,8 +2825,12 @@ pub(crate) const RBAC_V1_POLICY_RULE: &[Field] = &[
 ];
 /// `rbac/v1` `Role`.
 pub(crate) const RBAC_V1_ROLE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "rules", Kind::RepMsg(RBAC_V1_POLICY_RULE)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "rules",
+        Kind::Nullable(&Kind::RepMsg(RBAC_V1_POLICY_RULE)),
+    ),
 ];
 /// `rbac/v1` `Subject`.
 pub(crate) const RBAC_V1_SUBJECT: &[Field] = &[
@@ -2509,9 +2847,9 @@ pub(crate) const RBAC_V1_ROLE_REF: &[Field] = &[
 ];
 /// `rbac/v1` `RoleBinding`.
 pub(crate) const RBAC_V1_ROLE_BINDING: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "subjects", Kind::RepMsg(RBAC_V1_SUBJECT)),
-    (3, "roleRef", Kind::Msg(RBAC_V1_ROLE_REF)),
+    (3, "roleRef", Kind::Always(&Kind::Msg(RBAC_V1_ROLE_REF))),
 ];
 /// `rbac/v1` `AggregationRule`.
 pub(crate) const RBAC_V1_AGGREGATION_RULE: &[Field] = &[(
@@ -2521,27 +2859,33 @@ pub(crate) const RBAC_V1_AGGREGATION_RULE: &[Field] = &[(
 )];
 /// `rbac/v1` `ClusterRole`.
 pub(crate) const RBAC_V1_CLUSTER_ROLE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "rules", Kind::RepMsg(RBAC_V1_POLICY_RULE)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "rules",
+        Kind::Nullable(&Kind::RepMsg(RBAC_V1_POLICY_RULE)),
+    ),
     (3, "aggregationRule", Kind::Msg(RBAC_V1_AGGREGATION_RULE)),
 ];
 /// `rbac/v1` `ClusterRoleBinding`.
 pub(crate) const RBAC_V1_CLUSTER_ROLE_BINDING: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "subjects", Kind::RepMsg(RBAC_V1_SUBJECT)),
-    (3, "roleRef", Kind::Msg(RBAC_V1_ROLE_REF)),
+    (3, "roleRef", Kind::Always(&Kind::Msg(RBAC_V1_ROLE_REF))),
 ];
 /// `scheduling/v1` `PriorityClass`.
 pub(crate) const SCHEDULING_V1_PRIORITY_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "value", Kind::OptInt),
     (3, "globalDefault", Kind::Bool),
     (4, "description", Kind::Str),
     (5, "preemptionPolicy", Kind::OptStr),
 ];
 /// `core/v1` `TopologySelectorLabelRequirement`.
-pub(crate) const CORE_V1_TOPOLOGY_SELECTOR_LABEL_REQUIREMENT: &[Field] =
-    &[(1, "key", Kind::OptStr), (2, "values", Kind::RepStr)];
+pub(crate) const CORE_V1_TOPOLOGY_SELECTOR_LABEL_REQUIREMENT: &[Field] = &[
+    (1, "key", Kind::OptStr),
+    (2, "values", Kind::Nullable(&Kind::RepStr)),
+];
 /// `core/v1` `TopologySelectorTerm`.
 pub(crate) const CORE_V1_TOPOLOGY_SELECTOR_TERM: &[Field] = &[(
     1,
@@ -2550,7 +2894,7 @@ pub(crate) const CORE_V1_TOPOLOGY_SELECTOR_TERM: &[Field] = &[(
 )];
 /// `storage/v1` `StorageClass`.
 pub(crate) const STORAGE_V1_STORAGE_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "provisioner", Kind::OptStr),
     (3, "parameters", Kind::MapStr),
     (4, "reclaimPolicy", Kind::OptStr),
@@ -2575,12 +2919,16 @@ pub(crate) const STORAGE_V1_VOLUME_ATTACHMENT_SOURCE: &[Field] = &[
 /// `storage/v1` `VolumeAttachmentSpec`.
 pub(crate) const STORAGE_V1_VOLUME_ATTACHMENT_SPEC: &[Field] = &[
     (1, "attacher", Kind::OptStr),
-    (2, "source", Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_SOURCE)),
+    (
+        2,
+        "source",
+        Kind::Always(&Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_SOURCE)),
+    ),
     (3, "nodeName", Kind::OptStr),
 ];
 /// `storage/v1` `VolumeError`.
 pub(crate) const STORAGE_V1_VOLUME_ERROR: &[Field] = &[
-    (1, "time", Kind::Time),
+    (1, "time", Kind::Always(&Kind::Nullable(&Kind::Time))),
     (2, "message", Kind::Str),
     (3, "errorCode", Kind::OptInt),
 ];
@@ -2593,9 +2941,17 @@ pub(crate) const STORAGE_V1_VOLUME_ATTACHMENT_STATUS: &[Field] = &[
 ];
 /// `storage/v1` `VolumeAttachment`.
 pub(crate) const STORAGE_V1_VOLUME_ATTACHMENT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_SPEC)),
-    (3, "status", Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(STORAGE_V1_VOLUME_ATTACHMENT_STATUS)),
+    ),
 ];
 /// `storage/v1` `TokenRequest`.
 pub(crate) const STORAGE_V1_TOKEN_REQUEST: &[Field] = &[
@@ -2618,8 +2974,12 @@ pub(crate) const STORAGE_V1_CSI_DRIVER_SPEC: &[Field] = &[
 ];
 /// `storage/v1` `CSIDriver`.
 pub(crate) const STORAGE_V1_CSI_DRIVER: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(STORAGE_V1_CSI_DRIVER_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(STORAGE_V1_CSI_DRIVER_SPEC)),
+    ),
 ];
 /// `storage/v1` `VolumeNodeResources`.
 pub(crate) const STORAGE_V1_VOLUME_NODE_RESOURCES: &[Field] = &[(1, "count", Kind::OptInt)];
@@ -2627,7 +2987,7 @@ pub(crate) const STORAGE_V1_VOLUME_NODE_RESOURCES: &[Field] = &[(1, "count", Kin
 pub(crate) const STORAGE_V1_CSI_NODE_DRIVER: &[Field] = &[
     (1, "name", Kind::OptStr),
     (2, "nodeID", Kind::OptStr),
-    (3, "topologyKeys", Kind::RepStr),
+    (3, "topologyKeys", Kind::Nullable(&Kind::RepStr)),
     (
         4,
         "allocatable",
@@ -2635,16 +2995,23 @@ pub(crate) const STORAGE_V1_CSI_NODE_DRIVER: &[Field] = &[
     ),
 ];
 /// `storage/v1` `CSINodeSpec`.
-pub(crate) const STORAGE_V1_CSI_NODE_SPEC: &[Field] =
-    &[(1, "drivers", Kind::RepMsg(STORAGE_V1_CSI_NODE_DRIVER))];
+pub(crate) const STORAGE_V1_CSI_NODE_SPEC: &[Field] = &[(
+    1,
+    "drivers",
+    Kind::Nullable(&Kind::RepMsg(STORAGE_V1_CSI_NODE_DRIVER)),
+)];
 /// `storage/v1` `CSINode`.
 pub(crate) const STORAGE_V1_CSI_NODE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(STORAGE_V1_CSI_NODE_SPEC)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(STORAGE_V1_CSI_NODE_SPEC)),
+    ),
 ];
 /// `storage/v1` `CSIStorageCapacity`.
 pub(crate) const STORAGE_V1_CSI_STORAGE_CAPACITY: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "nodeTopology", Kind::Msg(META_V1_LABEL_SELECTOR)),
     (3, "storageClassName", Kind::OptStr),
     (4, "capacity", Kind::Quantity),
@@ -2652,31 +3019,55 @@ pub(crate) const STORAGE_V1_CSI_STORAGE_CAPACITY: &[Field] = &[
 ];
 /// `storage/v1` `VolumeAttributesClass`.
 pub(crate) const STORAGE_V1_VOLUME_ATTRIBUTES_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "driverName", Kind::OptStr),
     (3, "parameters", Kind::MapStr),
 ];
 /// `events/v1` `EventSeries`.
 pub(crate) const EVENTS_V1_EVENT_SERIES: &[Field] = &[
     (1, "count", Kind::OptInt),
-    (2, "lastObservedTime", Kind::MicroTime),
+    (
+        2,
+        "lastObservedTime",
+        Kind::Always(&Kind::Nullable(&Kind::MicroTime)),
+    ),
 ];
 /// `events/v1` `Event`.
 pub(crate) const EVENTS_V1_EVENT: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "eventTime", Kind::MicroTime),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "eventTime",
+        Kind::Always(&Kind::Nullable(&Kind::MicroTime)),
+    ),
     (3, "series", Kind::Msg(EVENTS_V1_EVENT_SERIES)),
     (4, "reportingController", Kind::Str),
     (5, "reportingInstance", Kind::Str),
     (6, "action", Kind::Str),
     (7, "reason", Kind::Str),
-    (8, "regarding", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    (
+        8,
+        "regarding",
+        Kind::Always(&Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
+    ),
     (9, "related", Kind::Msg(CORE_V1_OBJECT_REFERENCE)),
     (10, "note", Kind::Str),
     (11, "type", Kind::Str),
-    (12, "deprecatedSource", Kind::Msg(CORE_V1_EVENT_SOURCE)),
-    (13, "deprecatedFirstTimestamp", Kind::Time),
-    (14, "deprecatedLastTimestamp", Kind::Time),
+    (
+        12,
+        "deprecatedSource",
+        Kind::Always(&Kind::Msg(CORE_V1_EVENT_SOURCE)),
+    ),
+    (
+        13,
+        "deprecatedFirstTimestamp",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        14,
+        "deprecatedLastTimestamp",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (15, "deprecatedCount", Kind::Int),
 ];
 /// `autoscaling/v1` `CrossVersionObjectReference`.
@@ -2690,7 +3081,7 @@ pub(crate) const AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC: &[Field] = &[
     (
         1,
         "scaleTargetRef",
-        Kind::Msg(AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE)),
     ),
     (2, "minReplicas", Kind::OptInt),
     (3, "maxReplicas", Kind::OptInt),
@@ -2706,16 +3097,16 @@ pub(crate) const AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS: &[Field] = &[
 ];
 /// `autoscaling/v1` `HorizontalPodAutoscaler`.
 pub(crate) const AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC)),
     ),
     (
         3,
         "status",
-        Kind::Msg(AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS)),
     ),
 ];
 /// `autoscaling/v1` `ScaleSpec`.
@@ -2725,9 +3116,17 @@ pub(crate) const AUTOSCALING_V1_SCALE_STATUS: &[Field] =
     &[(1, "replicas", Kind::OptInt), (2, "selector", Kind::Str)];
 /// `autoscaling/v1` `Scale`.
 pub(crate) const AUTOSCALING_V1_SCALE: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(AUTOSCALING_V1_SCALE_SPEC)),
-    (3, "status", Kind::Msg(AUTOSCALING_V1_SCALE_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V1_SCALE_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V1_SCALE_STATUS)),
+    ),
 ];
 /// `autoscaling/v2` `CrossVersionObjectReference`.
 pub(crate) const AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE: &[Field] = &[
@@ -2752,31 +3151,63 @@ pub(crate) const AUTOSCALING_V2_OBJECT_METRIC_SOURCE: &[Field] = &[
     (
         1,
         "describedObject",
-        Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE)),
     ),
-    (2, "target", Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
-    (3, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    ),
+    (
+        3,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
 ];
 /// `autoscaling/v2` `PodsMetricSource`.
 pub(crate) const AUTOSCALING_V2_PODS_METRIC_SOURCE: &[Field] = &[
-    (1, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
-    (2, "target", Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    (
+        1,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    ),
 ];
 /// `autoscaling/v2` `ResourceMetricSource`.
 pub(crate) const AUTOSCALING_V2_RESOURCE_METRIC_SOURCE: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "target", Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    ),
 ];
 /// `autoscaling/v2` `ContainerResourceMetricSource`.
 pub(crate) const AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_SOURCE: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "target", Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    ),
     (3, "container", Kind::OptStr),
 ];
 /// `autoscaling/v2` `ExternalMetricSource`.
 pub(crate) const AUTOSCALING_V2_EXTERNAL_METRIC_SOURCE: &[Field] = &[
-    (1, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
-    (2, "target", Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    (
+        1,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
+    (
+        2,
+        "target",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_TARGET)),
+    ),
 ];
 /// `autoscaling/v2` `MetricSpec`.
 pub(crate) const AUTOSCALING_V2_METRIC_SPEC: &[Field] = &[
@@ -2826,7 +3257,7 @@ pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC: &[Field] = &[
     (
         1,
         "scaleTargetRef",
-        Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE)),
     ),
     (2, "minReplicas", Kind::OptInt),
     (3, "maxReplicas", Kind::OptInt),
@@ -2845,34 +3276,66 @@ pub(crate) const AUTOSCALING_V2_METRIC_VALUE_STATUS: &[Field] = &[
 ];
 /// `autoscaling/v2` `ObjectMetricStatus`.
 pub(crate) const AUTOSCALING_V2_OBJECT_METRIC_STATUS: &[Field] = &[
-    (1, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
-    (2, "current", Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    (
+        1,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
+    (
+        2,
+        "current",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ),
     (
         3,
         "describedObject",
-        Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE)),
     ),
 ];
 /// `autoscaling/v2` `PodsMetricStatus`.
 pub(crate) const AUTOSCALING_V2_PODS_METRIC_STATUS: &[Field] = &[
-    (1, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
-    (2, "current", Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    (
+        1,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
+    (
+        2,
+        "current",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ),
 ];
 /// `autoscaling/v2` `ResourceMetricStatus`.
 pub(crate) const AUTOSCALING_V2_RESOURCE_METRIC_STATUS: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "current", Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    (
+        2,
+        "current",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ),
 ];
 /// `autoscaling/v2` `ContainerResourceMetricStatus`.
 pub(crate) const AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_STATUS: &[Field] = &[
     (1, "name", Kind::OptStr),
-    (2, "current", Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    (
+        2,
+        "current",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ),
     (3, "container", Kind::OptStr),
 ];
 /// `autoscaling/v2` `ExternalMetricStatus`.
 pub(crate) const AUTOSCALING_V2_EXTERNAL_METRIC_STATUS: &[Field] = &[
-    (1, "metric", Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
-    (2, "current", Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    (
+        1,
+        "metric",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ),
+    (
+        2,
+        "current",
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ),
 ];
 /// `autoscaling/v2` `MetricStatus`.
 pub(crate) const AUTOSCALING_V2_METRIC_STATUS: &[Field] = &[
@@ -2899,7 +3362,11 @@ pub(crate) const AUTOSCALING_V2_METRIC_STATUS: &[Field] = &[
 pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_CONDITION: &[Field] = &[
     (1, "type", Kind::OptStr),
     (2, "status", Kind::OptStr),
-    (3, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -2912,7 +3379,7 @@ pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS: &[Field] = &[
     (
         5,
         "currentMetrics",
-        Kind::RepMsg(AUTOSCALING_V2_METRIC_STATUS),
+        Kind::Nullable(&Kind::RepMsg(AUTOSCALING_V2_METRIC_STATUS)),
     ),
     (
         6,
@@ -2922,25 +3389,28 @@ pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS: &[Field] = &[
 ];
 /// `autoscaling/v2` `HorizontalPodAutoscaler`.
 pub(crate) const AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC)),
     ),
     (
         3,
         "status",
-        Kind::Msg(AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        Kind::Always(&Kind::Msg(AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS)),
     ),
 ];
+/// `certificates/v1` `ExtraValue`.
+pub(crate) const CERTIFICATES_V1_EXTRA_VALUE: &[Field] = &[(1, "items", Kind::RepStr)];
 /// `certificates/v1` `CertificateSigningRequestSpec`.
 pub(crate) const CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC: &[Field] = &[
-    (1, "request", Kind::Bytes),
+    (1, "request", Kind::Nullable(&Kind::Bytes)),
     (2, "username", Kind::Str),
     (3, "uid", Kind::Str),
     (4, "groups", Kind::RepStr),
     (5, "usages", Kind::RepStr),
+    (6, "extra", Kind::MapEither(CERTIFICATES_V1_EXTRA_VALUE)),
     (7, "signerName", Kind::OptStr),
     (8, "expirationSeconds", Kind::OptInt),
 ];
@@ -2949,8 +3419,16 @@ pub(crate) const CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION: &[Field]
     (1, "type", Kind::OptStr),
     (2, "reason", Kind::Str),
     (3, "message", Kind::Str),
-    (4, "lastUpdateTime", Kind::Time),
-    (5, "lastTransitionTime", Kind::Time),
+    (
+        4,
+        "lastUpdateTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (
+        5,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (6, "status", Kind::OptStr),
 ];
 /// `certificates/v1` `CertificateSigningRequestStatus`.
@@ -2964,16 +3442,18 @@ pub(crate) const CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS: &[Field] = 
 ];
 /// `certificates/v1` `CertificateSigningRequest`.
 pub(crate) const CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC),
+        Kind::Always(&Kind::Msg(CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC)),
     ),
     (
         3,
         "status",
-        Kind::Msg(CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS),
+        Kind::Always(&Kind::Msg(
+            CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS,
+        )),
     ),
 ];
 /// `node/v1` `Overhead`.
@@ -2985,7 +3465,7 @@ pub(crate) const NODE_V1_SCHEDULING: &[Field] = &[
 ];
 /// `node/v1` `RuntimeClass`.
 pub(crate) const NODE_V1_RUNTIME_CLASS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (2, "handler", Kind::OptStr),
     (3, "overhead", Kind::Msg(NODE_V1_OVERHEAD)),
     (4, "scheduling", Kind::Msg(NODE_V1_SCHEDULING)),
@@ -3015,20 +3495,24 @@ pub(crate) const FLOWCONTROL_V1_SUBJECT: &[Field] = &[
 ];
 /// `flowcontrol/v1` `ResourcePolicyRule`.
 pub(crate) const FLOWCONTROL_V1_RESOURCE_POLICY_RULE: &[Field] = &[
-    (1, "verbs", Kind::RepStr),
-    (2, "apiGroups", Kind::RepStr),
-    (3, "resources", Kind::RepStr),
+    (1, "verbs", Kind::Nullable(&Kind::RepStr)),
+    (2, "apiGroups", Kind::Nullable(&Kind::RepStr)),
+    (3, "resources", Kind::Nullable(&Kind::RepStr)),
     (4, "clusterScope", Kind::Bool),
-    (5, "namespaces", Kind::RepStr),
+    (5, "namespaces", Kind::Nullable(&Kind::RepStr)),
 ];
 /// `flowcontrol/v1` `NonResourcePolicyRule`.
 pub(crate) const FLOWCONTROL_V1_NON_RESOURCE_POLICY_RULE: &[Field] = &[
-    (1, "verbs", Kind::RepStr),
-    (6, "nonResourceURLs", Kind::RepStr),
+    (1, "verbs", Kind::Nullable(&Kind::RepStr)),
+    (6, "nonResourceURLs", Kind::Nullable(&Kind::RepStr)),
 ];
 /// `flowcontrol/v1` `PolicyRulesWithSubjects`.
 pub(crate) const FLOWCONTROL_V1_POLICY_RULES_WITH_SUBJECTS: &[Field] = &[
-    (1, "subjects", Kind::RepMsg(FLOWCONTROL_V1_SUBJECT)),
+    (
+        1,
+        "subjects",
+        Kind::Nullable(&Kind::RepMsg(FLOWCONTROL_V1_SUBJECT)),
+    ),
     (
         2,
         "resourceRules",
@@ -3045,7 +3529,9 @@ pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA_SPEC: &[Field] = &[
     (
         1,
         "priorityLevelConfiguration",
-        Kind::Msg(FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_REFERENCE),
+        Kind::Always(&Kind::Msg(
+            FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_REFERENCE,
+        )),
     ),
     (2, "matchingPrecedence", Kind::OptInt),
     (
@@ -3063,7 +3549,11 @@ pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA_SPEC: &[Field] = &[
 pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA_CONDITION: &[Field] = &[
     (1, "type", Kind::Str),
     (2, "status", Kind::Str),
-    (3, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -3075,9 +3565,17 @@ pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA_STATUS: &[Field] = &[(
 )];
 /// `flowcontrol/v1` `FlowSchema`.
 pub(crate) const FLOWCONTROL_V1_FLOW_SCHEMA: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
-    (2, "spec", Kind::Msg(FLOWCONTROL_V1_FLOW_SCHEMA_SPEC)),
-    (3, "status", Kind::Msg(FLOWCONTROL_V1_FLOW_SCHEMA_STATUS)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(FLOWCONTROL_V1_FLOW_SCHEMA_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(FLOWCONTROL_V1_FLOW_SCHEMA_STATUS)),
+    ),
 ];
 /// `flowcontrol/v1` `QueuingConfiguration`.
 pub(crate) const FLOWCONTROL_V1_QUEUING_CONFIGURATION: &[Field] = &[
@@ -3096,8 +3594,12 @@ pub(crate) const FLOWCONTROL_V1_LIMIT_RESPONSE: &[Field] = &[
 ];
 /// `flowcontrol/v1` `LimitedPriorityLevelConfiguration`.
 pub(crate) const FLOWCONTROL_V1_LIMITED_PRIORITY_LEVEL_CONFIGURATION: &[Field] = &[
-    (1, "nominalConcurrencyShares", Kind::OptInt),
-    (2, "limitResponse", Kind::Msg(FLOWCONTROL_V1_LIMIT_RESPONSE)),
+    (1, "nominalConcurrencyShares", Kind::Nullable(&Kind::OptInt)),
+    (
+        2,
+        "limitResponse",
+        Kind::Always(&Kind::Msg(FLOWCONTROL_V1_LIMIT_RESPONSE)),
+    ),
     (3, "lendablePercent", Kind::OptInt),
     (4, "borrowingLimitPercent", Kind::OptInt),
 ];
@@ -3124,7 +3626,11 @@ pub(crate) const FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC: &[Field] = &[
 pub(crate) const FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_CONDITION: &[Field] = &[
     (1, "type", Kind::Str),
     (2, "status", Kind::Str),
-    (3, "lastTransitionTime", Kind::Time),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
     (4, "reason", Kind::Str),
     (5, "message", Kind::Str),
 ];
@@ -3136,16 +3642,18 @@ pub(crate) const FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS: &[Field] = 
 )];
 /// `flowcontrol/v1` `PriorityLevelConfiguration`.
 pub(crate) const FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC),
+        Kind::Always(&Kind::Msg(FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC)),
     ),
     (
         3,
         "status",
-        Kind::Msg(FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS),
+        Kind::Always(&Kind::Msg(
+            FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS,
+        )),
     ),
 ];
 /// `admissionregistration/v1` `ParamKind`.
@@ -3261,16 +3769,20 @@ pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS: &[
 ];
 /// `admissionregistration/v1` `ValidatingAdmissionPolicy`.
 pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_SPEC),
+        Kind::Always(&Kind::Msg(
+            ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_SPEC,
+        )),
     ),
     (
         3,
         "status",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS),
+        Kind::Always(&Kind::Msg(
+            ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS,
+        )),
     ),
 ];
 /// `admissionregistration/v1` `ParamRef`.
@@ -3293,11 +3805,13 @@ pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SP
 ];
 /// `admissionregistration/v1` `ValidatingAdmissionPolicyBinding`.
 pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SPEC),
+        Kind::Always(&Kind::Msg(
+            ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SPEC,
+        )),
     ),
 ];
 /// `admissionregistration/v1` `ServiceReference`.
@@ -3323,7 +3837,7 @@ pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK: &[Field] = &[
     (
         2,
         "clientConfig",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG),
+        Kind::Always(&Kind::Msg(ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG)),
     ),
     (
         3,
@@ -3332,9 +3846,9 @@ pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK: &[Field] = &[
     ),
     (4, "failurePolicy", Kind::OptStr),
     (5, "namespaceSelector", Kind::Msg(META_V1_LABEL_SELECTOR)),
-    (6, "sideEffects", Kind::OptStr),
+    (6, "sideEffects", Kind::Nullable(&Kind::OptStr)),
     (7, "timeoutSeconds", Kind::OptInt),
-    (8, "admissionReviewVersions", Kind::RepStr),
+    (8, "admissionReviewVersions", Kind::Nullable(&Kind::RepStr)),
     (9, "matchPolicy", Kind::OptStr),
     (10, "objectSelector", Kind::Msg(META_V1_LABEL_SELECTOR)),
     (
@@ -3345,7 +3859,7 @@ pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK: &[Field] = &[
 ];
 /// `admissionregistration/v1` `ValidatingWebhookConfiguration`.
 pub(crate) const ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK_CONFIGURATION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "webhooks",
@@ -3358,7 +3872,7 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK: &[Field] = &[
     (
         2,
         "clientConfig",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG),
+        Kind::Always(&Kind::Msg(ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG)),
     ),
     (
         3,
@@ -3367,9 +3881,9 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK: &[Field] = &[
     ),
     (4, "failurePolicy", Kind::OptStr),
     (5, "namespaceSelector", Kind::Msg(META_V1_LABEL_SELECTOR)),
-    (6, "sideEffects", Kind::OptStr),
+    (6, "sideEffects", Kind::Nullable(&Kind::OptStr)),
     (7, "timeoutSeconds", Kind::OptInt),
-    (8, "admissionReviewVersions", Kind::RepStr),
+    (8, "admissionReviewVersions", Kind::Nullable(&Kind::RepStr)),
     (9, "matchPolicy", Kind::OptStr),
     (10, "reinvocationPolicy", Kind::OptStr),
     (11, "objectSelector", Kind::Msg(META_V1_LABEL_SELECTOR)),
@@ -3381,7 +3895,7 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK: &[Field] = &[
 ];
 /// `admissionregistration/v1` `MutatingWebhookConfiguration`.
 pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK_CONFIGURATION: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "webhooks",
@@ -3439,11 +3953,13 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_SPEC: &[Fiel
 ];
 /// `admissionregistration/v1` `MutatingAdmissionPolicy`.
 pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_SPEC),
+        Kind::Always(&Kind::Msg(
+            ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_SPEC,
+        )),
     ),
 ];
 /// `admissionregistration/v1` `MutatingAdmissionPolicyBindingSpec`.
@@ -3458,11 +3974,723 @@ pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING_SPEC
 ];
 /// `admissionregistration/v1` `MutatingAdmissionPolicyBinding`.
 pub(crate) const ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_OBJECT_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
     (
         2,
         "spec",
-        Kind::Msg(ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING_SPEC),
+        Kind::Always(&Kind::Msg(
+            ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING_SPEC,
+        )),
+    ),
+];
+/// `resource/v1` `ResourcePool`.
+pub(crate) const RESOURCE_V1_RESOURCE_POOL: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "generation", Kind::OptInt),
+    (3, "resourceSliceCount", Kind::OptInt),
+];
+/// `resource/v1` `DeviceAttribute`.
+pub(crate) const RESOURCE_V1_DEVICE_ATTRIBUTE: &[Field] = &[
+    (2, "int", Kind::OptInt),
+    (3, "bool", Kind::OptBool),
+    (4, "string", Kind::OptStr),
+    (5, "version", Kind::OptStr),
+    (6, "ints", Kind::RepInt),
+    (7, "bools", Kind::RepBool),
+    (8, "strings", Kind::RepStr),
+    (9, "versions", Kind::RepStr),
+];
+/// `resource/v1` `CapacityRequestPolicyRange`.
+pub(crate) const RESOURCE_V1_CAPACITY_REQUEST_POLICY_RANGE: &[Field] = &[
+    (1, "min", Kind::Quantity),
+    (2, "max", Kind::Quantity),
+    (3, "step", Kind::Quantity),
+];
+/// `resource/v1` `CapacityRequestPolicy`.
+pub(crate) const RESOURCE_V1_CAPACITY_REQUEST_POLICY: &[Field] = &[
+    (1, "default", Kind::Nullable(&Kind::Quantity)),
+    (3, "validValues", Kind::RepQuantity),
+    (
+        4,
+        "validRange",
+        Kind::Msg(RESOURCE_V1_CAPACITY_REQUEST_POLICY_RANGE),
+    ),
+];
+/// `resource/v1` `DeviceCapacity`.
+pub(crate) const RESOURCE_V1_DEVICE_CAPACITY: &[Field] = &[
+    (1, "value", Kind::Always(&Kind::Quantity)),
+    (
+        2,
+        "requestPolicy",
+        Kind::Msg(RESOURCE_V1_CAPACITY_REQUEST_POLICY),
+    ),
+];
+/// `resource/v1` `Counter`.
+pub(crate) const RESOURCE_V1_COUNTER: &[Field] = &[(1, "value", Kind::Always(&Kind::Quantity))];
+/// `resource/v1` `DeviceCounterConsumption`.
+pub(crate) const RESOURCE_V1_DEVICE_COUNTER_CONSUMPTION: &[Field] = &[
+    (1, "counterSet", Kind::OptStr),
+    (2, "counters", Kind::MapMsg(RESOURCE_V1_COUNTER)),
+];
+/// `resource/v1` `DeviceTaint`.
+pub(crate) const RESOURCE_V1_DEVICE_TAINT: &[Field] = &[
+    (1, "key", Kind::OptStr),
+    (2, "value", Kind::Str),
+    (3, "effect", Kind::OptStr),
+    (4, "timeAdded", Kind::Time),
+];
+/// `resource/v1` `NodeAllocatableResourceMapping`.
+pub(crate) const RESOURCE_V1_NODE_ALLOCATABLE_RESOURCE_MAPPING: &[Field] = &[
+    (1, "capacityKey", Kind::OptStr),
+    (2, "allocationMultiplier", Kind::Quantity),
+];
+/// `resource/v1` `Device`.
+pub(crate) const RESOURCE_V1_DEVICE: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "attributes", Kind::MapMsg(RESOURCE_V1_DEVICE_ATTRIBUTE)),
+    (3, "capacity", Kind::MapMsg(RESOURCE_V1_DEVICE_CAPACITY)),
+    (
+        4,
+        "consumesCounters",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_COUNTER_CONSUMPTION),
+    ),
+    (5, "nodeName", Kind::OptStr),
+    (6, "nodeSelector", Kind::Msg(CORE_V1_NODE_SELECTOR)),
+    (7, "allNodes", Kind::OptBool),
+    (8, "taints", Kind::RepMsg(RESOURCE_V1_DEVICE_TAINT)),
+    (9, "bindsToNode", Kind::OptBool),
+    (10, "bindingConditions", Kind::RepStr),
+    (11, "bindingFailureConditions", Kind::RepStr),
+    (12, "allowMultipleAllocations", Kind::OptBool),
+    (
+        13,
+        "nodeAllocatableResourceMappings",
+        Kind::MapMsg(RESOURCE_V1_NODE_ALLOCATABLE_RESOURCE_MAPPING),
+    ),
+];
+/// `resource/v1` `CounterSet`.
+pub(crate) const RESOURCE_V1_COUNTER_SET: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "counters", Kind::MapMsg(RESOURCE_V1_COUNTER)),
+];
+/// `resource/v1` `ResourceSliceSpec`.
+pub(crate) const RESOURCE_V1_RESOURCE_SLICE_SPEC: &[Field] = &[
+    (1, "driver", Kind::OptStr),
+    (
+        2,
+        "pool",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_POOL)),
+    ),
+    (3, "nodeName", Kind::OptStr),
+    (4, "nodeSelector", Kind::Msg(CORE_V1_NODE_SELECTOR)),
+    (5, "allNodes", Kind::OptBool),
+    (6, "devices", Kind::RepMsg(RESOURCE_V1_DEVICE)),
+    (7, "perDeviceNodeSelection", Kind::OptBool),
+    (8, "sharedCounters", Kind::RepMsg(RESOURCE_V1_COUNTER_SET)),
+];
+/// `resource/v1` `ResourceSlice`.
+pub(crate) const RESOURCE_V1_RESOURCE_SLICE: &[Field] = &[
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_SLICE_SPEC)),
+    ),
+];
+/// `resource/v1` `CELDeviceSelector`.
+pub(crate) const RESOURCE_V1_CEL_DEVICE_SELECTOR: &[Field] = &[(1, "expression", Kind::OptStr)];
+/// `resource/v1` `DeviceSelector`.
+pub(crate) const RESOURCE_V1_DEVICE_SELECTOR: &[Field] =
+    &[(1, "cel", Kind::Msg(RESOURCE_V1_CEL_DEVICE_SELECTOR))];
+/// `resource/v1` `DeviceToleration`.
+pub(crate) const RESOURCE_V1_DEVICE_TOLERATION: &[Field] = &[
+    (1, "key", Kind::Str),
+    (2, "operator", Kind::Str),
+    (3, "value", Kind::Str),
+    (4, "effect", Kind::Str),
+    (5, "tolerationSeconds", Kind::OptInt),
+];
+/// `resource/v1` `CapacityRequirements`.
+pub(crate) const RESOURCE_V1_CAPACITY_REQUIREMENTS: &[Field] =
+    &[(1, "requests", Kind::MapQuantity)];
+/// `resource/v1` `ExactDeviceRequest`.
+pub(crate) const RESOURCE_V1_EXACT_DEVICE_REQUEST: &[Field] = &[
+    (1, "deviceClassName", Kind::OptStr),
+    (2, "selectors", Kind::RepMsg(RESOURCE_V1_DEVICE_SELECTOR)),
+    (3, "allocationMode", Kind::Str),
+    (4, "count", Kind::Int),
+    (5, "adminAccess", Kind::OptBool),
+    (
+        6,
+        "tolerations",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_TOLERATION),
+    ),
+    (7, "capacity", Kind::Msg(RESOURCE_V1_CAPACITY_REQUIREMENTS)),
+];
+/// `resource/v1` `DeviceSubRequest`.
+pub(crate) const RESOURCE_V1_DEVICE_SUB_REQUEST: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "deviceClassName", Kind::OptStr),
+    (3, "selectors", Kind::RepMsg(RESOURCE_V1_DEVICE_SELECTOR)),
+    (4, "allocationMode", Kind::Str),
+    (5, "count", Kind::Int),
+    (
+        6,
+        "tolerations",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_TOLERATION),
+    ),
+    (7, "capacity", Kind::Msg(RESOURCE_V1_CAPACITY_REQUIREMENTS)),
+];
+/// `resource/v1` `DeviceRequest`.
+pub(crate) const RESOURCE_V1_DEVICE_REQUEST: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "exactly", Kind::Msg(RESOURCE_V1_EXACT_DEVICE_REQUEST)),
+    (
+        3,
+        "firstAvailable",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_SUB_REQUEST),
+    ),
+];
+/// `resource/v1` `DeviceConstraint`.
+pub(crate) const RESOURCE_V1_DEVICE_CONSTRAINT: &[Field] = &[
+    (1, "requests", Kind::RepStr),
+    (2, "matchAttribute", Kind::OptStr),
+    (3, "distinctAttribute", Kind::OptStr),
+];
+/// `resource/v1` `OpaqueDeviceConfiguration`.
+pub(crate) const RESOURCE_V1_OPAQUE_DEVICE_CONFIGURATION: &[Field] = &[
+    (1, "driver", Kind::OptStr),
+    (2, "parameters", Kind::Always(&Kind::Raw)),
+];
+/// `resource/v1` `DeviceConfiguration`.
+pub(crate) const RESOURCE_V1_DEVICE_CONFIGURATION: &[Field] = &[(
+    1,
+    "opaque",
+    Kind::Msg(RESOURCE_V1_OPAQUE_DEVICE_CONFIGURATION),
+)];
+/// `resource/v1` `DeviceClaimConfiguration`.
+pub(crate) const RESOURCE_V1_DEVICE_CLAIM_CONFIGURATION: &[Field] = &[
+    (1, "requests", Kind::RepStr),
+    (2, "", Kind::Inline(RESOURCE_V1_DEVICE_CONFIGURATION)),
+];
+/// `resource/v1` `DeviceClaim`.
+pub(crate) const RESOURCE_V1_DEVICE_CLAIM: &[Field] = &[
+    (
+        1,
+        "requests",
+        Kind::Nullable(&Kind::RepMsg(RESOURCE_V1_DEVICE_REQUEST)),
+    ),
+    (
+        2,
+        "constraints",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_CONSTRAINT),
+    ),
+    (
+        3,
+        "config",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_CLAIM_CONFIGURATION),
+    ),
+];
+/// `resource/v1` `ResourceClaimSpec`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_SPEC: &[Field] = &[(
+    1,
+    "devices",
+    Kind::Always(&Kind::Msg(RESOURCE_V1_DEVICE_CLAIM)),
+)];
+/// `resource/v1` `DeviceRequestAllocationResult`.
+pub(crate) const RESOURCE_V1_DEVICE_REQUEST_ALLOCATION_RESULT: &[Field] = &[
+    (1, "request", Kind::OptStr),
+    (2, "driver", Kind::OptStr),
+    (3, "pool", Kind::OptStr),
+    (4, "device", Kind::OptStr),
+    (5, "adminAccess", Kind::OptBool),
+    (
+        6,
+        "tolerations",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_TOLERATION),
+    ),
+    (7, "bindingConditions", Kind::RepStr),
+    (8, "bindingFailureConditions", Kind::RepStr),
+    (9, "shareID", Kind::OptStr),
+    (10, "consumedCapacity", Kind::MapQuantity),
+];
+/// `resource/v1` `DeviceAllocationConfiguration`.
+pub(crate) const RESOURCE_V1_DEVICE_ALLOCATION_CONFIGURATION: &[Field] = &[
+    (1, "source", Kind::OptStr),
+    (2, "requests", Kind::RepStr),
+    (3, "", Kind::Inline(RESOURCE_V1_DEVICE_CONFIGURATION)),
+];
+/// `resource/v1` `DeviceAllocationResult`.
+pub(crate) const RESOURCE_V1_DEVICE_ALLOCATION_RESULT: &[Field] = &[
+    (
+        1,
+        "results",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_REQUEST_ALLOCATION_RESULT),
+    ),
+    (
+        2,
+        "config",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_ALLOCATION_CONFIGURATION),
+    ),
+];
+/// `resource/v1` `AllocationResult`.
+pub(crate) const RESOURCE_V1_ALLOCATION_RESULT: &[Field] = &[
+    (
+        1,
+        "devices",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_DEVICE_ALLOCATION_RESULT)),
+    ),
+    (3, "nodeSelector", Kind::Msg(CORE_V1_NODE_SELECTOR)),
+    (5, "allocationTimestamp", Kind::Time),
+];
+/// `resource/v1` `ResourceClaimConsumerReference`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_CONSUMER_REFERENCE: &[Field] = &[
+    (1, "apiGroup", Kind::Str),
+    (3, "resource", Kind::OptStr),
+    (4, "name", Kind::OptStr),
+    (5, "uid", Kind::OptStr),
+];
+/// `resource/v1` `NetworkDeviceData`.
+pub(crate) const RESOURCE_V1_NETWORK_DEVICE_DATA: &[Field] = &[
+    (1, "interfaceName", Kind::Str),
+    (2, "ips", Kind::RepStr),
+    (3, "hardwareAddress", Kind::Str),
+];
+/// `resource/v1` `AllocatedDeviceStatus`.
+pub(crate) const RESOURCE_V1_ALLOCATED_DEVICE_STATUS: &[Field] = &[
+    (1, "driver", Kind::OptStr),
+    (2, "pool", Kind::OptStr),
+    (3, "device", Kind::OptStr),
+    (
+        4,
+        "conditions",
+        Kind::Nullable(&Kind::RepMsg(META_V1_CONDITION)),
+    ),
+    (5, "data", Kind::Raw),
+    (6, "networkData", Kind::Msg(RESOURCE_V1_NETWORK_DEVICE_DATA)),
+    (7, "shareID", Kind::OptStr),
+];
+/// `resource/v1` `ResourceClaimStatus`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_STATUS: &[Field] = &[
+    (1, "allocation", Kind::Msg(RESOURCE_V1_ALLOCATION_RESULT)),
+    (
+        2,
+        "reservedFor",
+        Kind::RepMsg(RESOURCE_V1_RESOURCE_CLAIM_CONSUMER_REFERENCE),
+    ),
+    (
+        4,
+        "devices",
+        Kind::RepMsg(RESOURCE_V1_ALLOCATED_DEVICE_STATUS),
+    ),
+];
+/// `resource/v1` `ResourceClaim`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM: &[Field] = &[
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_STATUS)),
+    ),
+];
+/// `resource/v1` `DeviceClassConfiguration`.
+pub(crate) const RESOURCE_V1_DEVICE_CLASS_CONFIGURATION: &[Field] =
+    &[(1, "", Kind::Inline(RESOURCE_V1_DEVICE_CONFIGURATION))];
+/// `resource/v1` `DeviceClassSpec`.
+pub(crate) const RESOURCE_V1_DEVICE_CLASS_SPEC: &[Field] = &[
+    (1, "selectors", Kind::RepMsg(RESOURCE_V1_DEVICE_SELECTOR)),
+    (
+        2,
+        "config",
+        Kind::RepMsg(RESOURCE_V1_DEVICE_CLASS_CONFIGURATION),
+    ),
+    (4, "extendedResourceName", Kind::OptStr),
+];
+/// `resource/v1` `DeviceClass`.
+pub(crate) const RESOURCE_V1_DEVICE_CLASS: &[Field] = &[
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_DEVICE_CLASS_SPEC)),
+    ),
+];
+/// `resource/v1` `ResourceClaimTemplateSpec`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE_SPEC: &[Field] = &[
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_SPEC)),
+    ),
+];
+/// `resource/v1` `ResourceClaimTemplate`.
+pub(crate) const RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE: &[Field] = &[
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE_SPEC)),
+    ),
+];
+/// `apiregistration/v1` `ServiceReference`.
+pub(crate) const APIREGISTRATION_V1_SERVICE_REFERENCE: &[Field] = &[
+    (1, "namespace", Kind::Str),
+    (2, "name", Kind::Str),
+    (3, "port", Kind::OptInt),
+];
+/// `apiregistration/v1` `APIServiceSpec`.
+pub(crate) const APIREGISTRATION_V1_API_SERVICE_SPEC: &[Field] = &[
+    (
+        1,
+        "service",
+        Kind::Msg(APIREGISTRATION_V1_SERVICE_REFERENCE),
+    ),
+    (2, "group", Kind::Str),
+    (3, "version", Kind::Str),
+    (4, "insecureSkipTLSVerify", Kind::Bool),
+    (5, "caBundle", Kind::Bytes),
+    (7, "groupPriorityMinimum", Kind::OptInt),
+    (8, "versionPriority", Kind::OptInt),
+];
+/// `apiregistration/v1` `APIServiceCondition`.
+pub(crate) const APIREGISTRATION_V1_API_SERVICE_CONDITION: &[Field] = &[
+    (1, "type", Kind::OptStr),
+    (2, "status", Kind::OptStr),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (4, "reason", Kind::Str),
+    (5, "message", Kind::Str),
+];
+/// `apiregistration/v1` `APIServiceStatus`.
+pub(crate) const APIREGISTRATION_V1_API_SERVICE_STATUS: &[Field] = &[(
+    1,
+    "conditions",
+    Kind::RepMsg(APIREGISTRATION_V1_API_SERVICE_CONDITION),
+)];
+/// `apiregistration/v1` `APIService`.
+pub(crate) const APIREGISTRATION_V1_API_SERVICE: &[Field] = &[
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(APIREGISTRATION_V1_API_SERVICE_SPEC)),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(APIREGISTRATION_V1_API_SERVICE_STATUS)),
+    ),
+];
+/// `apiextensions/v1` `CustomResourceDefinitionNames`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES: &[Field] = &[
+    (1, "plural", Kind::OptStr),
+    (2, "singular", Kind::Str),
+    (3, "shortNames", Kind::RepStr),
+    (4, "kind", Kind::OptStr),
+    (5, "listKind", Kind::Str),
+    (6, "categories", Kind::RepStr),
+];
+/// `apiextensions/v1` `JSONSchemaPropsOrArray`.
+pub(crate) static APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_ARRAY: [Field; 2] = [
+    (1, "schema", Kind::Msg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+    (
+        2,
+        "jSONSchemas",
+        Kind::RepMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+];
+/// `apiextensions/v1` `JSONSchemaPropsOrBool`.
+pub(crate) static APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_BOOL: [Field; 2] = [
+    (1, "allows", Kind::OptBool),
+    (2, "schema", Kind::Msg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+];
+/// `apiextensions/v1` `JSONSchemaPropsOrStringArray`.
+pub(crate) static APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_STRING_ARRAY: [Field; 2] = [
+    (1, "schema", Kind::Msg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+    (2, "property", Kind::RepStr),
+];
+/// `apiextensions/v1` `ExternalDocumentation`.
+pub(crate) const APIEXTENSIONS_V1_EXTERNAL_DOCUMENTATION: &[Field] =
+    &[(1, "description", Kind::Str), (2, "url", Kind::Str)];
+/// `apiextensions/v1` `ValidationRule`.
+pub(crate) const APIEXTENSIONS_V1_VALIDATION_RULE: &[Field] = &[
+    (1, "rule", Kind::OptStr),
+    (2, "message", Kind::Str),
+    (3, "messageExpression", Kind::Str),
+    (4, "reason", Kind::OptStr),
+    (5, "fieldPath", Kind::Str),
+    (6, "optionalOldSelf", Kind::OptBool),
+];
+/// `apiextensions/v1` `JSONSchemaProps`.
+pub(crate) static APIEXTENSIONS_V1_JSON_SCHEMA_PROPS: [Field; 44] = [
+    (1, "id", Kind::Str),
+    (2, "$schema", Kind::Str),
+    (3, "$ref", Kind::OptStr),
+    (4, "description", Kind::Str),
+    (5, "type", Kind::Str),
+    (6, "format", Kind::Str),
+    (7, "title", Kind::Str),
+    (8, "default", Kind::Raw),
+    (9, "maximum", Kind::Float),
+    (10, "exclusiveMaximum", Kind::Bool),
+    (11, "minimum", Kind::Float),
+    (12, "exclusiveMinimum", Kind::Bool),
+    (13, "maxLength", Kind::OptInt),
+    (14, "minLength", Kind::OptInt),
+    (15, "pattern", Kind::Str),
+    (16, "maxItems", Kind::OptInt),
+    (17, "minItems", Kind::OptInt),
+    (18, "uniqueItems", Kind::Bool),
+    (19, "multipleOf", Kind::Float),
+    (20, "enum", Kind::RepRaw),
+    (21, "maxProperties", Kind::OptInt),
+    (22, "minProperties", Kind::OptInt),
+    (23, "required", Kind::RepStr),
+    (
+        24,
+        "items",
+        Kind::Either(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_ARRAY),
+    ),
+    (
+        25,
+        "allOf",
+        Kind::RepMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (
+        26,
+        "oneOf",
+        Kind::RepMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (
+        27,
+        "anyOf",
+        Kind::RepMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (28, "not", Kind::Msg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS)),
+    (
+        29,
+        "properties",
+        Kind::MapMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (
+        30,
+        "additionalProperties",
+        Kind::Either(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_BOOL),
+    ),
+    (
+        31,
+        "patternProperties",
+        Kind::MapMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (
+        32,
+        "dependencies",
+        Kind::MapEither(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_STRING_ARRAY),
+    ),
+    (
+        33,
+        "additionalItems",
+        Kind::Either(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS_OR_BOOL),
+    ),
+    (
+        34,
+        "definitions",
+        Kind::MapMsg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+    ),
+    (
+        35,
+        "externalDocs",
+        Kind::Msg(APIEXTENSIONS_V1_EXTERNAL_DOCUMENTATION),
+    ),
+    (36, "example", Kind::Raw),
+    (37, "nullable", Kind::Bool),
+    (38, "x-kubernetes-preserve-unknown-fields", Kind::OptBool),
+    (39, "x-kubernetes-embedded-resource", Kind::Bool),
+    (40, "x-kubernetes-int-or-string", Kind::Bool),
+    (41, "x-kubernetes-list-map-keys", Kind::RepStr),
+    (42, "x-kubernetes-list-type", Kind::OptStr),
+    (43, "x-kubernetes-map-type", Kind::OptStr),
+    (
+        44,
+        "x-kubernetes-validations",
+        Kind::RepMsg(APIEXTENSIONS_V1_VALIDATION_RULE),
+    ),
+];
+/// `apiextensions/v1` `CustomResourceValidation`.
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_VALIDATION: [Field; 1] = [(
+    1,
+    "openAPIV3Schema",
+    Kind::Msg(&APIEXTENSIONS_V1_JSON_SCHEMA_PROPS),
+)];
+/// `apiextensions/v1` `CustomResourceSubresourceStatus`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_STATUS: &[Field] = &[];
+/// `apiextensions/v1` `CustomResourceSubresourceScale`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_SCALE: &[Field] = &[
+    (1, "specReplicasPath", Kind::OptStr),
+    (2, "statusReplicasPath", Kind::OptStr),
+    (3, "labelSelectorPath", Kind::OptStr),
+];
+/// `apiextensions/v1` `CustomResourceSubresources`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCES: &[Field] = &[
+    (
+        1,
+        "status",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_STATUS),
+    ),
+    (
+        2,
+        "scale",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCE_SCALE),
+    ),
+];
+/// `apiextensions/v1` `CustomResourceColumnDefinition`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_COLUMN_DEFINITION: &[Field] = &[
+    (1, "name", Kind::OptStr),
+    (2, "type", Kind::OptStr),
+    (3, "format", Kind::Str),
+    (4, "description", Kind::Str),
+    (5, "priority", Kind::Int),
+    (6, "jsonPath", Kind::OptStr),
+];
+/// `apiextensions/v1` `SelectableField`.
+pub(crate) const APIEXTENSIONS_V1_SELECTABLE_FIELD: &[Field] = &[(1, "jsonPath", Kind::OptStr)];
+/// `apiextensions/v1` `CustomResourceDefinitionVersion`.
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_VERSION: [Field; 9] = [
+    (1, "name", Kind::OptStr),
+    (2, "served", Kind::OptBool),
+    (3, "storage", Kind::OptBool),
+    (
+        4,
+        "schema",
+        Kind::Msg(&APIEXTENSIONS_V1_CUSTOM_RESOURCE_VALIDATION),
+    ),
+    (
+        5,
+        "subresources",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_SUBRESOURCES),
+    ),
+    (
+        6,
+        "additionalPrinterColumns",
+        Kind::RepMsg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_COLUMN_DEFINITION),
+    ),
+    (7, "deprecated", Kind::Bool),
+    (8, "deprecationWarning", Kind::OptStr),
+    (
+        9,
+        "selectableFields",
+        Kind::RepMsg(APIEXTENSIONS_V1_SELECTABLE_FIELD),
+    ),
+];
+/// `apiextensions/v1` `ServiceReference`.
+pub(crate) const APIEXTENSIONS_V1_SERVICE_REFERENCE: &[Field] = &[
+    (1, "namespace", Kind::OptStr),
+    (2, "name", Kind::OptStr),
+    (3, "path", Kind::OptStr),
+    (4, "port", Kind::OptInt),
+];
+/// `apiextensions/v1` `WebhookClientConfig`.
+pub(crate) const APIEXTENSIONS_V1_WEBHOOK_CLIENT_CONFIG: &[Field] = &[
+    (1, "service", Kind::Msg(APIEXTENSIONS_V1_SERVICE_REFERENCE)),
+    (2, "caBundle", Kind::Bytes),
+    (3, "url", Kind::OptStr),
+];
+/// `apiextensions/v1` `WebhookConversion`.
+pub(crate) const APIEXTENSIONS_V1_WEBHOOK_CONVERSION: &[Field] = &[
+    (
+        2,
+        "clientConfig",
+        Kind::Msg(APIEXTENSIONS_V1_WEBHOOK_CLIENT_CONFIG),
+    ),
+    (3, "conversionReviewVersions", Kind::Nullable(&Kind::RepStr)),
+];
+/// `apiextensions/v1` `CustomResourceConversion`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_CONVERSION: &[Field] = &[
+    (1, "strategy", Kind::OptStr),
+    (2, "webhook", Kind::Msg(APIEXTENSIONS_V1_WEBHOOK_CONVERSION)),
+];
+/// `apiextensions/v1` `CustomResourceDefinitionSpec`.
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_SPEC: [Field; 6] = [
+    (1, "group", Kind::OptStr),
+    (
+        3,
+        "names",
+        Kind::Always(&Kind::Msg(
+            APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES,
+        )),
+    ),
+    (4, "scope", Kind::OptStr),
+    (
+        7,
+        "versions",
+        Kind::Nullable(&Kind::RepMsg(
+            &APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_VERSION,
+        )),
+    ),
+    (
+        9,
+        "conversion",
+        Kind::Msg(APIEXTENSIONS_V1_CUSTOM_RESOURCE_CONVERSION),
+    ),
+    (10, "preserveUnknownFields", Kind::Bool),
+];
+/// `apiextensions/v1` `CustomResourceDefinitionCondition`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_CONDITION: &[Field] = &[
+    (1, "type", Kind::OptStr),
+    (2, "status", Kind::OptStr),
+    (
+        3,
+        "lastTransitionTime",
+        Kind::Always(&Kind::Nullable(&Kind::Time)),
+    ),
+    (4, "reason", Kind::Str),
+    (5, "message", Kind::Str),
+    (6, "observedGeneration", Kind::Int),
+];
+/// `apiextensions/v1` `CustomResourceDefinitionStatus`.
+pub(crate) const APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_STATUS: &[Field] = &[
+    (
+        1,
+        "conditions",
+        Kind::Nullable(&Kind::RepMsg(
+            APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_CONDITION,
+        )),
+    ),
+    (
+        2,
+        "acceptedNames",
+        Kind::Always(&Kind::Msg(
+            APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_NAMES,
+        )),
+    ),
+    (3, "storedVersions", Kind::Nullable(&Kind::RepStr)),
+    (4, "observedGeneration", Kind::Int),
+];
+/// `apiextensions/v1` `CustomResourceDefinition`.
+pub(crate) static APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION: [Field; 3] = [
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META))),
+    (
+        2,
+        "spec",
+        Kind::Always(&Kind::Msg(
+            &APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_SPEC,
+        )),
+    ),
+    (
+        3,
+        "status",
+        Kind::Always(&Kind::Msg(
+            APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION_STATUS,
+        )),
     ),
 ];
 /// `meta/v1` `ShardInfo`.
@@ -3492,7 +4720,7 @@ pub(crate) const META_V1_STATUS_DETAILS: &[Field] = &[
 ];
 /// `meta/v1` `Status`.
 pub(crate) const META_V1_STATUS: &[Field] = &[
-    (1, "metadata", Kind::Msg(META_V1_LIST_META)),
+    (1, "metadata", Kind::Always(&Kind::Msg(META_V1_LIST_META))),
     (2, "status", Kind::Str),
     (3, "message", Kind::Str),
     (4, "reason", Kind::Str),
@@ -3662,12 +4890,11 @@ pub(crate) static SCHEMAS: &[Schema] = &[
         AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER,
         true,
     ),
-    // CertificateSigningRequest incomplete: CertificateSigningRequestSpec.extra: map of ExtraValue
     schema(
         "certificates.k8s.io/v1",
         "CertificateSigningRequest",
         CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST,
-        false,
+        true,
     ),
     schema(
         "node.k8s.io/v1",
@@ -3721,6 +4948,42 @@ pub(crate) static SCHEMAS: &[Schema] = &[
         "admissionregistration.k8s.io/v1",
         "MutatingAdmissionPolicyBinding",
         ADMISSIONREGISTRATION_V1_MUTATING_ADMISSION_POLICY_BINDING,
+        true,
+    ),
+    schema(
+        "resource.k8s.io/v1",
+        "ResourceSlice",
+        RESOURCE_V1_RESOURCE_SLICE,
+        true,
+    ),
+    schema(
+        "resource.k8s.io/v1",
+        "ResourceClaim",
+        RESOURCE_V1_RESOURCE_CLAIM,
+        true,
+    ),
+    schema(
+        "resource.k8s.io/v1",
+        "DeviceClass",
+        RESOURCE_V1_DEVICE_CLASS,
+        true,
+    ),
+    schema(
+        "resource.k8s.io/v1",
+        "ResourceClaimTemplate",
+        RESOURCE_V1_RESOURCE_CLAIM_TEMPLATE,
+        true,
+    ),
+    schema(
+        "apiregistration.k8s.io/v1",
+        "APIService",
+        APIREGISTRATION_V1_API_SERVICE,
+        true,
+    ),
+    schema(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        &APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION,
         true,
     ),
     schema("v1", "Status", META_V1_STATUS, true),

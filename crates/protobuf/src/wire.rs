@@ -128,6 +128,12 @@ pub(crate) fn put_varint_field(number: u64, v: u64, out: &mut Vec<u8>) {
     put_varint(v, out);
 }
 
+/// Appends a `fixed64` field (a `double`), little-endian.
+pub(crate) fn put_fixed64_field(number: u64, v: u64, out: &mut Vec<u8>) {
+    put_varint(number << 3 | FIXED64, out);
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
 /// Appends a length-delimited field.
 pub(crate) fn put_bytes_field(number: u64, data: &[u8], out: &mut Vec<u8>) {
     put_varint(number << 3 | LEN, out);

@@ -394,9 +394,10 @@ fn kinds_with_maps_of_times_lists_of_integers_and_raw_json_should_round_trip() {
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "web", "namespace": "default"},
             "spec": {
-                "containers": [{"name": "web", "image": "nginx"}],
+                "containers": [{"name": "web", "image": "nginx", "resources": {}}],
                 "securityContext": {"supplementalGroups": [1000, 2000], "runAsUser": 0},
             },
+            "status": {},
         }),
         json!({
             "apiVersion": "apps/v1", "kind": "ControllerRevision",
@@ -420,4 +421,37 @@ fn kinds_with_maps_of_times_lists_of_integers_and_raw_json_should_round_trip() {
     let status = typed.status.unwrap();
     assert_eq!(status.disrupted_pods.unwrap().len(), 1);
     assert_eq!(status.disruptions_allowed, Some(1));
+}
+
+#[test]
+fn a_csr_extra_map_of_lists_should_round_trip_as_go_writes_it() {
+    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    let csr = json!({
+        "apiVersion": "certificates.k8s.io/v1",
+        "kind": "CertificateSigningRequest",
+        "metadata": {"name": "csr-extra"},
+        "spec": {
+            "request": "cmVxdWVzdA==",
+            "signerName": "example.com/signer",
+            "username": "alice",
+            "extra": {"scopes": ["read", "write"], "tenant": ["t1"]},
+        },
+    });
+    let body = encode_object(&csr).unwrap();
+    // `status` is a struct, not a pointer: Go writes it (empty) though the JSON left it out,
+    // and its JSON then has `"status": {}`.
+    let mut expected = csr.clone();
+    expected["status"] = json!({});
+    assert_eq!(object_to_json(&body).unwrap(), expected);
+    let typed: CertificateSigningRequest = decode_object(&body, DecodeOptions::default()).unwrap();
+    assert_eq!(typed, serde_json::from_value(expected).unwrap());
+    // `map<string, ExtraValue>`: each entry's value is a message of repeated `items` = 1.
+    let message = unwrap(&body).unwrap().raw.to_vec();
+    let entry = [&[0x0a, 6][..], b"tenant", &[0x12, 4, 0x0a, 2], b"t1"].concat();
+    let mut field = vec![0x32, u8::try_from(entry.len()).unwrap()];
+    field.extend_from_slice(&entry);
+    assert!(
+        message.windows(field.len()).any(|w| w == field),
+        "the tenant entry is not written as Go writes it"
+    );
 }

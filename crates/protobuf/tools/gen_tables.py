@@ -7,7 +7,7 @@ only when set, its zero kept in JSON) or a value (always written, its zero left 
 `omitempty`). This script reads those three facts from the `types.go` files and writes one table
 per struct that a kind reaches.
 
-Usage: gen_tables.py API_DIR APIMACHINERY_META_V1_TYPES_GO > src/tables.rs && cargo fmt
+Usage: gen_tables.py K8S_DIR > src/tables.rs && cargo fmt
        gen_tables.py --check src/tables.rs PROTO...
 
   --check compares the written tables with the `generated.proto` files of the same packages
@@ -15,19 +15,29 @@ Usage: gen_tables.py API_DIR APIMACHINERY_META_V1_TYPES_GO > src/tables.rs && ca
   in its message, as repeated or not as the table has it, and every field of a message must
   be in its table (each one that is not is printed).
 
-  API_DIR: a checkout of k8s.io/api at the Kubernetes version the tables follow (v0.36.2),
-  APIMACHINERY_META_V1_TYPES_GO: k8s.io/apimachinery's pkg/apis/meta/v1/types.go, same version.
+  K8S_DIR: a directory holding checkouts, at the Kubernetes version the tables follow
+  (v0.36.2), of k8s.io/api (`api/`), k8s.io/apimachinery (`apimachinery/`),
+  k8s.io/kube-aggregator (`kube-aggregator/`) and k8s.io/apiextensions-apiserver
+  (`apiextensions-apiserver/`).
 
-A kind that reaches a field of a type the tables have no kind for (a float, a map of messages,
-`metav1.Duration`) is written with that field left out and marked incomplete; clients and
-kcr-testenv use protobuf only for complete kinds.
+A struct field that is not a pointer (Go always writes it, its zero value included) has its kind
+wrapped in `Always`. Where a field's zero is `null` in JSON but absent in protobuf (a slice, map or pointer without
+`omitempty`, a `metav1.Time` without `omitzero`), its kind is wrapped in `Nullable`. Types whose
+JSON form is one of their fields (`JSONSchemaPropsOrBool`, `...OrArray`, `...OrStringArray`,
+`certificates/v1` `ExtraValue`, a `[]string` sent as a message) are `Either` tables. A type that
+reaches itself (`JSONSchemaProps`), and every type that reaches it, is written as a `static`
+array, referenced as `&NAME`.
+
+A kind that reaches a field of a type the tables have no kind for is written with that field
+left out and marked incomplete; clients and kcr-testenv use protobuf only for complete kinds.
 """
 
 import os
 import re
 import sys
 
-# The packages whose kinds are written: directory under API_DIR, API group ("" for core).
+# The packages whose kinds are written: package key, directory under K8S_DIR, the files read,
+# API group ("" for core), import path.
 PACKAGES = [
     ("core/v1", ""),
     ("apps/v1", "apps"),
@@ -46,7 +56,31 @@ PACKAGES = [
     ("node/v1", "node.k8s.io"),
     ("flowcontrol/v1", "flowcontrol.apiserver.k8s.io"),
     ("admissionregistration/v1", "admissionregistration.k8s.io"),
+    ("resource/v1", "resource.k8s.io"),
+    ("apiregistration/v1", "apiregistration.k8s.io"),
+    ("apiextensions/v1", "apiextensions.k8s.io"),
 ]
+
+# Where a package's files are, under K8S_DIR (default: api/<key>/types.go).
+SOURCES = {
+    "apiregistration/v1": (
+        "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1",
+        ["kube-aggregator/pkg/apis/apiregistration/v1/types.go"],
+    ),
+    "apiextensions/v1": (
+        "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1",
+        [
+            "apiextensions-apiserver/pkg/apis/apiextensions/v1/types.go",
+            "apiextensions-apiserver/pkg/apis/apiextensions/v1/types_jsonschema.go",
+        ],
+    ),
+}
+
+
+def sources(key):
+    """The import path and files (under K8S_DIR) of a package."""
+    return SOURCES.get(key, ("k8s.io/api/" + key, [f"api/{key}/types.go"]))
+
 
 META = "meta/v1"
 
@@ -58,8 +92,8 @@ IMPORTS = {
     "k8s.io/apimachinery/pkg/types": "types",
     "k8s.io/apimachinery/pkg/runtime": "runtime",
 }
-for _dir, _ in PACKAGES:
-    IMPORTS["k8s.io/api/" + _dir] = _dir
+for _key, _ in PACKAGES:
+    IMPORTS[sources(_key)[0]] = _key
 
 # Types with a kind of their own.
 SPECIAL = {
@@ -69,7 +103,19 @@ SPECIAL = {
     ("resource", "Quantity"): "Quantity",
     ("intstr", "IntOrString"): "IntOrString",
     ("runtime", "RawExtension"): "Raw",
+    ("apiextensions/v1", "JSON"): "Raw",
 }
+# Types whose JSON form is one of their fields: the last one set (see `Kind::Either`).
+EITHER = {
+    ("apiextensions/v1", "JSONSchemaPropsOrBool"),
+    ("apiextensions/v1", "JSONSchemaPropsOrArray"),
+    ("apiextensions/v1", "JSONSchemaPropsOrStringArray"),
+    ("certificates/v1", "ExtraValue"),
+}
+# Tables of types that are not Go structs: `ExtraValue` is a `[]string`, sent as a message.
+SYNTHETIC = {("certificates/v1", "ExtraValue"): [(1, "items", "RepStr")]}
+# Kinds of Go structs (their zero value is a message Go writes when the field is not a pointer).
+STRUCT_KINDS = {"Time", "MicroTime", "FieldsV1", "Quantity", "IntOrString", "Raw"}
 STRING_TYPES = {("types", "UID"), ("types", "NodeName")}
 INTS = {"int", "int32", "int64", "uint", "uint32", "uint64", "uint16", "int16", "int8", "uint8"}
 
@@ -78,12 +124,14 @@ class Unsupported(Exception):
     pass
 
 
-def read_package(path, key):
-    """The structs (name -> fields) and named non-struct types (name -> Go type) of a file."""
-    src = open(path, encoding="utf-8").read()
+def read_package(paths, key):
+    """The structs (name -> fields) and named non-struct types (name -> Go type) of a package's
+    files."""
+    src = "\n".join(open(p, encoding="utf-8").read() for p in paths)
     imports = {}
-    block = re.search(r"^import \((.*?)^\)", src, re.S | re.M)
-    lines = block.group(1).splitlines() if block else []
+    lines = []
+    for block in re.finditer(r"^import \((.*?)^\)", src, re.S | re.M):
+        lines += block.group(1).splitlines()
     single = re.findall(r'^import\s+(\w+\s+)?"([^"]+)"', src, re.M)
     for alias, p in single:
         lines.append(f'{alias or ""}"{p}"')
@@ -108,6 +156,8 @@ def read_package(path, key):
             go_type = parts[0] if embedded else parts[1]
             fields.append((go_type, embedded, tags))
         structs[m.group(1)] = fields
+    for m in re.finditer(r"^type (\w+) struct\s*\{\}", src, re.M):
+        structs[m.group(1)] = []
     for m in re.finditer(r"^type (\w+) ([^{\s][^\n]*)$", src, re.M):
         if not m.group(2).startswith("struct"):
             named[m.group(1)] = m.group(2).strip()
@@ -126,6 +176,7 @@ class Generator:
         self.tables = {}  # (pkg, struct) -> list of (number, json, kind) or None while in progress
         self.incomplete = {}  # (pkg, struct) -> reasons
         self.order = []
+        self.recursive = set()  # tables that reach themselves
 
     def qualify(self, pkg, name):
         if "." in name:
@@ -158,10 +209,31 @@ class Generator:
         if e == "bool":
             return "bool"
         if e in ("float64", "float32"):
-            raise Unsupported(f"float {expr}")
+            return "float"
         return None
 
-    def kind(self, pkg, go_type, omit=True):
+    def kind(self, pkg, go_type, omit=True, zero_omit=False):
+        """A field's kind. `omit`: its JSON tag has `omitempty` or `omitzero`; `zero_omit`: it
+        has `omitzero` (the only option that leaves out a zero struct)."""
+        k = self.base_kind(pkg, go_type, omit)
+        ptr = go_type.startswith("*")
+        t = go_type.lstrip("*")
+        container = t.startswith(("[]", "map[")) or k.startswith(("Rep", "Map", "Bytes"))
+        # JSON writes `null` where protobuf writes nothing: a nil slice, map or pointer without
+        # `omitempty`, and a zero `metav1.Time` (a struct: `omitempty` does not leave it out).
+        base = k
+        if (not omit and (container or ptr)) or (
+            not ptr and not zero_omit and k in ("Time", "MicroTime")
+        ):
+            k = f"Nullable(&Kind::{k})"
+        # Go writes a struct that is not a pointer always, its zero value included.
+        if not ptr and (
+            base.startswith(("Msg(", "Either(")) or base in STRUCT_KINDS
+        ):
+            k = f"Always(&Kind::{k})"
+        return k
+
+    def base_kind(self, pkg, go_type, omit=True):
         ptr = go_type.startswith("*")
         t = go_type.lstrip("*")
         if t.startswith("[]"):
@@ -173,8 +245,16 @@ class Generator:
                 return "RepStr"
             if s == "int":
                 return "RepInt"
+            if s == "bool":
+                return "RepBool"
+            if self.qualify(pkg, item) == ("resource", "Quantity"):
+                return "RepQuantity"
             if item.startswith(("[]", "map[", "*")):
                 raise Unsupported(f"slice of {item}")
+            if s == "float":
+                raise Unsupported(f"slice of {item}")
+            if SPECIAL.get(self.qualify(pkg, item)) == "Raw":
+                return "RepRaw"
             return f"RepMsg({self.table(pkg, item)})"
         if t.startswith("map["):
             m = re.fullmatch(r"map\[([\w.]+)\](.+)", t)
@@ -188,16 +268,28 @@ class Generator:
                 return "MapQuantity"
             if (vp, vn) == (META, "Time"):
                 return "MapTime"
+            if (vp, vn) in EITHER:
+                return f"MapEither({self.table(pkg, value)})"
             if re.fullmatch(r"[\w.]+", value) and self.scalar(pkg, value) == "str":
                 return "MapStr"
+            if re.fullmatch(r"[\w.]+", value) and self.scalar(pkg, value) is None:
+                up, un = self.underlying(pkg, value)
+                if not un.startswith(("[]", "map[")):
+                    return f"MapMsg({self.table(pkg, value)})"
             raise Unsupported(f"map of {value}")
         p, n = self.qualify(pkg, t)
         if (p, n) in SPECIAL:
             return SPECIAL[(p, n)]
+        if (p, n) in EITHER:
+            return f"Either({self.table(pkg, t)})"
         up, un = self.underlying(pkg, t)
         if un.startswith(("[]", "map[")):
-            return self.kind(up, un)
+            return self.base_kind(up, un)
         s = self.scalar(pkg, t)
+        if s == "float":
+            if not ptr:
+                raise Unsupported(f"float {t} that is not a pointer")
+            return "Float"
         if s is not None:
             # JSON keeps the zero of a pointer, and of a value without `omitempty`.
             keep = ptr or not omit
@@ -210,15 +302,25 @@ class Generator:
         key = (p, n)
         if key in self.tables:
             if self.tables[key] is None:
-                raise Unsupported(f"recursive type {n}")
+                # A type that reaches itself: written as a static, referenced by address.
+                self.recursive.add(key)
+            return const_name(p, n)
+        if key in SYNTHETIC:
+            self.tables[key] = list(SYNTHETIC[key])
+            self.incomplete[key] = []
+            self.order.append(key)
             return const_name(p, n)
         if p not in self.packages or n not in self.packages[p]["structs"]:
             raise Unsupported(f"unknown type {p}.{n}")
         self.tables[key] = None
+        either = key in EITHER
         rows, reasons = [], []
         for go_type, embedded, tags in self.packages[p]["structs"][n]:
             pb = tags.get("protobuf")
             js = tags.get("json")
+            if either and pb:
+                # No JSON names: the JSON form is one field's value, named as in the proto.
+                js = re.search(r"name=(\w+)", pb).group(1) + ",omitempty"
             if not pb or js is None or js == "-":
                 continue
             number = int(pb.split(",")[1])
@@ -226,11 +328,15 @@ class Generator:
             inline = "inline" in options and json_name == ""
             omit = "omitempty" in options or "omitzero" in options
             try:
-                k = self.kind(p, go_type, omit)
+                k = self.kind(p, go_type, omit, "omitzero" in options)
             except Unsupported as e:
                 reasons.append(f"{n}.{json_name or go_type}: {e}")
                 continue
+            if either:
+                # Each field is written when set: its zero counts.
+                k = {"Str": "OptStr", "Int": "OptInt", "Bool": "OptBool"}.get(k, k)
             if inline:
+                k = re.sub(r"^Always\(&Kind::(Msg\(\w+\))\)$", r"\1", k)
                 if not k.startswith("Msg("):
                     reasons.append(f"{n}: inline {go_type}")
                     continue
@@ -255,19 +361,19 @@ class Generator:
         seen.add(key)
         out = list(self.incomplete.get(key, []))
         for _, _, k in self.tables.get(key) or []:
-            m = re.search(r"\((\w+)\)", k)
-            if m:
+            for name in re.findall(r"\((\w+)\)", k):
                 for other in self.tables:
-                    if const_name(*other) == m.group(1):
+                    if const_name(*other) == name:
                         out += self.reasons_of(other, seen)
         return out
 
 
 def main():
-    api_dir, meta_types = sys.argv[1], sys.argv[2]
-    packages = {META: read_package(meta_types, META)}
-    for d, _ in PACKAGES:
-        packages[d] = read_package(os.path.join(api_dir, d, "types.go"), d)
+    k8s_dir = sys.argv[1]
+    meta_types = os.path.join(k8s_dir, "apimachinery/pkg/apis/meta/v1/types.go")
+    packages = {META: read_package([meta_types], META)}
+    for key, _ in PACKAGES:
+        packages[key] = read_package([os.path.join(k8s_dir, f) for f in sources(key)[1]], key)
     gen = Generator(packages)
     kinds = []
     for d, group in PACKAGES:
@@ -294,16 +400,42 @@ def main():
         gen.table(d, name)
         reasons = gen.reasons_of((d, name))
         schemas.append((api_version, name, const_name(d, name), not reasons, reasons))
+    # A table that reaches a recursive one is a static too (a const may not take part in a
+    # cycle of constants).
+    changed = True
+    while changed:
+        changed = False
+        for key in gen.order:
+            if key in gen.recursive:
+                continue
+            names = {n for _, _, k in gen.tables[key] for n in re.findall(r"\((\w+)\)", k)}
+            if any(const_name(*r) in names for r in gen.recursive):
+                gen.recursive.add(key)
+                changed = True
+
+    def ref(k):
+        # A recursive table is a static array: referenced by address.
+        k = re.sub(
+            r"(Msg|Inline|RepMsg|MapMsg|Either|MapEither)\((\w+)\)",
+            lambda m: f"{m.group(1)}(&{m.group(2)})"
+            if any(const_name(*r) == m.group(2) for r in gen.recursive)
+            else m.group(0),
+            k,
+        )
+        return k
+
     for key in gen.order:
         rows = gen.tables[key]
         out.append(f"/// `{key[0]}` `{key[1]}`.")
-        if not rows:
+        if key in gen.recursive:
+            out.append(f"pub(crate) static {const_name(*key)}: [Field; {len(rows)}] = [")
+        elif not rows:
             out.append(f"pub(crate) const {const_name(*key)}: &[Field] = &[];")
             continue
-        out.append(f"pub(crate) const {const_name(*key)}: &[Field] = &[")
+        else:
+            out.append(f"pub(crate) const {const_name(*key)}: &[Field] = &[")
         for number, json_name, k in rows:
-            k = re.sub(r"(Msg|Inline|RepMsg)\((\w+)\)", r"\1(\2)", k)
-            out.append(f'    ({number}, "{json_name}", Kind::{k}),')
+            out.append(f'    ({number}, "{json_name}", Kind::{ref(k)}),')
         out.append("];")
     out.append("")
     out.append("/// Every kind with a table, and whether its table is complete.")
@@ -311,6 +443,7 @@ def main():
     for api_version, name, const, complete, reasons in schemas:
         for r in sorted(set(reasons)):
             out.append(f"    // {name} incomplete: {r}")
+        const = f"&{const}" if any(const_name(*r) == const for r in gen.recursive) else const
         out.append(f'    schema("{api_version}", "{name}", {const}, {str(complete).lower()}),')
     out.append("];")
     print("\n".join(out))

@@ -44,16 +44,22 @@ pub struct ApiListerWatcher<K> {
 }
 
 /// The wire format an [`ApiListerWatcher`] asks for.
+///
+/// The default is [`WireFormat::Protobuf`], as client-go's: a built-in kind whose decoding
+/// kcr-protobuf proves against a real kube-apiserver's bytes ([`kcr_protobuf::proven::is_proven`]:
+/// every listable built-in resource of Kubernetes v1.36) is listed and watched in protobuf;
+/// custom resources, dynamic objects, metadata-only objects and any kind without a proven
+/// table are read as JSON. [`WireFormat::Json`] switches back to JSON for every kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WireFormat {
-    /// JSON (the default).
-    #[default]
+    /// JSON for every kind.
     Json,
     /// Kubernetes' protobuf (`application/vnd.kubernetes.protobuf`, client-go's default) for
-    /// the built-in kinds kcr-protobuf has tables for, JSON for every other kind. List pages
-    /// and watch frames are decoded straight into the object type; a server that answers
-    /// JSON anyway is read as JSON.
+    /// the proven built-in kinds, JSON for every other kind (the default). List pages and
+    /// watch frames are decoded straight into the object type; a server that answers JSON
+    /// anyway is read as JSON.
+    #[default]
     Protobuf,
 }
 
@@ -76,15 +82,34 @@ impl Default for Decoding {
     }
 }
 
-impl<K> ApiListerWatcher<K> {
-    /// Lists and watches through `api`, with the default event limit.
+impl<K: Resource> ApiListerWatcher<K>
+where
+    K::DynamicType: 'static,
+{
+    /// Lists and watches through `api`, with the default event limit, in the default
+    /// [`WireFormat`] (protobuf for a proven built-in kind, JSON for any other).
     pub fn new(api: Api<K>) -> Self {
         Self {
             api,
-            decoding: Decoding::default(),
+            decoding: default_decoding::<K>(),
         }
     }
 
+    /// Asks for `format` (default [`WireFormat::Protobuf`]). With [`WireFormat::Protobuf`], a
+    /// kind whose protobuf decoding is not proven (custom resources, dynamic objects, built-in
+    /// kinds outside kcr-protobuf's proven kinds) and metadata-only objects are still asked
+    /// for in JSON.
+    #[must_use]
+    pub fn wire_format(mut self, format: WireFormat) -> Self {
+        self.decoding.protobuf = match format {
+            WireFormat::Protobuf => proven_schema::<K>(),
+            WireFormat::Json => None,
+        };
+        self
+    }
+}
+
+impl<K> ApiListerWatcher<K> {
     /// The largest watch event accepted, in bytes (default
     /// [`DEFAULT_MAX_EVENT_BYTES`]).
     #[must_use]
@@ -104,29 +129,24 @@ impl<K> ApiListerWatcher<K> {
     }
 }
 
-impl<K: Resource<DynamicType = ()>> ApiListerWatcher<K> {
-    /// Asks for `format` (default [`WireFormat::Json`]). With [`WireFormat::Protobuf`], a
-    /// kind without a complete protobuf table (custom resources, built-in kinds outside the
-    /// groups kcr-protobuf covers, `CertificateSigningRequest`) and
-    /// metadata-only objects are still asked for in JSON.
-    #[must_use]
-    pub fn wire_format(mut self, format: WireFormat) -> Self {
-        self.decoding.protobuf = match format {
-            WireFormat::Protobuf => protobuf_schema::<K>(),
-            WireFormat::Json => None,
-        };
-        self
-    }
-}
-
-/// The protobuf table `K` is read through, `None` when `K` is read as JSON: a table that does
-/// not hold every field of the kind (kcr-protobuf's `CertificateSigningRequest`) would drop the
-/// fields it does not know, so only complete tables are used.
-fn protobuf_schema<K: Resource<DynamicType = ()>>() -> Option<&'static kcr_protobuf::Schema> {
+/// The protobuf table `K` is read through, `None` when `K` is read as JSON: only a typed kind
+/// (static type information, not a dynamic object) whose decoding is proven against a real
+/// server's bytes ([`kcr_protobuf::proven::is_proven`]), and never metadata-only objects.
+fn proven_schema<K: Resource>() -> Option<&'static kcr_protobuf::Schema>
+where
+    K::DynamicType: 'static,
+{
     if K::metadata_api() {
         return None;
     }
-    kcr_protobuf::Schema::for_kind(&K::api_version(&()), &K::kind(&())).filter(|s| s.complete())
+    // A typed kind's type information is `()`; a dynamic object's is an `ApiResource`.
+    let unit: &dyn std::any::Any = &();
+    let dt = unit.downcast_ref::<K::DynamicType>()?;
+    let (api_version, kind) = (K::api_version(dt), K::kind(dt));
+    if !kcr_protobuf::proven::is_proven(&api_version, &kind) {
+        return None;
+    }
+    kcr_protobuf::Schema::for_kind(&api_version, &kind)
 }
 
 #[async_trait]
@@ -143,17 +163,31 @@ where
     }
 }
 
+/// `Api<K>` lists and watches as [`ApiListerWatcher::new`] does: the default event limit and
+/// wire format.
 #[async_trait]
 impl<K> ListerWatcher<K> for Api<K>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: 'static,
 {
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
-        api_list(self, options, Decoding::default()).await
+        api_list(self, options, default_decoding::<K>()).await
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
-        api_watch(self, options, Decoding::default()).await
+        api_watch(self, options, default_decoding::<K>()).await
+    }
+}
+
+/// The decoding of [`ApiListerWatcher::new`]: the default event limit and wire format.
+fn default_decoding<K: Resource>() -> Decoding
+where
+    K::DynamicType: 'static,
+{
+    Decoding {
+        protobuf: proven_schema::<K>(),
+        ..Decoding::default()
     }
 }
 
@@ -792,15 +826,20 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
     #[test]
-    fn protobuf_should_be_asked_only_for_kinds_with_a_complete_table() {
+    fn protobuf_should_be_asked_only_for_typed_proven_kinds() {
         use k8s_openapi::api::apps::v1::Deployment;
         use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+        use k8s_openapi::api::core::v1::Binding;
+        use kube::api::DynamicObject;
         use kube::core::PartialObjectMeta;
-        assert!(protobuf_schema::<ConfigMap>().is_some());
-        assert!(protobuf_schema::<Deployment>().is_some());
-        // Its table lacks `spec.extra` (a map of lists): read as JSON, nothing dropped.
-        assert!(protobuf_schema::<CertificateSigningRequest>().is_none());
-        assert!(protobuf_schema::<PartialObjectMeta<ConfigMap>>().is_none());
+        assert!(proven_schema::<ConfigMap>().is_some());
+        assert!(proven_schema::<Deployment>().is_some());
+        assert!(proven_schema::<CertificateSigningRequest>().is_some());
+        // A table, but not a listable kind the oracle recorded.
+        assert!(kcr_protobuf::Schema::for_kind("v1", "Binding").is_some());
+        assert!(proven_schema::<Binding>().is_none());
+        assert!(proven_schema::<PartialObjectMeta<ConfigMap>>().is_none());
+        assert!(proven_schema::<DynamicObject>().is_none());
     }
 
     #[test]

@@ -34,10 +34,13 @@
 //!   list replaces it;
 //! - only the error that ends a cycle (a failed list, a refused watch)
 //!   reaches the watch error handler, as in client-go;
+//! - Kubernetes' protobuf wire format by default, as client-go, for the
+//!   built-in kinds whose decoding kcr-protobuf proves against a real
+//!   kube-apiserver's bytes, JSON for every other kind
+//!   ([`WireFormat`]; [`ApiListerWatcher::wire_format`] switches back to JSON);
 //! - optional: periodic `resync`, `MaxInternalErrorRetryDuration`, decoding
-//!   without `managedFields` ([`ApiListerWatcher::drop_managed_fields`]),
-//!   Kubernetes' protobuf wire format for the built-in kinds kcr-protobuf has
-//!   tables for ([`ApiListerWatcher::wire_format`]); `tracing` spans per list and watch; metrics in `kcr_metrics::reflector`.
+//!   without `managedFields` ([`ApiListerWatcher::drop_managed_fields`]);
+//!   `tracing` spans per list and watch; metrics in `kcr_metrics::reflector`.
 //!
 //! The source is a [`ListerWatcher`], implemented for [`kube::Api`] (typed
 //! objects, custom resources, `DynamicObject`).

@@ -6,15 +6,14 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{Binding, ConfigMap};
 use kcr_reflector::{
     ApiListerWatcher, DEFAULT_MAX_EVENT_BYTES, Error, ListOptions, ListerWatcher, VersionMatch,
     WatchEvent, WatchOptions, WireFormat,
 };
 use kcr_testenv::TestEnv;
 use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -47,6 +46,11 @@ fn protobuf(api: &Api<ConfigMap>) -> ApiListerWatcher<ConfigMap> {
     ApiListerWatcher::new(api.clone()).wire_format(WireFormat::Protobuf)
 }
 
+/// The switch back to JSON.
+fn json(api: &Api<ConfigMap>) -> ApiListerWatcher<ConfigMap> {
+    ApiListerWatcher::new(api.clone()).wire_format(WireFormat::Json)
+}
+
 async fn list_all(lw: &ApiListerWatcher<ConfigMap>, limit: u32) -> (Vec<ConfigMap>, usize) {
     let mut options = ListOptions::default();
     options.limit = Some(limit);
@@ -66,11 +70,7 @@ async fn list_all(lw: &ApiListerWatcher<ConfigMap>, limit: u32) -> (Vec<ConfigMa
 async fn protobuf_list_pages_should_decode_as_the_json_ones() {
     let (_env, api) = env_with_configmaps(1000, 5).await;
     for drop in [true, false] {
-        let (json_items, _) = list_all(
-            &ApiListerWatcher::new(api.clone()).drop_managed_fields(drop),
-            2,
-        )
-        .await;
+        let (json_items, _) = list_all(&json(&api).drop_managed_fields(drop), 2).await;
         let (items, pages) = list_all(&protobuf(&api).drop_managed_fields(drop), 2).await;
         assert_eq!(pages, 3);
         assert_eq!(items.len(), 5);
@@ -246,23 +246,41 @@ fn added_frame(name: &str, big: usize) -> Vec<u8> {
 }
 
 #[tokio::test]
-async fn protobuf_should_be_asked_for_first_and_only_for_kinds_with_a_table() {
+async fn protobuf_should_be_asked_for_first_by_default_and_only_for_proven_kinds() {
     let frames: Vec<Vec<u8>> = vec![added_frame("a", 1)];
     let (url, accepts) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, frames).await;
     let api: Api<ConfigMap> = Api::namespaced(client(&url), "default");
-    let mut stream = protobuf(&api).watch(&WatchOptions::new("1")).await.unwrap();
+    // The default: a proven built-in kind is asked for in protobuf first.
+    let mut stream = ApiListerWatcher::new(api.clone())
+        .watch(&WatchOptions::new("1"))
+        .await
+        .unwrap();
     assert_eq!(names(&[stream.next().await.unwrap().unwrap()]), ["ADDED a"]);
     assert!(stream.next().await.is_none());
-    // A kind whose table is incomplete (it lacks `spec.extra`) is asked for in JSON.
-    let requests: Api<CertificateSigningRequest> = Api::all(client(&url));
-    let _ = ApiListerWatcher::new(requests)
+    // `Api<K>` as a lister-watcher does the same.
+    let _ = ListerWatcher::list(&api, &ListOptions::default()).await;
+    // The switch back to JSON.
+    let _ = json(&api).list(&ListOptions::default()).await;
+    // A built-in kind the oracle does not cover (not listable, so not recorded) is asked for
+    // in JSON, as are dynamic objects and custom resources.
+    let bindings: Api<Binding> = Api::all(client(&url));
+    let _ = ApiListerWatcher::new(bindings)
         .wire_format(WireFormat::Protobuf)
         .list(&ListOptions::default())
         .await;
+    let dynamic: Api<DynamicObject> =
+        Api::all_with(client(&url), &ApiResource::erase::<ConfigMap>(&()));
+    let _ = ApiListerWatcher::new(dynamic)
+        .list(&ListOptions::default())
+        .await;
+    let both = "application/vnd.kubernetes.protobuf, application/json";
     assert_eq!(
         *accepts.lock(),
         [
-            "application/vnd.kubernetes.protobuf, application/json",
+            both,
+            both,
+            "application/json",
+            "application/json",
             "application/json"
         ]
     );
@@ -357,7 +375,7 @@ async fn an_expired_continue_token_should_be_a_410_expired_error_in_protobuf_as_
     // kcr-testenv, as kube-apiserver, answers the error in the format the client asked for.
     let (env, api) = env_with_configmaps(1000, 5).await;
     let mut messages = Vec::new();
-    for lw in [ApiListerWatcher::new(api.clone()), protobuf(&api)] {
+    for lw in [json(&api), protobuf(&api)] {
         let mut options = ListOptions::default();
         options.limit = Some(2);
         let first = lw.list(&options).await.unwrap();

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
-use kcr_informer::{SharedIndexInformer, SharedInformerFactory};
+use kcr_informer::{SharedIndexInformer, SharedInformerFactory, WireFormat};
 use kube::{Client, Resource};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
@@ -58,6 +58,7 @@ pub struct InformerOptions {
     default_label_selector: Option<String>,
     default_field_selector: Option<String>,
     default_transform: Option<MetaTransform>,
+    wire_format: WireFormat,
     /// `ByObject<K>` by `TypeId::of::<K>()`.
     by_object: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
@@ -69,6 +70,7 @@ impl Debug for InformerOptions {
             .field("default_label_selector", &self.default_label_selector)
             .field("default_field_selector", &self.default_field_selector)
             .field("default_transform", &self.default_transform.is_some())
+            .field("wire_format", &self.wire_format)
             .field("by_object", &self.by_object.len())
             .finish()
     }
@@ -107,6 +109,14 @@ impl InformerOptions {
         f: impl Fn(&mut ObjectMeta) + Send + Sync + 'static,
     ) -> Self {
         self.default_transform = Some(Arc::new(f));
+        self
+    }
+
+    /// The wire format the caches list and watch in: [`WireFormat::Protobuf`] (the default, as
+    /// client-go's) for the built-in kinds whose protobuf decoding kcr-protobuf proves, JSON
+    /// for every other kind; [`WireFormat::Json`] switches back to JSON for every kind.
+    pub fn wire_format(mut self, format: WireFormat) -> Self {
+        self.wire_format = format;
         self
     }
 
@@ -338,7 +348,12 @@ impl Informers {
             options.default_label_selector.clone(),
             options.default_field_selector.clone(),
         );
-        let default = factory(&client, sync_period, &default_selectors);
+        let default = factory(
+            &client,
+            sync_period,
+            &default_selectors,
+            options.wire_format,
+        );
         Self {
             state: Mutex::new(State {
                 factories: HashMap::from([(default_selectors, default.clone())]),
@@ -382,7 +397,9 @@ impl Informers {
         let factory = state
             .factories
             .entry(selectors)
-            .or_insert_with_key(|s| factory(&self.client, self.sync_period, s))
+            .or_insert_with_key(|s| {
+                factory(&self.client, self.sync_period, s, self.options.wire_format)
+            })
             .clone();
         let informers: Vec<SharedIndexInformer<K>> = if namespaces.is_empty() {
             vec![<K::Scope as InformerScope>::informer::<K>(&factory, None)]
@@ -451,8 +468,14 @@ impl Informers {
     }
 }
 
-fn factory(client: &Client, sync_period: Duration, selectors: &Selectors) -> SharedInformerFactory {
-    let mut factory = SharedInformerFactory::new(client.clone(), sync_period);
+fn factory(
+    client: &Client,
+    sync_period: Duration,
+    selectors: &Selectors,
+    wire_format: WireFormat,
+) -> SharedInformerFactory {
+    let mut factory =
+        SharedInformerFactory::new(client.clone(), sync_period).wire_format(wire_format);
     if let Some(label) = &selectors.0 {
         factory = factory.label_selector(label.clone());
     }

@@ -110,8 +110,45 @@ async fn list_pages_should_answer_protobuf_with_their_continue_tokens() {
 
 #[tokio::test]
 async fn kinds_without_a_table_should_answer_json() {
-    // kcr-protobuf has no tables for apiextensions.k8s.io.
+    // Custom resources have no protobuf (kube-apiserver answers them in JSON, or 406 when
+    // protobuf is all a client accepts); their definitions do, as on kube-apiserver.
     let env = TestEnv::start().await.unwrap();
+    let crds: Api<kube::api::DynamicObject> = Api::all_with(
+        env.client(),
+        &kube::api::ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk(
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+            ),
+            "customresourcedefinitions",
+        ),
+    );
+    let crd = serde_json::from_value(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object",
+                    "x-kubernetes-preserve-unknown-fields": true}}}]
+        }
+    }))
+    .unwrap();
+    crds.create(&PostParams::default(), &crd).await.unwrap();
+    let r = send(
+        &env.client(),
+        "/apis/example.com/v1/namespaces/default/widgets",
+        CLIENT_GO,
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(content_type(&r), "application/json");
+    let _: serde_json::Value = serde_json::from_slice(r.body()).unwrap();
     let r = send(
         &env.client(),
         "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
@@ -119,8 +156,9 @@ async fn kinds_without_a_table_should_answer_json() {
     )
     .await;
     assert_eq!(r.status(), 200);
-    assert_eq!(content_type(&r), "application/json");
-    let _: serde_json::Value = serde_json::from_slice(r.body()).unwrap();
+    assert_eq!(content_type(&r), kcr_protobuf::MEDIA_TYPE);
+    let list = decode_list::<serde_json::Value>(r.body(), DecodeOptions::default()).unwrap();
+    assert_eq!(list.items.len(), 1);
 }
 
 #[tokio::test]
