@@ -17,6 +17,10 @@ use crate::metrics::Metrics;
 /// ready at the same moment.
 pub const DEFAULT_AGING_STEP: Duration = Duration::from_millis(100);
 
+/// How finely a delaying queue's timer wakes for the ready times of its
+/// items, by default: see [`Config::timer_resolution`].
+pub const DEFAULT_TIMER_RESOLUTION: Duration = Duration::from_micros(200);
+
 /// How a queue is built. Every queue type takes one (`with_config`).
 ///
 /// ```
@@ -34,6 +38,7 @@ pub struct Config {
     #[cfg(feature = "metrics")]
     pub(crate) provider: Option<Arc<dyn MetricsProvider>>,
     pub(crate) aging: Option<Duration>,
+    pub(crate) timer_resolution: Duration,
 }
 
 impl Default for Config {
@@ -43,6 +48,7 @@ impl Default for Config {
             #[cfg(feature = "metrics")]
             provider: None,
             aging: Some(DEFAULT_AGING_STEP),
+            timer_resolution: DEFAULT_TIMER_RESOLUTION,
         }
     }
 }
@@ -52,6 +58,7 @@ impl std::fmt::Debug for Config {
         f.debug_struct("Config")
             .field("name", &self.name)
             .field("aging", &self.aging)
+            .field("timer_resolution", &self.timer_resolution)
             .finish_non_exhaustive()
     }
 }
@@ -92,6 +99,25 @@ impl Config {
     /// items can then starve low-priority ones).
     pub fn without_aging(mut self) -> Self {
         self.aging = None;
+        self
+    }
+
+    /// [`DelayingQueue`](crate::DelayingQueue) and
+    /// [`RateLimitingQueue`](crate::RateLimitingQueue): how finely the timer
+    /// that queues delayed items wakes for their ready times
+    /// ([`DEFAULT_TIMER_RESOLUTION`] unless set).
+    ///
+    /// Below 1 ms the queue's timer sleeps on Tokio's timer wheel until 2 ms
+    /// before the earliest ready time and is then woken at that time by the
+    /// process's timer thread (started at the first use), no sooner than
+    /// `resolution` after it last ran: under a steady stream of ready times
+    /// it runs about once per `resolution`, and the items come about half
+    /// of it late, plus the time a thread takes to wake up. From 1 ms the
+    /// queue uses Tokio's wheel alone, which counts whole milliseconds: no
+    /// thread and the fewest wake-ups, but about 0.5 ms of lateness on
+    /// average. Either way a paused test clock drives the queue as before.
+    pub fn timer_resolution(mut self, resolution: Duration) -> Self {
+        self.timer_resolution = resolution;
         self
     }
 

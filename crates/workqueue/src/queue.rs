@@ -158,7 +158,7 @@ fn wake(waker: Option<Waker>) {
 
 impl<T: Item> Shared<T> {
     pub(crate) fn new(config: &Config, delaying: bool) -> Arc<Self> {
-        let inbox = delaying.then(|| Arc::new(Inbox::new()));
+        let inbox = delaying.then(|| Arc::new(Inbox::new(config.timer_resolution)));
         let shared = Arc::new_cyclic(|me| Shared {
             state: Mutex::new(State {
                 index: hashbrown::HashTable::new(),
