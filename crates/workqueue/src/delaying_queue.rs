@@ -363,7 +363,12 @@ pub(crate) async fn run_timer<T: Item>(queue: Weak<Shared<T>>, inbox: Arc<Inbox<
             st.earliest = None;
             st.armed = None;
         }
-        last_run = last_run.max(Instant::now());
+        let run = Instant::now();
+        // The timer runs far more often than its resolution (a burst of
+        // adds wakes it again and again): a precise wake-up is not worth a
+        // thread's wake-up then.
+        let busy = run.saturating_duration_since(last_run) < inbox.resolution / 2;
+        last_run = last_run.max(run);
         // In chunks, queueing what is due after each: an item whose ready
         // time has passed when it is filed is queued then, as client-go's
         // timer queues an item that comes in due.
@@ -423,6 +428,7 @@ pub(crate) async fn run_timer<T: Item>(queue: Weak<Shared<T>>, inbox: Arc<Inbox<
         if let (Some(next), Some(timer)) = (next, precise.as_mut())
             && wheel_at == Some(next)
             && precise_armed != Some(next)
+            && !busy
         {
             let at = next.max(last_run + inbox.resolution);
             timer.arm(at.saturating_duration_since(now));

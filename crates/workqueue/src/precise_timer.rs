@@ -52,6 +52,15 @@ struct Entry {
     slot: Weak<Slot>,
 }
 
+impl Entry {
+    /// Whether the slot no longer waits for this entry's deadline.
+    fn is_stale(&self) -> bool {
+        self.slot
+            .upgrade()
+            .is_none_or(|slot| slot.state.lock().deadline != Some(self.at))
+    }
+}
+
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
         (self.at, self.seq) == (other.at, other.seq)
@@ -118,6 +127,13 @@ impl Sleeper {
                         self.changed.wait(&mut heap);
                         continue;
                     };
+                    if first.is_stale() {
+                        // Its task asked again since (or is gone): no need
+                        // to wake up for it. (Lock order: heap, then slot;
+                        // `arm` never holds both.)
+                        heap.entries.pop();
+                        continue;
+                    }
                     let at = first.at;
                     if at <= real_now() {
                         break;
