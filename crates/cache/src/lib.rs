@@ -71,6 +71,7 @@
 //! # Ok(()) }
 //! ```
 
+mod compact;
 mod delta_fifo;
 mod error;
 mod fifo;
@@ -86,6 +87,7 @@ pub mod synctrack;
 mod test_util;
 mod thread_safe_store;
 
+pub use compact::DEFAULT_DECODED_OBJECTS;
 pub use delta_fifo::{
     BookmarkInfo, DeletedFinalStateUnknown, Delta, DeltaFifo, DeltaObject, DeltaType, Deltas,
     ReplacedAllInfo,
