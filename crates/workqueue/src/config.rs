@@ -112,7 +112,9 @@ impl Config {
     /// process's timer thread (started at the first use), no sooner than
     /// `resolution` after it last ran: under a steady stream of ready times
     /// it runs about once per `resolution`, and the items come about half
-    /// of it late, plus the time a thread takes to wake up. From 1 ms the
+    /// of it late, plus the time a thread takes to wake up. It asks the
+    /// thread for nothing while every worker of the runtime is busy or while
+    /// adds wake it more often than that anyway. From 1 ms the
     /// queue uses Tokio's wheel alone, which counts whole milliseconds: no
     /// thread and the fewest wake-ups, but about 0.5 ms of lateness on
     /// average. Either way a paused test clock drives the queue as before.

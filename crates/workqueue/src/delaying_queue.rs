@@ -335,9 +335,10 @@ const BUSY_RUNS: usize = 4;
 /// preempt a busy worker of the runtime: one of its other workers is parked
 /// (or it has a single worker, the one running the timer). While every
 /// worker is busy the items due wait for a worker anyway, and a timer
-/// thread preempting one (it may hold the queue's lock) slows them all: an
-/// unpaced burst of 200,000 `add_after` came 20-100 ms late on average
-/// instead of 0.2-5 ms when the timer thread woke it regardless.
+/// thread preempting one (it may hold the queue's lock) slows them all: with
+/// the timer thread woken regardless, an unpaced burst of 200,000
+/// `add_after` on two cores came tens of milliseconds late on average
+/// where Tokio's wheel alone came well under one (README, Performance).
 fn has_idle_capacity(runtime: &tokio::runtime::RuntimeMetrics) -> bool {
     let workers = runtime.num_workers();
     // An odd park/unpark count: that worker is parked.
