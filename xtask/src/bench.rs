@@ -1,6 +1,8 @@
 //! `cargo xtask bench`: runs criterion benchmarks and prints one table of
-//! medians, followed by the table of kcr-informer's `initial_sync` bench when
-//! it ran, also written to `target/kcr-bench.md`.
+//! medians, followed by the tables that benches outside criterion write to
+//! the target directory when they ran ([`EXTRA_TABLES`]: kcr-workqueue's
+//! `add_after` lateness, kcr-cache's bytes per object, kcr-informer's
+//! `initial_sync`), also written to `target/kcr-bench.md`.
 
 use crate::cmd::run;
 use serde_json::Value;
@@ -11,7 +13,9 @@ pub const USAGE: &str = "\
 usage: cargo xtask bench [-p CRATE]... [FILTER] [-- CRITERION ARGS...]
 
 Runs the criterion benchmarks of every crate (or of each -p CRATE), then prints
-one table of medians (also written to target/kcr-bench.md).
+one table of medians and the tables some benches write themselves (add_after
+lateness, bytes per cached object, initial sync), all also written to
+target/kcr-bench.md.
 
   -p, --package CRATE   only this crate's benchmarks (repeatable)
   FILTER                only benchmarks whose id contains FILTER
@@ -74,13 +78,22 @@ impl Args {
     }
 }
 
+/// The tables benches write to the target directory themselves (medians of
+/// runs they interleave, or figures that are not times), in print order.
+pub const EXTRA_TABLES: [&str; 3] = [
+    "kcr-add-after.md",
+    "kcr-cache-bytes.md",
+    "kcr-initial-sync.md",
+];
+
 /// Runs the benchmarks and summarises them.
 pub fn bench(args: &Args) -> Result<(), String> {
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
-    // kcr-informer's `initial_sync` bench writes its own table there.
-    let initial_sync = target.join("kcr-initial-sync.md");
-    let _ = std::fs::remove_file(&initial_sync);
+    // Only the tables of the benches that run now.
+    for name in EXTRA_TABLES {
+        let _ = std::fs::remove_file(target.join(name));
+    }
     let cargo_args = args.cargo_args();
     let cargo_args: Vec<&str> = cargo_args.iter().map(String::as_str).collect();
     run(None, "cargo", &cargo_args, &[])?;
@@ -89,8 +102,11 @@ pub fn bench(args: &Args) -> Result<(), String> {
     if let Some(filter) = &args.filter {
         rows.retain(|r| r.id.contains(filter.as_str()));
     }
-    let initial_sync_table = std::fs::read_to_string(&initial_sync).ok();
-    if rows.is_empty() && initial_sync_table.is_none() {
+    let extra_tables: Vec<String> = EXTRA_TABLES
+        .iter()
+        .filter_map(|name| std::fs::read_to_string(target.join(name)).ok())
+        .collect();
+    if rows.is_empty() && extra_tables.is_empty() {
         return Err(format!(
             "no criterion results under {}: no benchmark matched",
             target.join("criterion").display()
@@ -98,7 +114,7 @@ pub fn bench(args: &Args) -> Result<(), String> {
     }
     rows.sort_by(|a, b| a.id.cmp(&b.id));
     let mut table = render(&rows);
-    if let Some(extra) = initial_sync_table {
+    for extra in extra_tables {
         table.push('\n');
         table.push_str(&extra);
     }

@@ -124,6 +124,53 @@ impl<K: Resource + Send + Sync + 'static> IndexedStore<K> {
         }
     }
 
+    /// This cache in compact mode, keeping up to
+    /// [`DEFAULT_DECODED_OBJECTS`](crate::DEFAULT_DECODED_OBJECTS) decoded:
+    /// see [`compact_with`](Self::compact_with).
+    #[must_use]
+    pub fn compact(self) -> Self
+    where
+        K: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        self.compact_with(crate::DEFAULT_DECODED_OBJECTS)
+    }
+
+    /// This cache in compact mode ([`ThreadSafeStore::compact`]): each
+    /// object kept as its JSON and decoded when read, up to `decoded`
+    /// decoded objects cached (the last written or got). A fraction of the
+    /// memory per object of a default cache, for a decode on every read
+    /// the decoded cache misses: `list`, `by_index` and `index` decode every
+    /// object they return. Read through the same [`Store`], [`Indexer`]
+    /// and [`Lister`](crate::Lister) API; objects already stored are
+    /// encoded now.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kcr_cache::{IndexedStore, Indexer, NAMESPACE_INDEX, Store};
+    ///
+    /// let cache = IndexedStore::<ConfigMap>::namespace_indexed().compact();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.namespace = Some("ns".into());
+    /// cm.metadata.name = Some("a".into());
+    /// cache.add(Arc::new(cm.clone())).unwrap();
+    /// assert_eq!(*cache.get_by_key("ns/a").unwrap(), cm);
+    /// assert_eq!(cache.by_index(NAMESPACE_INDEX, "ns").unwrap().len(), 1);
+    /// ```
+    #[must_use]
+    pub fn compact_with(mut self, decoded: usize) -> Self
+    where
+        K: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        self.store = self.store.compact(decoded);
+        self
+    }
+
+    /// Whether this cache keeps its objects encoded ([`compact`](Self::compact)).
+    pub fn is_compact(&self) -> bool {
+        self.store.is_compact()
+    }
+
     /// A store keyed by [`meta_namespace_key_func`] with the `"namespace"`
     /// index ([`meta_namespace_index_func`]), what informers use by default.
     pub fn namespace_indexed() -> Self {
@@ -154,12 +201,16 @@ impl<K: Resource + Send + Sync + 'static> IndexedStore<K> {
 
     /// Adds (or replaces) an object under its key.
     pub fn add(&self, obj: Arc<K>) -> Result<()> {
-        self.upsert(obj).map(drop)
+        let key = self.stored_key(&obj)?;
+        if self.store.put_new(key, obj)? {
+            self.record_size();
+        }
+        Ok(())
     }
 
     /// Updates an object under its key (the same as [`IndexedStore::add`]).
     pub fn update(&self, obj: Arc<K>) -> Result<()> {
-        self.upsert(obj).map(drop)
+        self.add(obj)
     }
 
     /// Adds or updates an object under its key and returns the object it
@@ -248,17 +299,14 @@ impl<K: Resource + Send + Sync + 'static> IndexedStore<K> {
             .store
             .replace_with(items, resource_version, |old, new| {
                 let deleted = old
-                    .iter()
-                    .filter(|(key, _)| new.get(key).is_none())
-                    .map(|(key, obj)| DeletedFinalStateUnknown {
+                    .keys()
+                    .filter(|key| !new.contains(key))
+                    .map(|key| DeletedFinalStateUnknown {
                         key: key.clone(),
-                        obj: Some(obj.clone()),
+                        obj: old.get(key),
                     })
                     .collect();
-                let replaced = new
-                    .iter()
-                    .map(|(key, obj)| (old.get(key).cloned(), obj.clone()))
-                    .collect();
+                let replaced = new.iter().map(|(key, obj)| (old.get(key), obj)).collect();
                 ReplaceChanges { deleted, replaced }
             })?;
         self.record_size();
@@ -412,130 +460,138 @@ mod tests {
     use crate::key::ExplicitKey;
     use crate::store::KeyListerGetter;
     use crate::test_util::{cm, version};
+    use crate::test_util::{in_mode, store_contract};
     use k8s_openapi::api::core::v1::ConfigMap;
 
-    #[test]
-    fn upsert_should_return_the_object_it_replaced() {
-        let cache = IndexedStore::<ConfigMap>::namespace_indexed();
-        assert!(cache.upsert(cm("ns", "a", 1)).unwrap().is_none());
-        let old = cache.upsert(cm("ns", "a", 2)).unwrap().expect("replaced");
-        assert_eq!(version(&old), 1);
-        assert_eq!(version(&cache.get_by_key("ns/a").unwrap()), 2);
-        assert_eq!(cache.by_index(NAMESPACE_INDEX, "ns").unwrap().len(), 1);
-        assert_eq!(cache.len(), 1);
+    store_contract! {
+        fn upsert_should_return_the_object_it_replaced() {
+            let cache = in_mode(IndexedStore::<ConfigMap>::namespace_indexed());
+            assert!(cache.upsert(cm("ns", "a", 1)).unwrap().is_none());
+            let old = cache.upsert(cm("ns", "a", 2)).unwrap().expect("replaced");
+            assert_eq!(version(&old), 1);
+            assert_eq!(version(&cache.get_by_key("ns/a").unwrap()), 2);
+            assert_eq!(cache.by_index(NAMESPACE_INDEX, "ns").unwrap().len(), 1);
+            assert_eq!(cache.len(), 1);
+        }
     }
 
-    #[test]
-    fn a_cache_should_use_its_own_key_function() {
-        // Keyed by name alone: the same name in two namespaces is one object.
-        let cache = IndexedStore::new(
-            |cm: &ConfigMap| Ok(ObjectKey::from(cm.metadata.name.as_deref().unwrap_or(""))),
-            Indexers::default(),
-        );
-        cache.add(cm("ns1", "a", 1)).unwrap();
-        cache.update(cm("ns2", "a", 2)).unwrap();
-        assert_eq!(cache.len(), 1);
-        assert_eq!(cache.list_keys(), vec![ObjectKey::from("a")]);
-        assert_eq!(version(&cache.get_by_key("a").unwrap()), 2);
-        assert!(cache.get(&*cm("ns3", "a", 0)).unwrap().is_some());
-        cache.delete(cm("ns9", "a", 0)).unwrap();
-        assert!(cache.is_empty());
+    store_contract! {
+        fn a_cache_should_use_its_own_key_function() {
+            // Keyed by name alone: the same name in two namespaces is one object.
+            let cache = in_mode(IndexedStore::new(
+                |cm: &ConfigMap| Ok(ObjectKey::from(cm.metadata.name.as_deref().unwrap_or(""))),
+                Indexers::default(),
+            ));
+            cache.add(cm("ns1", "a", 1)).unwrap();
+            cache.update(cm("ns2", "a", 2)).unwrap();
+            assert_eq!(cache.len(), 1);
+            assert_eq!(cache.list_keys(), vec![ObjectKey::from("a")]);
+            assert_eq!(version(&cache.get_by_key("a").unwrap()), 2);
+            assert!(cache.get(&*cm("ns3", "a", 0)).unwrap().is_some());
+            cache.delete(cm("ns9", "a", 0)).unwrap();
+            assert!(cache.is_empty());
+        }
     }
 
-    #[test]
-    fn an_index_function_may_compute_keys_while_the_cache_stores_one() {
-        // The cache builds its key in a per-thread buffer; a key function
-        // called from inside an index function must not disturb it.
-        let mut indexers = Indexers::default();
-        indexers.insert(
-            "key".to_owned(),
-            crate::index::index_func(|cm: &ConfigMap| {
-                vec![
-                    meta_namespace_key_func(cm)
-                        .map(|k| k.to_string())
-                        .unwrap_or_default(),
-                ]
-            }),
-        );
-        let cache = IndexedStore::new(meta_namespace_key_func::<ConfigMap>, indexers);
-        cache.add(cm("ns", "a", 1)).unwrap();
-        cache.update(cm("ns", "a", 2)).unwrap();
-        cache.add(cm("", "cluster-wide", 1)).unwrap();
-        let mut keys = cache.list_keys();
-        keys.sort();
-        assert_eq!(
-            keys,
-            vec![ObjectKey::from("cluster-wide"), ObjectKey::from("ns/a")]
-        );
-        assert_eq!(version(&cache.by_index("key", "ns/a").unwrap()[0]), 2);
-        assert_eq!(cache.by_index("key", "cluster-wide").unwrap().len(), 1);
-        cache.delete(cm("ns", "a", 0)).unwrap();
-        assert!(cache.get_by_key("ns/a").is_none());
-        assert!(cache.by_index("key", "ns/a").unwrap().is_empty());
+    store_contract! {
+        fn an_index_function_may_compute_keys_while_the_cache_stores_one() {
+            // The cache builds its key in a per-thread buffer; a key function
+            // called from inside an index function must not disturb it.
+            let mut indexers = Indexers::default();
+            indexers.insert(
+                "key".to_owned(),
+                crate::index::index_func(|cm: &ConfigMap| {
+                    vec![
+                        meta_namespace_key_func(cm)
+                            .map(|k| k.to_string())
+                            .unwrap_or_default(),
+                    ]
+                }),
+            );
+            let cache = in_mode(IndexedStore::new(meta_namespace_key_func::<ConfigMap>, indexers));
+            cache.add(cm("ns", "a", 1)).unwrap();
+            cache.update(cm("ns", "a", 2)).unwrap();
+            cache.add(cm("", "cluster-wide", 1)).unwrap();
+            let mut keys = cache.list_keys();
+            keys.sort();
+            assert_eq!(
+                keys,
+                vec![ObjectKey::from("cluster-wide"), ObjectKey::from("ns/a")]
+            );
+            assert_eq!(version(&cache.by_index("key", "ns/a").unwrap()[0]), 2);
+            assert_eq!(cache.by_index("key", "cluster-wide").unwrap().len(), 1);
+            cache.delete(cm("ns", "a", 0)).unwrap();
+            assert!(cache.get_by_key("ns/a").is_none());
+            assert!(cache.by_index("key", "ns/a").unwrap().is_empty());
+        }
     }
 
-    #[test]
-    fn cache_should_delete_a_tombstone_by_its_key() {
-        let cache = IndexedStore::<ConfigMap>::namespace_indexed();
-        cache.add(cm("ns", "a", 1)).unwrap();
-        let tombstone = DeletedFinalStateUnknown::<ConfigMap> {
-            key: Arc::from("ns/a"),
-            obj: None,
-        };
-        cache.delete_by_key(&tombstone.key).unwrap();
-        assert!(cache.is_empty());
-        assert!(cache.list_index_func_values(NAMESPACE_INDEX).is_empty());
+    store_contract! {
+        fn cache_should_delete_a_tombstone_by_its_key() {
+            let cache = in_mode(IndexedStore::<ConfigMap>::namespace_indexed());
+            cache.add(cm("ns", "a", 1)).unwrap();
+            let tombstone = DeletedFinalStateUnknown::<ConfigMap> {
+                key: Arc::from("ns/a"),
+                obj: None,
+            };
+            cache.delete_by_key(&tombstone.key).unwrap();
+            assert!(cache.is_empty());
+            assert!(cache.list_index_func_values(NAMESPACE_INDEX).is_empty());
+        }
     }
 
-    #[test]
-    fn cache_should_add_update_get_and_list_by_key() {
-        let cache = IndexedStore::<ConfigMap>::default();
-        cache.add(cm("ns", "a", 1)).unwrap();
-        cache.update(cm("ns", "a", 2)).unwrap();
-        cache.add(cm("", "b", 1)).unwrap();
-        assert_eq!(version(&cache.get_by_key("ns/a").unwrap()), 2);
-        assert_eq!(version(&cache.get(&cm("ns", "a", 0)).unwrap().unwrap()), 2);
-        let mut keys: Vec<String> = cache.list_keys().iter().map(|k| k.to_string()).collect();
-        keys.sort();
-        assert_eq!(keys, ["b", "ns/a"]);
-        assert_eq!(cache.list().len(), 2);
-        cache.delete(cm("ns", "a", 0)).unwrap();
-        assert!(cache.get_by_key("ns/a").is_none());
+    store_contract! {
+        fn cache_should_add_update_get_and_list_by_key() {
+            let cache = in_mode(IndexedStore::<ConfigMap>::default());
+            cache.add(cm("ns", "a", 1)).unwrap();
+            cache.update(cm("ns", "a", 2)).unwrap();
+            cache.add(cm("", "b", 1)).unwrap();
+            assert_eq!(version(&cache.get_by_key("ns/a").unwrap()), 2);
+            assert_eq!(version(&cache.get(&cm("ns", "a", 0)).unwrap().unwrap()), 2);
+            let mut keys: Vec<String> = cache.list_keys().iter().map(|k| k.to_string()).collect();
+            keys.sort();
+            assert_eq!(keys, ["b", "ns/a"]);
+            assert_eq!(cache.list().len(), 2);
+            cache.delete(cm("ns", "a", 0)).unwrap();
+            assert!(cache.get_by_key("ns/a").is_none());
+        }
     }
 
-    #[test]
-    fn cache_replace_should_rebuild_items_and_indices() {
-        let cache = IndexedStore::<ConfigMap>::namespace_indexed();
-        cache.add(cm("old", "a", 1)).unwrap();
-        cache
-            .replace(vec![cm("new", "b", 1), cm("new", "c", 1)], "7")
-            .unwrap();
-        assert!(cache.get_by_key("old/a").is_none());
-        assert_eq!(cache.by_index(NAMESPACE_INDEX, "new").unwrap().len(), 2);
-        assert!(cache.by_index(NAMESPACE_INDEX, "old").unwrap().is_empty());
-        assert_eq!(
-            cache.list_index_func_values(NAMESPACE_INDEX),
-            vec![Arc::<str>::from("new")]
-        );
+    store_contract! {
+        fn cache_replace_should_rebuild_items_and_indices() {
+            let cache = in_mode(IndexedStore::<ConfigMap>::namespace_indexed());
+            cache.add(cm("old", "a", 1)).unwrap();
+            cache
+                .replace(vec![cm("new", "b", 1), cm("new", "c", 1)], "7")
+                .unwrap();
+            assert!(cache.get_by_key("old/a").is_none());
+            assert_eq!(cache.by_index(NAMESPACE_INDEX, "new").unwrap().len(), 2);
+            assert!(cache.by_index(NAMESPACE_INDEX, "old").unwrap().is_empty());
+            assert_eq!(
+                cache.list_index_func_values(NAMESPACE_INDEX),
+                vec![Arc::<str>::from("new")]
+            );
+        }
     }
 
-    #[test]
-    fn cache_should_refuse_an_object_without_a_name_and_stay_unchanged() {
-        let cache = IndexedStore::<ConfigMap>::default();
-        assert!(matches!(
-            cache.add(Arc::new(ConfigMap::default())),
-            Err(Error::ObjectHasNoName)
-        ));
-        cache.add(cm("ns", "a", 1)).unwrap();
-        let err = cache.replace(vec![cm("ns", "b", 1), Arc::new(ConfigMap::default())], "1");
-        assert!(err.is_err());
-        assert!(cache.get_by_key("ns/a").is_some());
+    store_contract! {
+        fn cache_should_refuse_an_object_without_a_name_and_stay_unchanged() {
+            let cache = in_mode(IndexedStore::<ConfigMap>::default());
+            assert!(matches!(
+                cache.add(Arc::new(ConfigMap::default())),
+                Err(Error::ObjectHasNoName)
+            ));
+            cache.add(cm("ns", "a", 1)).unwrap();
+            let err = cache.replace(vec![cm("ns", "b", 1), Arc::new(ConfigMap::default())], "1");
+            assert!(err.is_err());
+            assert!(cache.get_by_key("ns/a").is_some());
+        }
     }
 
     #[cfg(feature = "metrics")]
     #[test]
     fn a_named_cache_should_record_its_size() {
-        let cache = IndexedStore::<ConfigMap>::default().named("kcr-cache-test-size");
+        let cache = in_mode(IndexedStore::<ConfigMap>::default()).named("kcr-cache-test-size");
         cache.add(cm("ns", "a", 1)).unwrap();
         cache.add(cm("ns", "b", 1)).unwrap();
         cache.delete(cm("ns", "a", 1)).unwrap();
@@ -546,13 +602,14 @@ mod tests {
         );
     }
 
-    #[test]
-    fn an_arc_of_a_dyn_indexer_should_serve_as_known_objects() {
-        let cache: Arc<dyn Indexer<ConfigMap>> = Arc::new(IndexedStore::namespace_indexed());
-        cache.add(cm("ns", "a", 1)).unwrap();
-        let known: Arc<dyn KeyListerGetter<ConfigMap>> = Arc::new(cache.clone());
-        assert_eq!(known.list_keys(), vec![Arc::<str>::from("ns/a")]);
-        assert!(known.get_by_key("ns/a").is_some());
+    store_contract! {
+        fn an_arc_of_a_dyn_indexer_should_serve_as_known_objects() {
+            let cache: Arc<dyn Indexer<ConfigMap>> = Arc::new(in_mode(IndexedStore::namespace_indexed()));
+            cache.add(cm("ns", "a", 1)).unwrap();
+            let known: Arc<dyn KeyListerGetter<ConfigMap>> = Arc::new(cache.clone());
+            assert_eq!(known.list_keys(), vec![Arc::<str>::from("ns/a")]);
+            assert!(known.get_by_key("ns/a").is_some());
+        }
     }
 
     fn with_rv(ns: &str, name: &str, v: u32, rv: &str) -> Arc<ConfigMap> {
@@ -561,100 +618,105 @@ mod tests {
         Arc::new(obj)
     }
 
-    #[test]
-    fn a_transaction_should_apply_every_write_and_report_what_each_replaced() {
-        let cache = IndexedStore::<ConfigMap>::namespace_indexed();
-        cache.add(with_rv("ns", "a", 1, "10")).unwrap();
-        cache.add(with_rv("ns", "gone", 1, "11")).unwrap();
-        let results = cache.transaction(vec![
-            Transaction::new(TransactionType::Update, with_rv("ns", "a", 2, "12")),
-            Transaction::new(TransactionType::Add, with_rv("other", "b", 1, "13")),
-            Transaction::new(TransactionType::Delete, ExplicitKey::new("ns/gone")),
-            Transaction::new(TransactionType::Add, Arc::new(ConfigMap::default())),
-            Transaction::new(TransactionType::Add, with_rv("ns", "c", 1, "14")),
-        ]);
-        assert_eq!(results.len(), 5);
-        assert_eq!(
-            results[0].as_ref().unwrap().as_deref().map(version),
-            Some(1)
-        );
-        assert!(results[1].as_ref().unwrap().is_none());
-        assert_eq!(
-            results[2].as_ref().unwrap().as_deref().map(version),
-            Some(1)
-        );
-        assert!(matches!(results[3], Err(Error::ObjectHasNoName)));
-        assert!(results[4].as_ref().unwrap().is_none());
-        let mut keys: Vec<String> = cache.list_keys().iter().map(|k| k.to_string()).collect();
-        keys.sort();
-        assert_eq!(keys, ["ns/a", "ns/c", "other/b"]);
-        assert_eq!(cache.by_index(NAMESPACE_INDEX, "ns").unwrap().len(), 2);
-        assert_eq!(cache.by_index(NAMESPACE_INDEX, "other").unwrap().len(), 1);
-        assert_eq!(cache.len(), 3);
-        cache.thread_safe_store().check_indices().unwrap();
-        // The last write's object sets the resource version.
-        assert_eq!(cache.last_store_sync_resource_version(), "14");
+    store_contract! {
+        fn a_transaction_should_apply_every_write_and_report_what_each_replaced() {
+            let cache = in_mode(IndexedStore::<ConfigMap>::namespace_indexed());
+            cache.add(with_rv("ns", "a", 1, "10")).unwrap();
+            cache.add(with_rv("ns", "gone", 1, "11")).unwrap();
+            let results = cache.transaction(vec![
+                Transaction::new(TransactionType::Update, with_rv("ns", "a", 2, "12")),
+                Transaction::new(TransactionType::Add, with_rv("other", "b", 1, "13")),
+                Transaction::new(TransactionType::Delete, ExplicitKey::new("ns/gone")),
+                Transaction::new(TransactionType::Add, Arc::new(ConfigMap::default())),
+                Transaction::new(TransactionType::Add, with_rv("ns", "c", 1, "14")),
+            ]);
+            assert_eq!(results.len(), 5);
+            assert_eq!(
+                results[0].as_ref().unwrap().as_deref().map(version),
+                Some(1)
+            );
+            assert!(results[1].as_ref().unwrap().is_none());
+            assert_eq!(
+                results[2].as_ref().unwrap().as_deref().map(version),
+                Some(1)
+            );
+            assert!(matches!(results[3], Err(Error::ObjectHasNoName)));
+            assert!(results[4].as_ref().unwrap().is_none());
+            let mut keys: Vec<String> = cache.list_keys().iter().map(|k| k.to_string()).collect();
+            keys.sort();
+            assert_eq!(keys, ["ns/a", "ns/c", "other/b"]);
+            assert_eq!(cache.by_index(NAMESPACE_INDEX, "ns").unwrap().len(), 2);
+            assert_eq!(cache.by_index(NAMESPACE_INDEX, "other").unwrap().len(), 1);
+            assert_eq!(cache.len(), 3);
+            cache.thread_safe_store().check_indices().unwrap();
+            // The last write's object sets the resource version.
+            assert_eq!(cache.last_store_sync_resource_version(), "14");
+        }
     }
 
-    #[test]
-    fn a_transaction_ending_in_a_tombstone_should_keep_the_resource_version() {
-        let cache = IndexedStore::<ConfigMap>::namespace_indexed();
-        cache
-            .replace(vec![with_rv("ns", "a", 1, "5")], "20")
-            .unwrap();
-        let _ = cache.transaction(vec![
-            Transaction::new(TransactionType::Add, with_rv("ns", "b", 1, "21")),
-            Transaction::new(TransactionType::Delete, ExplicitKey::new("ns/a")),
-        ]);
-        assert_eq!(cache.last_store_sync_resource_version(), "20");
-        assert!(cache.get_by_key("ns/a").is_none());
+    store_contract! {
+        fn a_transaction_ending_in_a_tombstone_should_keep_the_resource_version() {
+            let cache = in_mode(IndexedStore::<ConfigMap>::namespace_indexed());
+            cache
+                .replace(vec![with_rv("ns", "a", 1, "5")], "20")
+                .unwrap();
+            let _ = cache.transaction(vec![
+                Transaction::new(TransactionType::Add, with_rv("ns", "b", 1, "21")),
+                Transaction::new(TransactionType::Delete, ExplicitKey::new("ns/a")),
+            ]);
+            assert_eq!(cache.last_store_sync_resource_version(), "20");
+            assert!(cache.get_by_key("ns/a").is_none());
+        }
     }
 
-    #[test]
-    fn the_store_should_remember_the_resource_version_of_its_last_sync() {
-        let cache = IndexedStore::<ConfigMap>::namespace_indexed();
-        assert_eq!(cache.last_store_sync_resource_version(), "");
-        cache
-            .replace(vec![with_rv("ns", "a", 1, "5")], "100")
-            .unwrap();
-        assert_eq!(cache.last_store_sync_resource_version(), "100");
-        cache.update(with_rv("ns", "a", 2, "101")).unwrap();
-        assert_eq!(cache.last_store_sync_resource_version(), "101");
-        cache.delete(with_rv("ns", "a", 2, "102")).unwrap();
-        assert_eq!(cache.last_store_sync_resource_version(), "102");
-        cache.delete_by_key(ExplicitKey::new("ns/x").key()).unwrap();
-        assert_eq!(cache.last_store_sync_resource_version(), "102");
-        cache.bookmark("150");
-        assert_eq!(cache.last_store_sync_resource_version(), "150");
+    store_contract! {
+        fn the_store_should_remember_the_resource_version_of_its_last_sync() {
+            let cache = in_mode(IndexedStore::<ConfigMap>::namespace_indexed());
+            assert_eq!(cache.last_store_sync_resource_version(), "");
+            cache
+                .replace(vec![with_rv("ns", "a", 1, "5")], "100")
+                .unwrap();
+            assert_eq!(cache.last_store_sync_resource_version(), "100");
+            cache.update(with_rv("ns", "a", 2, "101")).unwrap();
+            assert_eq!(cache.last_store_sync_resource_version(), "101");
+            cache.delete(with_rv("ns", "a", 2, "102")).unwrap();
+            assert_eq!(cache.last_store_sync_resource_version(), "102");
+            cache.delete_by_key(ExplicitKey::new("ns/x").key()).unwrap();
+            assert_eq!(cache.last_store_sync_resource_version(), "102");
+            cache.bookmark("150");
+            assert_eq!(cache.last_store_sync_resource_version(), "150");
+        }
     }
 
-    #[test]
-    fn replace_with_changes_should_report_deletions_and_the_objects_replaced() {
-        let cache = IndexedStore::<ConfigMap>::namespace_indexed();
-        cache.add(cm("ns", "kept", 1)).unwrap();
-        cache.add(cm("ns", "gone", 1)).unwrap();
-        let changes = cache
-            .replace_with_changes(vec![cm("ns", "kept", 2), cm("ns", "new", 1)], "9")
-            .unwrap();
-        assert_eq!(changes.deleted.len(), 1);
-        assert_eq!(&*changes.deleted[0].key, "ns/gone");
-        assert_eq!(changes.deleted[0].obj.as_deref().map(version), Some(1));
-        let replaced: Vec<(Option<u32>, u32)> = changes
-            .replaced
-            .iter()
-            .map(|(old, new)| (old.as_deref().map(version), version(new)))
-            .collect();
-        assert_eq!(replaced, [(Some(1), 2), (None, 1)]);
-        assert_eq!(cache.len(), 2);
-        assert_eq!(cache.last_store_sync_resource_version(), "9");
+    store_contract! {
+        fn replace_with_changes_should_report_deletions_and_the_objects_replaced() {
+            let cache = in_mode(IndexedStore::<ConfigMap>::namespace_indexed());
+            cache.add(cm("ns", "kept", 1)).unwrap();
+            cache.add(cm("ns", "gone", 1)).unwrap();
+            let changes = cache
+                .replace_with_changes(vec![cm("ns", "kept", 2), cm("ns", "new", 1)], "9")
+                .unwrap();
+            assert_eq!(changes.deleted.len(), 1);
+            assert_eq!(&*changes.deleted[0].key, "ns/gone");
+            assert_eq!(changes.deleted[0].obj.as_deref().map(version), Some(1));
+            let replaced: Vec<(Option<u32>, u32)> = changes
+                .replaced
+                .iter()
+                .map(|(old, new)| (old.as_deref().map(version), version(new)))
+                .collect();
+            assert_eq!(replaced, [(Some(1), 2), (None, 1)]);
+            assert_eq!(cache.len(), 2);
+            assert_eq!(cache.last_store_sync_resource_version(), "9");
+        }
     }
 
-    #[test]
-    fn an_explicit_key_should_delete_by_key() {
-        let cache = IndexedStore::<ConfigMap>::namespace_indexed();
-        cache.add(cm("ns", "a", 1)).unwrap();
-        cache.delete_by_key(ExplicitKey::new("ns/a").key()).unwrap();
-        assert!(cache.is_empty());
-        assert_eq!(ExplicitKey::new("ns/a").to_string(), "ns/a");
+    store_contract! {
+        fn an_explicit_key_should_delete_by_key() {
+            let cache = in_mode(IndexedStore::<ConfigMap>::namespace_indexed());
+            cache.add(cm("ns", "a", 1)).unwrap();
+            cache.delete_by_key(ExplicitKey::new("ns/a").key()).unwrap();
+            assert!(cache.is_empty());
+            assert_eq!(ExplicitKey::new("ns/a").to_string(), "ns/a");
+        }
     }
 }

@@ -81,6 +81,7 @@
 //! # Ok(()) }
 //! ```
 
+mod compact;
 mod delta;
 mod delta_fifo;
 mod error;
@@ -99,6 +100,7 @@ pub mod synctrack;
 mod test_util;
 mod thread_safe_store;
 
+pub use compact::DEFAULT_DECODED_OBJECTS;
 pub use delta::{
     BookmarkInfo, DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ReplacedAllInfo,
     deletion_handling_meta_namespace_key_func,

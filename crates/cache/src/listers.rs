@@ -137,6 +137,7 @@ mod tests {
     use crate::indexed_store::IndexedStore;
     use crate::key::meta_namespace_key_func;
     use crate::test_util::{cm, cm_labels};
+    use crate::test_util::{in_mode, store_contract};
     use k8s_openapi::api::core::v1::ConfigMap;
 
     fn fill(cache: &IndexedStore<ConfigMap>) {
@@ -146,48 +147,51 @@ mod tests {
         cache.add(cm("", "cluster-wide", 1)).unwrap();
     }
 
-    #[test]
-    fn list_should_filter_by_selector_across_namespaces() {
-        let cache = Arc::new(IndexedStore::namespace_indexed());
-        fill(&cache);
-        let lister = Lister::new(cache);
-        assert_eq!(lister.list(&"app=web".parse().unwrap()).len(), 2);
-        assert_eq!(lister.list(&Selector::everything()).len(), 4);
-        assert_eq!(lister.list(&"app".parse().unwrap()).len(), 3);
-        assert!(lister.get("cluster-wide").is_some());
-        assert!(lister.get("web").is_none());
+    store_contract! {
+        fn list_should_filter_by_selector_across_namespaces() {
+            let cache = Arc::new(in_mode(IndexedStore::namespace_indexed()));
+            fill(&cache);
+            let lister = Lister::new(cache);
+            assert_eq!(lister.list(&"app=web".parse().unwrap()).len(), 2);
+            assert_eq!(lister.list(&Selector::everything()).len(), 4);
+            assert_eq!(lister.list(&"app".parse().unwrap()).len(), 3);
+            assert!(lister.get("cluster-wide").is_some());
+            assert!(lister.get("web").is_none());
+        }
     }
 
-    #[test]
-    fn namespaced_should_list_and_get_within_one_namespace() {
-        let cache = Arc::new(IndexedStore::namespace_indexed());
-        fill(&cache);
-        let lister = Lister::new(cache);
-        let a = lister.namespaced("a");
-        assert_eq!(a.namespace(), "a");
-        assert_eq!(a.list(&Selector::everything()).len(), 2);
-        assert_eq!(a.list(&"app=db".parse().unwrap()).len(), 1);
-        assert!(a.get("web").is_some());
-        assert!(a.get("nope").is_none());
-        assert!(
-            lister
-                .namespaced("c")
-                .list(&Selector::everything())
-                .is_empty()
-        );
+    store_contract! {
+        fn namespaced_should_list_and_get_within_one_namespace() {
+            let cache = Arc::new(in_mode(IndexedStore::namespace_indexed()));
+            fill(&cache);
+            let lister = Lister::new(cache);
+            let a = lister.namespaced("a");
+            assert_eq!(a.namespace(), "a");
+            assert_eq!(a.list(&Selector::everything()).len(), 2);
+            assert_eq!(a.list(&"app=db".parse().unwrap()).len(), 1);
+            assert!(a.get("web").is_some());
+            assert!(a.get("nope").is_none());
+            assert!(
+                lister
+                    .namespaced("c")
+                    .list(&Selector::everything())
+                    .is_empty()
+            );
+        }
     }
 
-    #[test]
-    fn namespaced_should_fall_back_to_a_scan_without_the_namespace_index() {
-        let cache = Arc::new(IndexedStore::new(
-            meta_namespace_key_func::<ConfigMap>,
-            Indexers::default(),
-        ));
-        fill(&cache);
-        let lister = Lister::new(cache);
-        assert_eq!(
-            lister.namespaced("a").list(&Selector::everything()).len(),
-            2
-        );
+    store_contract! {
+        fn namespaced_should_fall_back_to_a_scan_without_the_namespace_index() {
+            let cache = Arc::new(in_mode(IndexedStore::new(
+                meta_namespace_key_func::<ConfigMap>,
+                Indexers::default(),
+            )));
+            fill(&cache);
+            let lister = Lister::new(cache);
+            assert_eq!(
+                lister.namespaced("a").list(&Selector::everything()).len(),
+                2
+            );
+        }
     }
 }

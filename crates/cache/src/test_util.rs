@@ -76,3 +76,61 @@ pub(crate) fn set_version(to: u32) -> TransformFunc<ConfigMap> {
         Ok(Arc::new(obj))
     })
 }
+
+thread_local! {
+    /// The stores the running contract test builds are compact.
+    static COMPACT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `test` with the test helpers building compact stores.
+pub(crate) fn with_compact(test: impl FnOnce()) {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            COMPACT.with(|c| c.set(false));
+        }
+    }
+    COMPACT.with(|c| c.set(true));
+    let _reset = Reset;
+    test();
+}
+
+/// Whether the running contract test wants compact stores.
+pub(crate) fn compact_mode() -> bool {
+    COMPACT.with(std::cell::Cell::get)
+}
+
+/// `cache`, compact when the running contract test asks for it.
+pub(crate) fn in_mode(cache: IndexedStore<ConfigMap>) -> IndexedStore<ConfigMap> {
+    if compact_mode() {
+        cache.compact()
+    } else {
+        cache
+    }
+}
+
+/// Tests of the store contract, each run twice: against a default store
+/// (`default_store`) and against a compact one (`compact_store`). Their
+/// stores come from helpers that consult [`compact_mode`].
+macro_rules! store_contract {
+    ($($(#[$attr:meta])* fn $name:ident() $body:block)*) => {$(
+        $(#[$attr])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            fn body() $body
+
+            #[test]
+            fn default_store() {
+                body();
+            }
+
+            #[test]
+            fn compact_store() {
+                crate::test_util::with_compact(body);
+            }
+        }
+    )*};
+}
+pub(crate) use store_contract;

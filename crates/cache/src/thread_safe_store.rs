@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::RwLock;
 
+use crate::compact::{Compact, Stored, Taken};
 use crate::error::{Error, Result, panic_message};
 use crate::index::{IndexFunc, IndexValues, Indexers};
 use crate::key::{KeyBuffer, ObjectKey, Objects};
@@ -26,7 +27,7 @@ type IndexMap<K> = Map<Arc<str>, Bucket<K>>;
 /// beyond dropping its cached snapshot.
 struct Slot<K> {
     key: ObjectKey,
-    obj: Arc<K>,
+    obj: Stored<K>,
     memberships: Memberships,
 }
 
@@ -134,12 +135,22 @@ impl<K> Bucket<K> {
         self.snapshot.take();
     }
 
-    fn snapshot(&self, slots: &[Slot<K>]) -> Objects<K> {
+    /// The members, as a snapshot kept until a member changes (a store
+    /// holding its objects decoded) or decoded afresh (a compact store,
+    /// which keeps no decoded copy of its content).
+    fn snapshot(&self, inner: &Inner<K>) -> Objects<K> {
+        if inner.compact.is_some() {
+            return self
+                .members
+                .iter()
+                .filter_map(|&id| inner.load(id, false))
+                .collect();
+        }
         self.snapshot
             .get_or_init(|| {
                 self.members
                     .iter()
-                    .filter_map(|&id| slots.get(id).map(|s| s.obj.clone()))
+                    .filter_map(|&id| inner.slots.get(id).and_then(|s| s.obj.object().cloned()))
                     .collect()
             })
             .clone()
@@ -174,6 +185,8 @@ struct Inner<K> {
     /// `threadSafeMap.rv`): the last object written (read lazily, so a
     /// write copies no string), or the version a replace or bookmark gave.
     rv: LastRv<K>,
+    /// Compact storage: objects kept encoded, decoded on read.
+    compact: Option<Compact<K>>,
 }
 
 /// The source of [`ThreadSafeStore::last_store_sync_resource_version`].
@@ -253,21 +266,46 @@ impl KeyIn {
 
 /// A store's content as [`ThreadSafeStore::replace_with`] hands it over:
 /// the objects in table order, and lookups by key.
-pub(crate) struct ReplacedContent<'a, K>(&'a Inner<K>);
+///
+/// A compact store's objects are decoded as they are asked for, except the
+/// new content's, which the replace hands over as it took them.
+pub(crate) struct ReplacedContent<'a, K> {
+    inner: &'a Inner<K>,
+    /// The objects by slot, when the slots hold them encoded.
+    objects: Option<&'a [Arc<K>]>,
+}
 
 impl<'a, K> ReplacedContent<'a, K> {
+    fn object(&self, id: usize) -> Option<Arc<K>> {
+        match self.objects {
+            Some(objects) => objects.get(id).cloned(),
+            None => self.inner.load(id, false),
+        }
+    }
+
+    /// Whether the content holds `key`.
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.inner.find(key).is_some()
+    }
+
+    /// Every key, in table order (insertion order after a replace).
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &'a ObjectKey> + use<'a, K> {
+        self.inner.slots.iter().map(|s| &s.key)
+    }
+
     /// Every `(key, object)`, in table order (insertion order after a
     /// replace).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<K>)> + use<'a, K> {
-        self.0.slots.iter().map(|s| (&s.key, &s.obj))
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a ObjectKey, Arc<K>)> + use<'_, 'a, K> {
+        self.inner
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(id, s)| Some((&s.key, self.object(id)?)))
     }
 
     /// The object stored under `key`.
-    pub(crate) fn get(&self, key: &str) -> Option<&'a Arc<K>> {
-        self.0
-            .find(key)
-            .and_then(|id| self.0.slots.get(id))
-            .map(|s| &s.obj)
+    pub(crate) fn get(&self, key: &str) -> Option<Arc<K>> {
+        self.object(self.inner.find(key)?)
     }
 }
 
@@ -428,6 +466,39 @@ fn reindex<K>(
 }
 
 impl<K> Inner<K> {
+    /// The object in slot `id`, decoded if the slot holds it encoded (and
+    /// then kept in the decoded cache if `remember`).
+    fn load(&self, id: usize, remember: bool) -> Option<Arc<K>> {
+        let slot = self.slots.get(id)?;
+        match (&slot.obj, &self.compact) {
+            (Stored::Object(obj), _) => Some(obj.clone()),
+            (stored, Some(compact)) => compact.load(&slot.key, stored, remember),
+            (Stored::Encoded(_), None) => None,
+        }
+    }
+
+    /// A slot's object taken out (replaced or removed), as the store hands
+    /// it back: decoded.
+    fn unstore(&self, key: &str, taken: Taken<K>) -> Option<Arc<K>> {
+        if let Some(obj) = taken.decoded {
+            return Some(obj);
+        }
+        match (taken.stored, &self.compact) {
+            (Stored::Object(obj), _) => Some(obj),
+            (stored, Some(compact)) => compact.decode(key, stored),
+            (Stored::Encoded(_), None) => None,
+        }
+    }
+
+    /// `obj` as a slot of this store holds it, under `key`, and the key's
+    /// decoded object the decoded cache held (the object it replaces).
+    fn stored(&self, key: &ObjectKey, obj: &Arc<K>) -> (Stored<K>, Option<Arc<K>>) {
+        match &self.compact {
+            Some(compact) => compact.store(key, obj),
+            None => (Stored::Object(obj.clone()), None),
+        }
+    }
+
     fn empty_like(&self, capacity: usize) -> Self {
         Inner {
             keys: hashbrown::HashTable::with_capacity(capacity),
@@ -444,6 +515,7 @@ impl<K> Inner<K> {
                 })
                 .collect(),
             rv: LastRv::Explicit(Arc::from("")),
+            compact: self.compact.as_ref().map(Compact::empty_like),
         }
     }
 
@@ -467,7 +539,9 @@ impl<K> Inner<K> {
                 }
                 Ok((TransactionType::Add | TransactionType::Update, key, Some(obj))) => {
                     last = Some(obj.clone());
+                    let key_str = key.as_str().to_owned();
                     self.put(key, obj)
+                        .map(|old| old.and_then(|(_, old)| self.unstore(&key_str, old)))
                 }
                 Ok((TransactionType::Add | TransactionType::Update, key, None)) => {
                     last = None;
@@ -478,7 +552,9 @@ impl<K> Inner<K> {
                 }
                 Ok((TransactionType::Delete, key, obj)) => {
                     last = obj;
-                    Ok(self.remove(key.as_str()))
+                    Ok(self
+                        .remove(key.as_str())
+                        .and_then(|old| self.unstore(key.as_str(), old)))
                 }
             };
             results.push(result);
@@ -503,8 +579,9 @@ impl<K> Inner<K> {
             .copied()
     }
 
-    /// Stores `obj` under `key`; returns the object it replaced.
-    fn put(&mut self, key: KeyIn, obj: Arc<K>) -> Result<Option<Arc<K>>> {
+    /// Stores `obj` under `key`; returns its slot and the object it
+    /// replaced, as the slot held it.
+    fn put(&mut self, key: KeyIn, obj: Arc<K>) -> Result<Option<(usize, Taken<K>)>> {
         let hash = self.hasher.hash_one(key.as_str());
         let found = self.find_hashed(hash, key.as_str());
         let id = found.unwrap_or(self.slots.len());
@@ -565,13 +642,20 @@ impl<K> Inner<K> {
                 }
                 slot.memberships = memberships;
                 self.rv = LastRv::Object(obj.clone());
-                Ok(Some(std::mem::replace(&mut slot.obj, obj)))
+                let (stored, decoded) = match &self.compact {
+                    Some(compact) => compact.store(&slot.key, &obj),
+                    None => (Stored::Object(obj), None),
+                };
+                let stored = std::mem::replace(&mut slot.obj, stored);
+                Ok(Some((id, Taken { stored, decoded })))
             }
             None => {
                 self.list_snapshot.take();
                 self.rv = LastRv::Object(obj.clone());
+                let key = key.into_owned();
+                let (obj, _) = self.stored(&key, &obj);
                 self.slots.push(Slot {
-                    key: key.into_owned(),
+                    key,
                     obj,
                     memberships,
                 });
@@ -584,7 +668,7 @@ impl<K> Inner<K> {
         }
     }
 
-    fn remove(&mut self, key: &str) -> Option<Arc<K>> {
+    fn remove(&mut self, key: &str) -> Option<Taken<K>> {
         let slots = &self.slots;
         let (id, _) = self
             .keys
@@ -600,6 +684,7 @@ impl<K> Inner<K> {
             }
         }
         self.list_snapshot.take();
+        let decoded = self.compact.as_ref().and_then(|c| c.forget(key));
         let removed = self.slots.swap_remove(id);
         // The last slot moved into `id`: point its key and buckets there.
         let was = self.slots.len();
@@ -621,7 +706,10 @@ impl<K> Inner<K> {
                 }
             }
         }
-        Some(removed.obj)
+        Some(Taken {
+            stored: removed.obj,
+            decoded,
+        })
     }
 
     /// Indexes every stored object with a new index function that will sit
@@ -636,7 +724,10 @@ impl<K> Inner<K> {
         let mut index = IndexMap::default();
         let mut joined = Vec::with_capacity(self.slots.len());
         for (id, slot) in self.slots.iter().enumerate() {
-            let values = call_index_func(name, func, &*slot.obj, &slot.key)?;
+            let Some(obj) = self.load(id, false) else {
+                continue;
+            };
+            let values = call_index_func(name, func, &*obj, &slot.key)?;
             let mut memberships = Memberships::None;
             for (n, value) in values.iter().enumerate() {
                 if !values[..n].contains(value) {
@@ -711,27 +802,88 @@ impl<K> ThreadSafeStore<K> {
                 list_snapshot: OnceLock::new(),
                 indices,
                 rv: LastRv::Explicit(Arc::from("")),
+                compact: None,
             }),
         }
+    }
+
+    /// This store in compact mode: objects kept encoded (their JSON) and
+    /// decoded when read, with up to `decoded` decoded objects cached (the
+    /// last written or got, one per place of a table indexed by key hash).
+    /// Objects already stored are encoded now.
+    ///
+    /// A compact store holds a fraction of the memory per object (see the
+    /// README's cache rows), and reads pay for it: a `get` that misses the
+    /// decoded cache decodes the object, and `list`, `by_index` and `index`
+    /// decode every object they return, every time (they keep no shared
+    /// snapshot). The objects handed out are `Arc<K>` as in a default
+    /// store, but two reads of an object not in the decoded cache give two
+    /// copies. An object `K`'s `Serialize` cannot write is kept decoded.
+    #[must_use]
+    pub fn compact(self, decoded: usize) -> Self
+    where
+        K: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let mut inner = self.inner.into_inner();
+        let compact = Compact::new(decoded);
+        for slot in &mut inner.slots {
+            if let Stored::Object(obj) = &slot.obj {
+                slot.obj = compact.store(&slot.key, &obj.clone()).0;
+            }
+        }
+        inner.list_snapshot.take();
+        for entry in &mut inner.indices {
+            for bucket in entry.index.values_mut() {
+                bucket.changed();
+            }
+        }
+        inner.compact = Some(compact);
+        Self {
+            inner: RwLock::new(inner),
+        }
+    }
+
+    /// Whether this store keeps its objects encoded ([`compact`](Self::compact)).
+    pub fn is_compact(&self) -> bool {
+        self.inner.read().compact.is_some()
     }
 
     /// Adds `obj` under `key`, replacing what was there (and its index
     /// entries).
     pub fn add(&self, key: ObjectKey, obj: Arc<K>) -> Result<()> {
-        self.put(KeyIn::Owned(key), obj).map(drop)
+        // The object replaced is dropped once the lock is released.
+        let replaced = self.inner.write().put(KeyIn::Owned(key), obj);
+        replaced.map(drop)
+    }
+
+    /// [`add`](Self::add) with a key that is copied only if it is new to
+    /// the store; true if it was. The object replaced, if any, is dropped
+    /// once the lock is released (and not decoded, in a compact store).
+    pub(crate) fn put_new(&self, key: KeyIn, obj: Arc<K>) -> Result<bool> {
+        let replaced = self.inner.write().put(key, obj)?;
+        Ok(replaced.is_none())
     }
 
     /// Updates the object under `key`: the old object's index entries are
     /// removed before the new object's are added.
     pub fn update(&self, key: ObjectKey, obj: Arc<K>) -> Result<()> {
-        self.put(KeyIn::Owned(key), obj).map(drop)
+        self.add(key, obj)
     }
 
     /// [`add`](Self::add) / [`update`](Self::update) with a key that is
     /// copied only if it is new to the store; returns the object replaced
     /// (dropped by the caller, after the lock is released).
     pub(crate) fn put(&self, key: KeyIn, obj: Arc<K>) -> Result<Option<Arc<K>>> {
-        self.inner.write().put(key, obj)
+        let mut inner = self.inner.write();
+        let old = inner.put(key, obj)?;
+        Ok(old.and_then(|(id, old)| match old.stored {
+            Stored::Object(obj) => Some(obj),
+            // Decoded from the replaced bytes (the key is the slot's).
+            _ => {
+                let key = inner.slots.get(id)?.key.clone();
+                inner.unstore(&key, old)
+            }
+        }))
     }
 
     /// Deletes the object under `key` and its index entries; an index value
@@ -747,17 +899,29 @@ impl<K> ThreadSafeStore<K> {
     pub fn get(&self, key: &str) -> Option<Arc<K>> {
         let inner = self.inner.read();
         let id = inner.find(key)?;
-        inner.slots.get(id).map(|s| s.obj.clone())
+        inner.load(id, true)
     }
 
     /// Every object, in no particular order, as a shared snapshot: until
     /// the store changes, further calls return the same snapshot without
-    /// copying.
+    /// copying. A compact store decodes every object at each call instead
+    /// (keeping a snapshot would keep the whole content decoded).
     pub fn list(&self) -> Objects<K> {
         let inner = self.inner.read();
+        if inner.compact.is_some() {
+            return (0..inner.slots.len())
+                .filter_map(|id| inner.load(id, false))
+                .collect();
+        }
         inner
             .list_snapshot
-            .get_or_init(|| inner.slots.iter().map(|s| s.obj.clone()).collect())
+            .get_or_init(|| {
+                inner
+                    .slots
+                    .iter()
+                    .filter_map(|s| s.obj.object().cloned())
+                    .collect()
+            })
             .clone()
     }
 
@@ -846,9 +1010,22 @@ impl<K> ThreadSafeStore<K> {
     {
         // Built outside the lock, so readers are not held up meanwhile.
         let mut fresh = self.inner.read().empty_like(items.len());
+        // A compact store keeps the objects it encodes for `changes`, by slot.
+        let mut objects = Vec::new();
+        let compact = fresh.compact.is_some();
         for item in items {
             let (key, obj) = item?;
-            fresh.put(key, obj)?;
+            let kept = compact.then(|| obj.clone());
+            let id = match fresh.put(key, obj)? {
+                Some((id, _)) => id,
+                None => fresh.slots.len() - 1,
+            };
+            if let Some(obj) = kept {
+                match objects.get_mut(id) {
+                    Some(at) => *at = obj,
+                    None => objects.push(obj),
+                }
+            }
         }
         let mut inner = self.inner.write();
         // Indexers added between the read above and now (they are only
@@ -862,7 +1039,16 @@ impl<K> ThreadSafeStore<K> {
         fresh.add_indices(added)?;
         fresh.rv = LastRv::Explicit(Arc::from(resource_version));
         let old = std::mem::replace(&mut *inner, fresh);
-        let result = changes(ReplacedContent(&old), ReplacedContent(&inner));
+        let result = changes(
+            ReplacedContent {
+                inner: &old,
+                objects: None,
+            },
+            ReplacedContent {
+                inner: &inner,
+                objects: compact.then_some(&objects[..]),
+            },
+        );
         drop(inner);
         drop(old);
         Ok(result)
@@ -878,7 +1064,7 @@ impl<K> ThreadSafeStore<K> {
             [one] => Ok(entry
                 .index
                 .get(&**one)
-                .map(|b| b.snapshot(&inner.slots))
+                .map(|b| b.snapshot(&inner))
                 .unwrap_or_else(|| Objects::from([]))),
             many => {
                 let mut ids: Vec<usize> = many
@@ -890,7 +1076,7 @@ impl<K> ThreadSafeStore<K> {
                 ids.dedup();
                 Ok(ids
                     .into_iter()
-                    .filter_map(|id| inner.slots.get(id).map(|s| s.obj.clone()))
+                    .filter_map(|id| inner.load(id, false))
                     .collect())
             }
         }
@@ -932,7 +1118,7 @@ impl<K> ThreadSafeStore<K> {
         Ok(entry
             .index
             .get(indexed_value)
-            .map(|b| b.snapshot(&inner.slots))
+            .map(|b| b.snapshot(&inner))
             .unwrap_or_else(|| Objects::from([])))
     }
 
@@ -982,15 +1168,21 @@ impl<K> ThreadSafeStore<K> {
             }
         }
         if let Some(listed) = inner.list_snapshot.get() {
-            let fresh = inner.slots.iter().map(|s| Arc::as_ptr(&s.obj));
+            let fresh = inner
+                .slots
+                .iter()
+                .map(|s| s.obj.object().map_or(std::ptr::null(), Arc::as_ptr));
             if !listed.iter().map(Arc::as_ptr).eq(fresh) {
                 return Err("the list snapshot is stale".to_owned());
             }
         }
         for (ix, entry) in inner.indices.iter().enumerate() {
             let mut expected: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-            for slot in &inner.slots {
-                let values = call_index_func(&entry.name, &entry.func, &*slot.obj, &slot.key)
+            for (id, slot) in inner.slots.iter().enumerate() {
+                let obj = inner
+                    .load(id, false)
+                    .ok_or_else(|| format!("{} does not decode", slot.key))?;
+                let values = call_index_func(&entry.name, &entry.func, &*obj, &slot.key)
                     .map_err(|e| e.to_string())?;
                 for value in &values {
                     expected
@@ -1011,7 +1203,12 @@ impl<K> ThreadSafeStore<K> {
                     let mut fresh: Vec<*const K> = bucket
                         .members
                         .iter()
-                        .map(|&id| Arc::as_ptr(&inner.slots[id].obj))
+                        .map(|&id| {
+                            inner.slots[id]
+                                .obj
+                                .object()
+                                .map_or(std::ptr::null(), Arc::as_ptr)
+                        })
                         .collect();
                     let mut cached: Vec<*const K> = snapshot.iter().map(Arc::as_ptr).collect();
                     fresh.sort();
@@ -1080,6 +1277,7 @@ mod tests {
     use super::*;
     use crate::index::{NAMESPACE_INDEX, index_func, meta_namespace_index_func, try_index_func};
     use crate::test_util::{cm, cm_labels, version};
+    use crate::test_util::{compact_mode, store_contract};
     use k8s_openapi::api::core::v1::ConfigMap;
     use std::collections::BTreeSet;
 
@@ -1106,176 +1304,191 @@ mod tests {
     fn store_with<const N: usize>(
         indexes: [(&str, IndexFunc<ConfigMap>); N],
     ) -> ThreadSafeStore<ConfigMap> {
-        ThreadSafeStore::new(
+        let store = ThreadSafeStore::new(
             indexes
                 .into_iter()
                 .map(|(name, func)| (name.to_owned(), func))
                 .collect(),
-        )
+        );
+        // Compact stores keep few decoded objects, so reads decode.
+        if compact_mode() {
+            store.compact(2)
+        } else {
+            store
+        }
     }
 
     fn keys(v: Vec<ObjectKey>) -> BTreeSet<String> {
         v.iter().map(|k| k.to_string()).collect()
     }
 
-    #[test]
-    fn update_should_remove_the_old_index_entries_before_adding_the_new_ones() {
-        let s = store();
-        s.add("ns/a".into(), cm_labels("ns", "a", &[("app", "web")]))
-            .unwrap();
-        s.update("ns/a".into(), cm_labels("ns", "a", &[("app", "db")]))
-            .unwrap();
-        assert!(s.by_index("app", "web").unwrap().is_empty());
-        assert_eq!(
-            keys(s.index_keys("app", "db").unwrap()),
-            BTreeSet::from(["ns/a".to_owned()])
-        );
-        s.check_indices().unwrap();
+    store_contract! {
+        fn update_should_remove_the_old_index_entries_before_adding_the_new_ones() {
+            let s = store();
+            s.add("ns/a".into(), cm_labels("ns", "a", &[("app", "web")]))
+                .unwrap();
+            s.update("ns/a".into(), cm_labels("ns", "a", &[("app", "db")]))
+                .unwrap();
+            assert!(s.by_index("app", "web").unwrap().is_empty());
+            assert_eq!(
+                keys(s.index_keys("app", "db").unwrap()),
+                BTreeSet::from(["ns/a".to_owned()])
+            );
+            s.check_indices().unwrap();
+        }
     }
 
-    #[test]
-    fn update_with_unchanged_values_should_serve_the_new_object_from_the_index() {
-        let s = store();
-        s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
-        let newer = cm("ns", "a", 2);
-        s.update("ns/a".into(), newer.clone()).unwrap();
-        let found = s.by_index(NAMESPACE_INDEX, "ns").unwrap();
-        assert!(Arc::ptr_eq(&found[0], &newer));
+    store_contract! {
+        fn update_with_unchanged_values_should_serve_the_new_object_from_the_index() {
+            let s = store();
+            s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
+            let newer = cm("ns", "a", 2);
+            s.update("ns/a".into(), newer.clone()).unwrap();
+            let found = s.by_index(NAMESPACE_INDEX, "ns").unwrap();
+            assert!(Arc::ptr_eq(&found[0], &newer));
+        }
     }
 
-    #[test]
-    fn an_index_value_whose_set_becomes_empty_should_be_removed() {
-        let s = store();
-        s.add("ns/a".into(), cm_labels("ns", "a", &[("app", "web")]))
+    store_contract! {
+        fn an_index_value_whose_set_becomes_empty_should_be_removed() {
+            let s = store();
+            s.add("ns/a".into(), cm_labels("ns", "a", &[("app", "web")]))
+                .unwrap();
+            s.add("ns/b".into(), cm_labels("ns", "b", &[("app", "web")]))
+                .unwrap();
+            s.delete("ns/a").unwrap();
+            assert_eq!(
+                s.list_index_func_values("app"),
+                vec![Arc::<str>::from("web")]
+            );
+            s.delete("ns/b").unwrap();
+            assert!(s.list_index_func_values("app").is_empty());
+            s.add("ns/c".into(), cm_labels("ns", "c", &[("app", "web")]))
+                .unwrap();
+            s.update("ns/c".into(), cm_labels("ns", "c", &[("app", "db")]))
+                .unwrap();
+            assert_eq!(
+                s.list_index_func_values("app"),
+                vec![Arc::<str>::from("db")]
+            );
+            s.check_indices().unwrap();
+        }
+    }
+
+    store_contract! {
+        fn add_indexers_should_index_the_items_already_stored() {
+            let s = ThreadSafeStore::new(Indexers::default());
+            s.add("ns/a".into(), cm_labels("ns", "a", &[("app", "web")]))
+                .unwrap();
+            s.add("other/b".into(), cm("other", "b", 0)).unwrap();
+            let mut more = Indexers::default();
+            more.insert("app".to_owned(), label_index("app"));
+            more.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
+            s.add_indexers(more).unwrap();
+            assert_eq!(
+                keys(s.index_keys("app", "web").unwrap()),
+                BTreeSet::from(["ns/a".to_owned()])
+            );
+            assert_eq!(s.by_index(NAMESPACE_INDEX, "other").unwrap().len(), 1);
+            let mut names: Vec<String> = s.get_indexers().into_keys().collect();
+            names.sort();
+            assert_eq!(names, ["app", "namespace"]);
+            s.check_indices().unwrap();
+        }
+    }
+
+    store_contract! {
+        fn add_indexers_should_refuse_a_name_that_exists_and_change_nothing() {
+            let s = store();
+            let mut more = Indexers::default();
+            more.insert("app".to_owned(), label_index("tier"));
+            more.insert("tier".to_owned(), label_index("tier"));
+            let err = s.add_indexers(more).unwrap_err();
+            assert!(matches!(err, Error::IndexerConflict { ref name } if name == "app"));
+            assert_eq!(s.get_indexers().len(), 2);
+        }
+    }
+
+    store_contract! {
+        fn an_index_function_may_return_several_values() {
+            let s = store_with([(
+                "labels",
+                try_index_func(|cm: &ConfigMap| {
+                    Ok(cm
+                        .metadata
+                        .labels
+                        .iter()
+                        .flatten()
+                        .map(|(k, v)| std::borrow::Cow::Owned(format!("{k}={v}")))
+                        .collect())
+                }),
+            )]);
+            s.add(
+                "ns/a".into(),
+                cm_labels("ns", "a", &[("app", "web"), ("tier", "front")]),
+            )
             .unwrap();
-        s.add("ns/b".into(), cm_labels("ns", "b", &[("app", "web")]))
-            .unwrap();
-        s.delete("ns/a").unwrap();
-        assert_eq!(
-            s.list_index_func_values("app"),
-            vec![Arc::<str>::from("web")]
-        );
-        s.delete("ns/b").unwrap();
-        assert!(s.list_index_func_values("app").is_empty());
-        s.add("ns/c".into(), cm_labels("ns", "c", &[("app", "web")]))
-            .unwrap();
-        s.update("ns/c".into(), cm_labels("ns", "c", &[("app", "db")]))
-            .unwrap();
-        assert_eq!(
-            s.list_index_func_values("app"),
-            vec![Arc::<str>::from("db")]
-        );
-        s.check_indices().unwrap();
+            s.add("ns/b".into(), cm_labels("ns", "b", &[("tier", "front")]))
+                .unwrap();
+            assert_eq!(s.by_index("labels", "app=web").unwrap().len(), 1);
+            assert_eq!(s.by_index("labels", "tier=front").unwrap().len(), 2);
+            // `index` unions every value of the probe object, without duplicates.
+            let probe = cm_labels("x", "probe", &[("app", "web"), ("tier", "front")]);
+            assert_eq!(s.index("labels", &probe).unwrap().len(), 2);
+            s.check_indices().unwrap();
+        }
     }
 
-    #[test]
-    fn add_indexers_should_index_the_items_already_stored() {
-        let s = ThreadSafeStore::new(Indexers::default());
-        s.add("ns/a".into(), cm_labels("ns", "a", &[("app", "web")]))
-            .unwrap();
-        s.add("other/b".into(), cm("other", "b", 0)).unwrap();
-        let mut more = Indexers::default();
-        more.insert("app".to_owned(), label_index("app"));
-        more.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
-        s.add_indexers(more).unwrap();
-        assert_eq!(
-            keys(s.index_keys("app", "web").unwrap()),
-            BTreeSet::from(["ns/a".to_owned()])
-        );
-        assert_eq!(s.by_index(NAMESPACE_INDEX, "other").unwrap().len(), 1);
-        let mut names: Vec<String> = s.get_indexers().into_keys().collect();
-        names.sort();
-        assert_eq!(names, ["app", "namespace"]);
-        s.check_indices().unwrap();
+    store_contract! {
+        fn by_index_of_an_unknown_index_should_fail() {
+            let s = store();
+            assert!(matches!(
+                s.by_index("nope", "x"),
+                Err(Error::IndexNotFound { .. })
+            ));
+            assert!(matches!(
+                s.index_keys("nope", "x"),
+                Err(Error::IndexNotFound { .. })
+            ));
+            assert!(s.list_index_func_values("nope").is_empty());
+        }
     }
 
-    #[test]
-    fn add_indexers_should_refuse_a_name_that_exists_and_change_nothing() {
-        let s = store();
-        let mut more = Indexers::default();
-        more.insert("app".to_owned(), label_index("tier"));
-        more.insert("tier".to_owned(), label_index("tier"));
-        let err = s.add_indexers(more).unwrap_err();
-        assert!(matches!(err, Error::IndexerConflict { ref name } if name == "app"));
-        assert_eq!(s.get_indexers().len(), 2);
+    store_contract! {
+        fn a_failing_index_function_should_leave_the_store_unchanged() {
+            let s = store_with([(
+                "picky",
+                try_index_func(|cm: &ConfigMap| {
+                    if cm.metadata.name.as_deref() == Some("bad") {
+                        Err("no".into())
+                    } else {
+                        Ok(IndexValues::one("ok"))
+                    }
+                }),
+            )]);
+            s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
+            let err = s.add("ns/bad".into(), cm("ns", "bad", 1)).unwrap_err();
+            assert!(matches!(err, Error::IndexFunc { .. }));
+            assert!(s.get("ns/bad").is_none());
+            assert!(
+                s.replace(vec![("ns/bad".into(), cm("ns", "bad", 1))], "1")
+                    .is_err()
+            );
+            assert!(s.get("ns/a").is_some());
+            s.check_indices().unwrap();
+        }
     }
 
-    #[test]
-    fn an_index_function_may_return_several_values() {
-        let s = store_with([(
-            "labels",
-            try_index_func(|cm: &ConfigMap| {
-                Ok(cm
-                    .metadata
-                    .labels
-                    .iter()
-                    .flatten()
-                    .map(|(k, v)| std::borrow::Cow::Owned(format!("{k}={v}")))
-                    .collect())
-            }),
-        )]);
-        s.add(
-            "ns/a".into(),
-            cm_labels("ns", "a", &[("app", "web"), ("tier", "front")]),
-        )
-        .unwrap();
-        s.add("ns/b".into(), cm_labels("ns", "b", &[("tier", "front")]))
-            .unwrap();
-        assert_eq!(s.by_index("labels", "app=web").unwrap().len(), 1);
-        assert_eq!(s.by_index("labels", "tier=front").unwrap().len(), 2);
-        // `index` unions every value of the probe object, without duplicates.
-        let probe = cm_labels("x", "probe", &[("app", "web"), ("tier", "front")]);
-        assert_eq!(s.index("labels", &probe).unwrap().len(), 2);
-        s.check_indices().unwrap();
-    }
-
-    #[test]
-    fn by_index_of_an_unknown_index_should_fail() {
-        let s = store();
-        assert!(matches!(
-            s.by_index("nope", "x"),
-            Err(Error::IndexNotFound { .. })
-        ));
-        assert!(matches!(
-            s.index_keys("nope", "x"),
-            Err(Error::IndexNotFound { .. })
-        ));
-        assert!(s.list_index_func_values("nope").is_empty());
-    }
-
-    #[test]
-    fn a_failing_index_function_should_leave_the_store_unchanged() {
-        let s = store_with([(
-            "picky",
-            try_index_func(|cm: &ConfigMap| {
-                if cm.metadata.name.as_deref() == Some("bad") {
-                    Err("no".into())
-                } else {
-                    Ok(IndexValues::one("ok"))
-                }
-            }),
-        )]);
-        s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
-        let err = s.add("ns/bad".into(), cm("ns", "bad", 1)).unwrap_err();
-        assert!(matches!(err, Error::IndexFunc { .. }));
-        assert!(s.get("ns/bad").is_none());
-        assert!(
-            s.replace(vec![("ns/bad".into(), cm("ns", "bad", 1))], "1")
-                .is_err()
-        );
-        assert!(s.get("ns/a").is_some());
-        s.check_indices().unwrap();
-    }
-
-    #[test]
-    fn a_panicking_index_function_should_be_caught() {
-        let s = store_with([(
-            "boom",
-            index_func(|_: &ConfigMap| -> Vec<String> { panic!("index function exploded") }),
-        )]);
-        let err = s.add("ns/a".into(), cm("ns", "a", 1)).unwrap_err();
-        assert!(format!("{:?}", err).contains("exploded"));
-        assert!(s.is_empty());
+    store_contract! {
+        fn a_panicking_index_function_should_be_caught() {
+            let s = store_with([(
+                "boom",
+                index_func(|_: &ConfigMap| -> Vec<String> { panic!("index function exploded") }),
+            )]);
+            let err = s.add("ns/a".into(), cm("ns", "a", 1)).unwrap_err();
+            assert!(format!("{:?}", err).contains("exploded"));
+            assert!(s.is_empty());
+        }
     }
 
     /// Writers on several tasks and concurrent `by_index` readers; a checker
@@ -1381,127 +1594,131 @@ mod tests {
         s.check_indices().unwrap();
     }
 
-    #[test]
-    fn list_after_an_update_should_serve_the_new_object_and_never_change_a_held_snapshot() {
-        let s = store();
-        for name in ["a", "b", "c"] {
-            s.add(format!("ns/{name}").into(), cm("ns", name, 1))
-                .unwrap();
-        }
-        // Nobody holds the snapshot: the update is written into it.
-        drop(s.list());
-        let newer = cm("ns", "b", 2);
-        s.update("ns/b".into(), newer.clone()).unwrap();
-        let listed = s.list();
-        assert_eq!(listed.len(), 3);
-        assert!(listed.iter().any(|o| Arc::ptr_eq(o, &newer)));
-        assert!(
-            listed
+    store_contract! {
+        fn list_after_an_update_should_serve_the_new_object_and_never_change_a_held_snapshot() {
+            let s = store();
+            for name in ["a", "b", "c"] {
+                s.add(format!("ns/{name}").into(), cm("ns", name, 1))
+                    .unwrap();
+            }
+            // Nobody holds the snapshot: the update is written into it.
+            drop(s.list());
+            let newer = cm("ns", "b", 2);
+            s.update("ns/b".into(), newer.clone()).unwrap();
+            let listed = s.list();
+            assert_eq!(listed.len(), 3);
+            assert!(listed.iter().any(|o| Arc::ptr_eq(o, &newer)));
+            assert!(
+                listed
+                    .iter()
+                    .all(|o| o.metadata.name.as_deref() != Some("b") || version(o) == 2)
+            );
+            // A held snapshot is left as it was; the next list sees the change.
+            let newest = cm("ns", "b", 3);
+            s.update("ns/b".into(), newest.clone()).unwrap();
+            assert!(listed.iter().any(|o| Arc::ptr_eq(o, &newer)));
+            assert!(s.list().iter().any(|o| Arc::ptr_eq(o, &newest)));
+            // Objects coming and going are seen too.
+            drop(listed);
+            s.delete("ns/a").unwrap();
+            s.add("ns/d".into(), cm("ns", "d", 1)).unwrap();
+            let mut names: Vec<_> = s
+                .list()
                 .iter()
-                .all(|o| o.metadata.name.as_deref() != Some("b") || version(o) == 2)
-        );
-        // A held snapshot is left as it was; the next list sees the change.
-        let newest = cm("ns", "b", 3);
-        s.update("ns/b".into(), newest.clone()).unwrap();
-        assert!(listed.iter().any(|o| Arc::ptr_eq(o, &newer)));
-        assert!(s.list().iter().any(|o| Arc::ptr_eq(o, &newest)));
-        // Objects coming and going are seen too.
-        drop(listed);
-        s.delete("ns/a").unwrap();
-        s.add("ns/d".into(), cm("ns", "d", 1)).unwrap();
-        let mut names: Vec<_> = s
-            .list()
-            .iter()
-            .map(|o| o.metadata.name.clone().unwrap())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["b", "c", "d"]);
-        s.check_indices().unwrap();
-    }
-
-    #[test]
-    fn an_index_function_repeating_a_value_should_index_the_object_once() {
-        let s = store_with([(
-            "twice",
-            index_func(|cm: &ConfigMap| {
-                let ns = cm.metadata.namespace.clone().unwrap_or_default();
-                vec![ns.clone(), ns]
-            }),
-        )]);
-        s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
-        s.update("ns/a".into(), cm("ns", "a", 2)).unwrap();
-        assert_eq!(s.by_index("twice", "ns").unwrap().len(), 1);
-        assert_eq!(s.index_keys("twice", "ns").unwrap().len(), 1);
-        s.check_indices().unwrap();
-        s.delete("ns/a").unwrap();
-        assert!(s.list_index_func_values("twice").is_empty());
-    }
-
-    #[test]
-    fn deleting_and_updating_among_many_should_keep_every_position_right() {
-        // Objects indexed under several values each; deletes from the middle
-        // move other objects in the table and in the buckets.
-        let s = store_with([
-            (
-                "letters",
-                index_func(|cm: &ConfigMap| {
-                    let name = cm.metadata.name.clone().unwrap_or_default();
-                    let mut values: Vec<String> = name.chars().map(String::from).collect();
-                    values.push(format!("v{}", version(cm)));
-                    values
-                }),
-            ),
-            (NAMESPACE_INDEX, meta_namespace_index_func()),
-        ]);
-        let names = ["ab", "bc", "cd", "da", "abcd", "b"];
-        for (i, name) in names.iter().enumerate() {
-            let ns = if i % 2 == 0 { "even" } else { "odd" };
-            s.add(format!("{ns}/{name}").into(), cm(ns, name, 1))
-                .unwrap();
+                .map(|o| o.metadata.name.clone().unwrap())
+                .collect();
+            names.sort();
+            assert_eq!(names, ["b", "c", "d"]);
             s.check_indices().unwrap();
         }
-        s.delete("even/ab").unwrap();
-        s.check_indices().unwrap();
-        s.update("odd/bc".into(), cm("odd", "bc", 2)).unwrap();
-        s.check_indices().unwrap();
-        s.delete("even/abcd").unwrap();
-        s.check_indices().unwrap();
-        s.add("even/ab".into(), cm("even", "ab", 3)).unwrap();
-        s.check_indices().unwrap();
-        s.delete("odd/b").unwrap();
-        s.check_indices().unwrap();
-        assert_eq!(
-            keys(s.index_keys("letters", "b").unwrap()),
-            BTreeSet::from(["even/ab".to_owned(), "odd/bc".to_owned()])
-        );
-        assert_eq!(
-            keys(s.index_keys("letters", "v1").unwrap()),
-            BTreeSet::from(["even/cd".to_owned(), "odd/da".to_owned()])
-        );
-        assert_eq!(s.by_index(NAMESPACE_INDEX, "odd").unwrap().len(), 2);
-        assert_eq!(s.len(), 4);
     }
 
-    #[test]
-    fn updates_and_deletes_should_not_call_the_index_function_on_the_old_object() {
-        // Where an object was indexed is remembered: an update computes the
-        // new object's values only, a delete computes none.
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
-        let s = store_with([(
-            "counted",
-            index_func(move |cm: &ConfigMap| {
-                counted.fetch_add(1, Ordering::SeqCst);
-                cm.metadata.namespace.clone().into_iter().collect()
-            }),
-        )]);
-        s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
-        s.update("ns/a".into(), cm("ns", "a", 2)).unwrap();
-        assert_eq!(calls.load(Ordering::SeqCst), 2);
-        s.delete("ns/a").unwrap();
-        assert_eq!(calls.load(Ordering::SeqCst), 2);
-        assert!(s.list_index_func_values("counted").is_empty());
+    store_contract! {
+        fn an_index_function_repeating_a_value_should_index_the_object_once() {
+            let s = store_with([(
+                "twice",
+                index_func(|cm: &ConfigMap| {
+                    let ns = cm.metadata.namespace.clone().unwrap_or_default();
+                    vec![ns.clone(), ns]
+                }),
+            )]);
+            s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
+            s.update("ns/a".into(), cm("ns", "a", 2)).unwrap();
+            assert_eq!(s.by_index("twice", "ns").unwrap().len(), 1);
+            assert_eq!(s.index_keys("twice", "ns").unwrap().len(), 1);
+            s.check_indices().unwrap();
+            s.delete("ns/a").unwrap();
+            assert!(s.list_index_func_values("twice").is_empty());
+        }
+    }
+
+    store_contract! {
+        fn deleting_and_updating_among_many_should_keep_every_position_right() {
+            // Objects indexed under several values each; deletes from the middle
+            // move other objects in the table and in the buckets.
+            let s = store_with([
+                (
+                    "letters",
+                    index_func(|cm: &ConfigMap| {
+                        let name = cm.metadata.name.clone().unwrap_or_default();
+                        let mut values: Vec<String> = name.chars().map(String::from).collect();
+                        values.push(format!("v{}", version(cm)));
+                        values
+                    }),
+                ),
+                (NAMESPACE_INDEX, meta_namespace_index_func()),
+            ]);
+            let names = ["ab", "bc", "cd", "da", "abcd", "b"];
+            for (i, name) in names.iter().enumerate() {
+                let ns = if i % 2 == 0 { "even" } else { "odd" };
+                s.add(format!("{ns}/{name}").into(), cm(ns, name, 1))
+                    .unwrap();
+                s.check_indices().unwrap();
+            }
+            s.delete("even/ab").unwrap();
+            s.check_indices().unwrap();
+            s.update("odd/bc".into(), cm("odd", "bc", 2)).unwrap();
+            s.check_indices().unwrap();
+            s.delete("even/abcd").unwrap();
+            s.check_indices().unwrap();
+            s.add("even/ab".into(), cm("even", "ab", 3)).unwrap();
+            s.check_indices().unwrap();
+            s.delete("odd/b").unwrap();
+            s.check_indices().unwrap();
+            assert_eq!(
+                keys(s.index_keys("letters", "b").unwrap()),
+                BTreeSet::from(["even/ab".to_owned(), "odd/bc".to_owned()])
+            );
+            assert_eq!(
+                keys(s.index_keys("letters", "v1").unwrap()),
+                BTreeSet::from(["even/cd".to_owned(), "odd/da".to_owned()])
+            );
+            assert_eq!(s.by_index(NAMESPACE_INDEX, "odd").unwrap().len(), 2);
+            assert_eq!(s.len(), 4);
+        }
+    }
+
+    store_contract! {
+        fn updates_and_deletes_should_not_call_the_index_function_on_the_old_object() {
+            // Where an object was indexed is remembered: an update computes the
+            // new object's values only, a delete computes none.
+            use std::sync::atomic::{AtomicUsize, Ordering};
+            let calls = Arc::new(AtomicUsize::new(0));
+            let counted = calls.clone();
+            let s = store_with([(
+                "counted",
+                index_func(move |cm: &ConfigMap| {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    cm.metadata.namespace.clone().into_iter().collect()
+                }),
+            )]);
+            s.add("ns/a".into(), cm("ns", "a", 1)).unwrap();
+            s.update("ns/a".into(), cm("ns", "a", 2)).unwrap();
+            assert_eq!(calls.load(Ordering::SeqCst), 2);
+            s.delete("ns/a").unwrap();
+            assert_eq!(calls.load(Ordering::SeqCst), 2);
+            assert!(s.list_index_func_values("counted").is_empty());
+        }
     }
 
     #[test]
@@ -1514,7 +1731,7 @@ mod tests {
         {
             let mut inner = s.inner.write();
             let new = cm_labels("ns", "a", &[("app", "db")]);
-            inner.slots[0].obj = new;
+            inner.slots[0].obj = Stored::Object(new);
         }
         assert!(s.check_indices().is_err());
     }

@@ -343,6 +343,27 @@ where
         self
     }
 
+    /// Keeps the cache compact ([`IndexedStore::compact`]): each object held as
+    /// its JSON and decoded when read (a few hundred recently written or
+    /// read objects are kept decoded), for a fraction of the memory per
+    /// object; `list`, `by_index` and the listers decode every object they
+    /// return. Handlers still receive the decoded objects. To be called on a
+    /// new informer, before it is cloned or started (a warning is logged and
+    /// nothing changes otherwise).
+    #[must_use]
+    pub fn compact_cache(mut self) -> Self
+    where
+        K: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        match Arc::get_mut(&mut self.inner).and_then(|inner| Arc::get_mut(&mut inner.indexer)) {
+            Some(cache) => *cache = std::mem::take(cache).compact(),
+            None => tracing::warn!(
+                "compact_cache: the informer is already shared; its cache stays as it is"
+            ),
+        }
+        self
+    }
+
     /// The queue between the reflector and the cache (default:
     /// [`InformerQueue::RealFifo`], as client-go 1.36);
     /// [`InformerQueue::DeltaFifo`] gives the older order.

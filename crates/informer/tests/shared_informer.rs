@@ -701,3 +701,68 @@ async fn an_informer_should_run_once_and_refuse_handlers_after_it_stopped() {
         Err(Error::Stopped)
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_cache_should_serve_the_same_objects_to_listers_and_handlers() {
+    let env = start_cluster("a_compact_cache_should_serve_the_same_ob").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
+    for i in 0..3 {
+        create(&api, &format!("cm{i}"), "0").await;
+    }
+    // Asked once it is shared, the informer keeps its default cache.
+    let shared = informer(&env);
+    let _other_handle = shared.clone();
+    assert!(!shared.compact_cache().get_indexer().is_compact());
+
+    let informer = informer(&env).compact_cache();
+    assert!(informer.get_indexer().is_compact());
+    let updates = Arc::new(parking_lot::Mutex::new(Vec::<(String, String)>::new()));
+    informer
+        .add_event_handler(ResourceEventHandlerFuncs::new().update_func({
+            let updates = updates.clone();
+            move |old: &Arc<ConfigMap>, new: &Arc<ConfigMap>| {
+                let v = |cm: &ConfigMap| cm.data.as_ref().and_then(|d| d.get("v")).cloned();
+                updates
+                    .lock()
+                    .push((v(old).unwrap_or_default(), v(new).unwrap_or_default()));
+            }
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let running = run(&informer);
+    synced(&informer).await;
+    let lister = informer.lister();
+    assert_eq!(
+        lister.namespaced(&ns).list(&Selector::everything()).len(),
+        3
+    );
+    let served = lister
+        .namespaced(&ns)
+        .get("cm1")
+        .unwrap_or_else(|| panic!("cm1"));
+    let from_server = api.get("cm1").await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(served.data, from_server.data);
+    assert_eq!(
+        served.metadata.resource_version,
+        from_server.metadata.resource_version
+    );
+    assert!(served.metadata.managed_fields.is_none());
+
+    update(&api, "cm1", "1").await;
+    eventually("the update", 10, || {
+        lister.namespaced(&ns).get("cm1").is_some_and(|cm| {
+            cm.data
+                .as_ref()
+                .and_then(|d| d.get("v"))
+                .map(String::as_str)
+                == Some("1")
+        })
+    })
+    .await;
+    eventually("the update's handler call", 10, || {
+        !updates.lock().is_empty()
+    })
+    .await;
+    assert_eq!(updates.lock()[0], ("0".to_owned(), "1".to_owned()));
+    running.stop().await;
+}

@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use kcr_metrics::Registry;
 use kcr_metrics::workqueue::{PrometheusProvider, WorkqueueMetrics};
 use kcr_workqueue::{
-    AddOpts, Config, DelayingQueue, PriorityQueue, Queue, RateLimitingQueue,
-    default_controller_rate_limiter,
+    AddOpts, Config, DEFAULT_TIMER_RESOLUTION, DelayingConfig, DelayingQueue, PriorityQueue, Queue,
+    RateLimitingQueue, default_controller_rate_limiter,
 };
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -288,17 +288,80 @@ struct Delayed {
     id: u32,
 }
 
+/// What delays the items of [`delayed_run`].
+#[derive(Clone, Copy)]
+enum Timer {
+    /// `DelayingQueue::add_after` with this timer resolution (1 ms: Tokio's
+    /// timer wheel alone, the queue's timer before it had a timer thread).
+    Kcr { resolution: Duration },
+    /// The baseline of Tokio's wheel itself: one task per item does
+    /// `tokio::time::sleep_until(ready)` then `Queue::add`.
+    SleepUntil,
+}
+
+impl Timer {
+    fn label(self) -> String {
+        match self {
+            Timer::Kcr { resolution } if resolution == DEFAULT_TIMER_RESOLUTION => {
+                format!("kcr default ({} µs)", resolution.as_micros())
+            }
+            Timer::Kcr { resolution } if resolution >= Duration::from_millis(1) => {
+                "kcr, Tokio's wheel alone (1 ms)".to_owned()
+            }
+            Timer::Kcr { resolution } => format!("kcr {} µs", resolution.as_micros()),
+            Timer::SleepUntil => "tokio::time::sleep_until per item".to_owned(),
+        }
+    }
+}
+
+/// The CPU time of every thread of this process and of kcr-workqueue's
+/// timer thread alone (Linux `/proc/self/task/*/schedstat` and `comm`).
+fn process_cpu_time() -> Option<(Duration, Duration)> {
+    let (mut all, mut timer) = (0u64, 0u64);
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+        let nanos = stat.split_whitespace().next()?.parse::<u64>().ok()?;
+        all += nanos;
+        let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if name.starts_with("kcr-workqueue") {
+            timer += nanos;
+        }
+    }
+    Some((Duration::from_nanos(all), Duration::from_nanos(timer)))
+}
+
+/// One run of [`delayed_run`].
+struct DelayedRun {
+    /// From the first add to the last item handed out.
+    total: Duration,
+    /// Mean lateness of an item behind its ready time.
+    lateness: Duration,
+    /// CPU time of the whole process during the run, and of kcr-workqueue's
+    /// timer thread alone.
+    cpu: Option<(Duration, Duration)>,
+}
+
 /// `add_after` of 200,000 distinct items with delays uniform in [0, 50 ms],
 /// drained by 2 workers; `pace` adds per millisecond, or as fast as one
-/// producer can. Returns (time from the first add to the last item handed
-/// out, mean lateness of an item behind its ready time).
+/// producer can.
 async fn delayed_run(
     items: Arc<Vec<Delayed>>,
     delays: Arc<Vec<Duration>>,
     pace: Option<usize>,
-) -> (Duration, Duration) {
-    let queue: DelayingQueue<Delayed> = DelayingQueue::new();
+    timer: Timer,
+) -> DelayedRun {
+    let delaying: DelayingQueue<Delayed> = DelayingQueue::with_config(match timer {
+        Timer::Kcr { resolution } => DelayingConfig::default().timer_resolution(resolution),
+        Timer::SleepUntil => Config::default(),
+    });
+    // The queue the workers read: the delaying queue itself, or a plain one
+    // the per-item tasks add to.
+    let queue: Queue<Delayed> = match timer {
+        Timer::Kcr { .. } => (*delaying).clone(),
+        Timer::SleepUntil => Queue::new(),
+    };
     let n = items.len();
+    let cpu_before = process_cpu_time();
     let start = Instant::now();
     // Intended ready times (ns after `start`), written before each add.
     let ready: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
@@ -326,7 +389,7 @@ async fn delayed_run(
         })
         .collect();
     let producer = {
-        let (queue, ready) = (queue.clone(), ready.clone());
+        let (delaying, queue, ready) = (delaying.clone(), queue.clone(), ready.clone());
         tokio::spawn(async move {
             let mut next_tick = Instant::now();
             for (i, item) in items.iter().enumerate() {
@@ -337,9 +400,20 @@ async fn delayed_run(
                     next_tick += Duration::from_millis(1);
                     tokio::time::sleep_until(next_tick).await;
                 }
-                let at = Instant::now() + delays[i] - start;
+                let now = Instant::now();
+                let at = now + delays[i] - start;
                 ready[i].store(at.as_nanos() as u64, Relaxed);
-                queue.add_after(item.clone(), delays[i]);
+                match timer {
+                    Timer::Kcr { .. } => delaying.add_after(item.clone(), delays[i]),
+                    Timer::SleepUntil => {
+                        let (queue, item, ready_at) =
+                            (queue.clone(), item.clone(), now + delays[i]);
+                        tokio::spawn(async move {
+                            tokio::time::sleep_until(ready_at).await;
+                            queue.add(item);
+                        });
+                    }
+                }
                 cooperate().await;
             }
         })
@@ -347,22 +421,67 @@ async fn delayed_run(
     producer.await.expect("producer");
     all_delivered.notified().await;
     queue.shut_down();
+    delaying.shut_down();
     let (mut late, mut last) = (Duration::ZERO, start);
     for worker in workers {
         let (l, t) = worker.await.expect("worker");
         late += l;
         last = last.max(t);
     }
+    let cpu = cpu_before.zip(process_cpu_time()).map(|(before, after)| {
+        (
+            after.0.saturating_sub(before.0),
+            after.1.saturating_sub(before.1),
+        )
+    });
     assert_eq!(
         delivered.load(Relaxed),
         n,
         "every delayed item is handed out once"
     );
-    (last - start, late / n as u32)
+    DelayedRun {
+        total: last - start,
+        lateness: late / n as u32,
+        cpu,
+    }
 }
 
-fn add_after(c: &mut Criterion) {
+/// Where cargo puts its output: three levels above this binary
+/// (`<target>/release/deps/workqueue-<hash>`); `cargo xtask bench` prints
+/// the tables benches leave there.
+fn target_dir() -> Option<std::path::PathBuf> {
+    std::env::current_exe()
+        .ok()?
+        .ancestors()
+        .nth(3)
+        .map(std::path::PathBuf::from)
+}
+
+/// `add_after` of 200,000 items, unpaced and paced at 100,000/s, for the
+/// queue's default timer resolution beside Tokio's wheel alone (the queue
+/// before its timer thread), a per-item `tokio::time::sleep_until` and
+/// other resolutions. Not a criterion bench: the variants run in turn in
+/// each round (`KCR_BENCH_ROUNDS`, 7 by default), so a machine whose load
+/// changes meets them alike; the table of medians is printed and written to
+/// `<target>/kcr-add-after.md` for `cargo xtask bench`. The CPU column is
+/// the whole process's (workers, timer task, timer thread).
+fn add_after() {
     const N: usize = 200_000;
+    // As criterion does: a filter argument that does not name this bench skips it.
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    if filter.is_some_and(|f| !"add_after_200k".contains(&f) && !f.contains("add_after_200k")) {
+        return;
+    }
+    // `cargo bench` passes `--bench`; without it (`cargo test --benches`)
+    // one round checks that the bench runs.
+    let rounds: usize = if std::env::args().any(|a| a == "--bench") {
+        std::env::var("KCR_BENCH_ROUNDS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(7)
+    } else {
+        1
+    };
     let mut rng = StdRng::seed_from_u64(7);
     let names = keys(N);
     let items: Arc<Vec<Delayed>> = Arc::new(
@@ -378,34 +497,69 @@ fn add_after(c: &mut Criterion) {
             .collect(),
     );
     let rt = two_threads();
-    let mut group = c.benchmark_group("add_after_200k");
-    group.sample_size(10);
-    for (label, pace) in [("unpaced", None), ("paced_100k_per_s", Some(100))] {
-        let runs = Mutex::new(Vec::new());
-        group.bench_function(label, |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let (elapsed, lateness) =
-                        rt.block_on(delayed_run(items.clone(), delays.clone(), pace));
-                    runs.lock()
-                        .push((elapsed.as_secs_f64(), lateness.as_secs_f64()));
-                    total += elapsed;
-                }
-                total
-            });
-        });
-        let runs = runs.lock();
-        let mut totals: Vec<f64> = runs.iter().map(|r| r.0).collect();
-        let mut lateness: Vec<f64> = runs.iter().map(|r| r.1).collect();
-        println!(
-            "add_after_200k/{label}: median total {:.3} s, median mean lateness {:.3} ms ({} runs)",
-            median(&mut totals),
-            median(&mut lateness) * 1e3,
-            runs.len()
-        );
+    let wheel = Timer::Kcr {
+        resolution: Duration::from_millis(1),
+    };
+    let default = Timer::Kcr {
+        resolution: DEFAULT_TIMER_RESOLUTION,
+    };
+    let us = |n| Timer::Kcr {
+        resolution: Duration::from_micros(n),
+    };
+    let variants = [
+        ("unpaced", None, default),
+        ("unpaced", None, wheel),
+        ("paced_100k_per_s", Some(100), default),
+        ("paced_100k_per_s", Some(100), wheel),
+        ("paced_100k_per_s", Some(100), Timer::SleepUntil),
+        ("paced_100k_per_s", Some(100), us(100)),
+        ("paced_100k_per_s", Some(100), us(400)),
+    ];
+    let mut runs: Vec<Vec<DelayedRun>> = variants.iter().map(|_| Vec::new()).collect();
+    for round in 0..rounds {
+        for ((pacing, pace, timer), runs) in variants.iter().zip(runs.iter_mut()) {
+            let run = rt.block_on(delayed_run(items.clone(), delays.clone(), *pace, *timer));
+            eprintln!(
+                "add_after_200k round {} {pacing} {}: total {:.3} s, mean lateness {:.3} ms, cpu {:.3} s (timer thread {:.3} s)",
+                round + 1,
+                timer.label(),
+                run.total.as_secs_f64(),
+                run.lateness.as_secs_f64() * 1e3,
+                run.cpu.map_or(f64::NAN, |c| c.0.as_secs_f64()),
+                run.cpu.map_or(f64::NAN, |c| c.1.as_secs_f64()),
+            );
+            runs.push(run);
+        }
     }
-    group.finish();
+    let mut table = format!(
+        "| `add_after_200k`: 200,000 items, delays U[0, 50 ms], 2 workers, medians of {rounds} rounds | total | mean lateness | process CPU (of which the timer thread) |\n| --- | ---: | ---: | ---: |\n",
+    );
+    for ((pacing, _, timer), runs) in variants.iter().zip(&runs) {
+        let mut totals: Vec<f64> = runs.iter().map(|r| r.total.as_secs_f64()).collect();
+        let mut lateness: Vec<f64> = runs.iter().map(|r| r.lateness.as_secs_f64()).collect();
+        let mut cpu: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.cpu.map(|c| c.0.as_secs_f64()))
+            .collect();
+        let mut timer_cpu: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.cpu.map(|c| c.1.as_secs_f64()))
+            .collect();
+        let (total, late) = (median(&mut totals), median(&mut lateness));
+        let (cpu, timer_cpu) = (median(&mut cpu), median(&mut timer_cpu));
+        table.push_str(&format!(
+            "| {pacing}, {} | {total:.3} s | {:.3} ms | {cpu:.3} s ({timer_cpu:.3} s) |\n",
+            timer.label(),
+            late * 1e3
+        ));
+    }
+    println!("\n{table}");
+    if let Some(dir) = target_dir() {
+        let path = dir.join("kcr-add-after.md");
+        if let Err(e) = std::fs::write(&path, &table) {
+            eprintln!("cannot write {}: {e}", path.display());
+        }
+    }
 }
 
 /// add_rate_limited → get → done → forget with the default controller rate
@@ -462,6 +616,11 @@ fn criterion() -> Criterion {
 criterion_group! {
     name = benches;
     config = criterion();
-    targets = single_task, backlog, priority_single_task, producer_workers, add_after, rate_limited_cycle
+    targets = single_task, backlog, priority_single_task, producer_workers, rate_limited_cycle
 }
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    add_after();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -92,12 +92,15 @@ mod default_rate_limiters;
 mod delaying_queue;
 mod metrics;
 mod parallelizer;
+mod precise_timer;
 mod priority_queue;
 mod queue;
 mod rate_limiting_queue;
 mod waiters;
 
-pub use config::{Config, DEFAULT_AGING_STEP, PriorityConfig};
+pub use config::{
+    Config, DEFAULT_AGING_STEP, DEFAULT_TIMER_RESOLUTION, DelayingConfig, PriorityConfig,
+};
 pub use default_rate_limiters::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
     MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,

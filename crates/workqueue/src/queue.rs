@@ -8,6 +8,8 @@ use std::task::{Context, Poll, Waker};
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
+use std::time::Duration;
+
 use tokio::time::Instant;
 
 use crate::background::{self, Background};
@@ -157,8 +159,9 @@ fn wake(waker: Option<Waker>) {
 }
 
 impl<T: Item> Shared<T> {
-    pub(crate) fn new(config: &Config, delaying: bool) -> Arc<Self> {
-        let inbox = delaying.then(|| Arc::new(Inbox::new()));
+    /// A queue's state; a delaying queue's has a timer inbox of `timer_resolution`.
+    pub(crate) fn new(config: &Config, timer_resolution: Option<Duration>) -> Arc<Self> {
+        let inbox = timer_resolution.map(|resolution| Arc::new(Inbox::new(resolution)));
         let shared = Arc::new_cyclic(|me| Shared {
             state: Mutex::new(State {
                 index: hashbrown::HashTable::new(),
@@ -572,7 +575,7 @@ impl<T: Item> Queue<T> {
     /// A queue built from `config` (a named queue records metrics).
     pub fn with_config(config: Config) -> Self {
         Self {
-            shared: Shared::new(&config, false),
+            shared: Shared::new(&config, None),
         }
     }
 

@@ -4,7 +4,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::config::Config;
+use crate::config::{Config, DelayingConfig};
 use crate::default_rate_limiters::{RateLimiter, default_controller_rate_limiter};
 use crate::delaying_queue::DelayingQueue;
 use crate::queue::Item;
@@ -80,7 +80,10 @@ impl<T: Item> RateLimitingQueue<T> {
     }
 
     /// A queue built from `config`, rate limited by `limiter`.
-    pub fn with_config(limiter: impl RateLimiter<T> + 'static, config: Config) -> Self {
+    pub fn with_config(
+        limiter: impl RateLimiter<T> + 'static,
+        config: impl Into<DelayingConfig>,
+    ) -> Self {
         Self {
             queue: DelayingQueue::with_config(config),
             limiter: Arc::new(limiter),

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use kcr_workqueue::DelayingQueue;
+use kcr_workqueue::{Config, DelayingConfig, DelayingQueue};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tokio::time::{Instant, advance, timeout};
 
@@ -218,4 +218,76 @@ async fn delayed_items_should_become_ready_in_ready_time_order_whatever_the_add_
     for expected in ["baz", "bar", "foo"] {
         assert_eq!(queue.get().await, Some(expected));
     }
+}
+
+/// The queue's two timers: the default (Tokio's wheel, then the timer
+/// thread within 2 ms of a ready time) and Tokio's wheel alone.
+fn both_timers<T: kcr_workqueue::Item>() -> [DelayingQueue<T>; 2] {
+    [
+        DelayingQueue::with_config(Config::default()),
+        DelayingQueue::with_config(DelayingConfig::default().timer_resolution(MS)),
+    ]
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_item_should_come_at_its_ready_time_whichever_timer_wakes_the_queue() {
+    for queue in both_timers() {
+        let start = Instant::now();
+        queue.add_after("a", 50 * MS);
+        // The default timer sleeps on the wheel until 2 ms before, then also
+        // asks the timer thread (which a paused clock does not drive).
+        advance(48 * MS).await;
+        settle().await;
+        assert_eq!(queue.len(), 0, "not at the horizon");
+        advance(2 * MS - Duration::from_micros(1)).await;
+        settle().await;
+        assert_eq!(queue.len(), 0, "not a microsecond early");
+        advance(Duration::from_micros(1)).await;
+        settle().await;
+        assert_eq!(queue.len(), 1);
+        assert_eq!(start.elapsed(), 50 * MS);
+        queue.shut_down();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn sub_millisecond_ready_times_should_come_in_order_and_never_early() {
+    for queue in both_timers() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let start = Instant::now();
+        let mut expected: Vec<(Duration, u32)> = (0..2_000)
+            .map(|i| {
+                let delay = Duration::from_micros(rng.random_range(1..20_000));
+                queue.add_after(i, delay);
+                (delay, i)
+            })
+            .collect();
+        expected.sort();
+        for (delay, item) in expected {
+            assert_eq!(queue.get().await, Some(item));
+            let at = start.elapsed();
+            // A paused clock moves only to Tokio's millisecond ticks.
+            assert!(
+                at >= delay && at < delay + MS,
+                "item {item} due at {delay:?} came at {at:?}"
+            );
+        }
+        queue.shut_down();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sooner_add_should_wake_a_timer_waiting_within_its_horizon() {
+    let queue = DelayingQueue::new();
+    let start = Instant::now();
+    queue.add_after("later", Duration::from_micros(11_500));
+    advance(10 * MS).await;
+    settle().await;
+    // The timer now waits for "later" within its precise horizon.
+    queue.add_after("sooner", Duration::from_micros(300));
+    assert_eq!(queue.get().await, Some("sooner"));
+    // A paused clock moves to Tokio's millisecond ticks.
+    assert_eq!(start.elapsed(), 11 * MS);
+    assert_eq!(queue.get().await, Some("later"));
+    assert_eq!(start.elapsed(), 12 * MS);
 }
