@@ -84,6 +84,7 @@ pub(crate) fn on_update(def: &ResourceDef, old: &Value, new: &Map<String, Value>
             ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
                 errs.extend(apps::workload_update(old, new));
             }
+            ("events.k8s.io", "Event") => errs.extend(coordination::event_v1_update(old, new)),
             _ => {}
         }
     }
