@@ -22,7 +22,7 @@ Runs, failing on the first step that fails:
   3b. the networked test targets once more with KCR_TEST_REALISTIC=1: each test's kcr-testenv
      runs as `kcr-apiserver --realistic` does (a `default` ServiceAccount and the
      `kube-root-ca.crt` ConfigMap in every namespace), so a test that assumes an empty
-     namespace fails here (about 30 s: the binaries of step 3, run again)
+     namespace fails here (about 25 s: the binaries of step 3, run again)
   4. cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)
   5. cargo check --lib of every library crate with K8S_OPENAPI_ENABLED_VERSION set to the
      oldest and the newest Kubernetes version k8s-openapi supports (in target/k8s-versions)
