@@ -19,6 +19,10 @@ Runs, failing on the first step that fails:
   1. cargo fmt --all --check
   2. cargo clippy --workspace --all-targets -- -D warnings
   3. cargo test --workspace
+  3b. the networked test targets once more with KCR_TEST_REALISTIC=1: each test's kcr-testenv
+     runs as `kcr-apiserver --realistic` does (a `default` ServiceAccount and the
+     `kube-root-ca.crt` ConfigMap in every namespace), so a test that assumes an empty
+     namespace fails here (about 25 s: the binaries of step 3, run again)
   4. cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)
   5. cargo check --lib of every library crate with K8S_OPENAPI_ENABLED_VERSION set to the
      oldest and the newest Kubernetes version k8s-openapi supports (in target/k8s-versions)
@@ -36,10 +40,42 @@ pub const KUBERNETES_VERSIONS: [&str; 2] = ["1.33", "1.37"];
 #[cfg(test)]
 const K8S_OPENAPI_RELEASE: &str = "0.29.";
 
+/// The integration-test targets whose tests run on a `TestCluster` (kcr-testenv, or the real
+/// cluster of `KCR_TEST_KUBECONFIG`): the ones the realistic step runs again.
+pub const REALISTIC_TESTS: [&str; 9] = [
+    "reflector",
+    "shared_informer",
+    "factory",
+    "cache",
+    "controller",
+    "leaderelection",
+    "manager",
+    "record",
+    "sample_controller",
+];
+
+/// Test targets that mention a `TestCluster` but start none on kcr-testenv (only on a real
+/// cluster): the realistic step would run them unchanged.
+#[cfg(test)]
+const NOT_REALISTIC: [&str; 1] = [
+    // Starts `kcr-apiserver` processes; a TestCluster only with KCR_TEST_KUBECONFIG.
+    "examples/tests/examples.rs",
+];
+
+/// The `cargo` arguments of the realistic step: the workspace's build of step 3 (the same
+/// features, so nothing is rebuilt), only [`REALISTIC_TESTS`].
+fn realistic_args() -> Vec<&'static str> {
+    let mut args = vec!["test", "--workspace"];
+    for t in REALISTIC_TESTS {
+        args.extend(["--test", t]);
+    }
+    args
+}
+
 type Step = (&'static str, fn() -> Result<(), String>);
 
 /// The steps of `cargo xtask ci`, in order: the tool that could be missing first.
-fn steps() -> [Step; 7] {
+fn steps() -> [Step; 8] {
     [
         ("cargo-deny present", ensure_cargo_deny),
         ("format", || {
@@ -62,6 +98,14 @@ fn steps() -> [Step; 7] {
         }),
         ("tests", || {
             run(None, "cargo", &["test", "--workspace"], &[])
+        }),
+        ("networked tests, realistic kcr-testenv", || {
+            run(
+                None,
+                "cargo",
+                &realistic_args(),
+                &[("KCR_TEST_REALISTIC", "1")],
+            )
         }),
         ("docs", || {
             run(
@@ -273,6 +317,45 @@ mod tests {
                 "kcr-workqueue"
             ]
         );
+    }
+
+    #[test]
+    fn the_realistic_step_should_run_every_test_target_that_starts_a_test_cluster() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut starting = Vec::new();
+        for dir in crate::e2e::TEST_DIRS {
+            let entries = std::fs::read_dir(root.join(dir)).unwrap();
+            for entry in entries {
+                let path = entry.unwrap().path();
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let starts = ["TestCluster::start", "start_cluster("]
+                    .iter()
+                    .any(|needle| text.contains(needle));
+                let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+                if path.extension().is_some_and(|e| e == "rs")
+                    && starts
+                    && !NOT_REALISTIC.contains(&name.as_str())
+                {
+                    starting.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+                }
+            }
+        }
+        starting.sort();
+        let mut listed = REALISTIC_TESTS.map(str::to_owned).to_vec();
+        listed.sort();
+        assert_eq!(starting, listed);
+        let args = realistic_args().join(" ");
+        assert!(
+            args.starts_with("test --workspace --test reflector"),
+            "{args}"
+        );
+        assert!(args.ends_with("--test sample_controller"), "{args}");
+        let names: Vec<&str> = steps().iter().map(|(name, _)| *name).collect();
+        let tests = names.iter().position(|n| *n == "tests");
+        let realistic = names
+            .iter()
+            .position(|n| *n == "networked tests, realistic kcr-testenv");
+        assert_eq!(realistic, tests.map(|t| t + 1), "{names:?}");
     }
 
     #[test]

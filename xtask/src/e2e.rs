@@ -11,8 +11,9 @@ Runs the networked tests of kcr-reflector, kcr-informer, kcr-controller-manager
 context) of PATH: `KCR_TEST_KUBECONFIG=PATH cargo test --no-fail-fast` of
 those crates (a failing test binary does not hide the results of the others).
 Each test works in a namespace of its own (kcr-e2e-<test>-<unique>), deleted
-when it ends. Tests that need kcr-testenv (fault injection, review rules) print
-`skipped on the real cluster ... needs ...`; durations asserted exactly under
+when it ends. Tests that need kcr-testenv (fault injection, review rules), and
+those that need a kubelet (Deployments becoming available) on a cluster without
+a Ready Node, print `skipped on the real cluster ... needs ...`; durations asserted exactly under
 kcr-testenv's paused clock are checked within a window. Arguments after `--` go
 to the test binaries (e.g. `-- --nocapture`). Takes several minutes: the tests
 wait out real lease durations, timeouts and the event spam filter's refill.";
@@ -23,6 +24,15 @@ pub const CRATES: [&str; 4] = [
     "kcr-informer",
     "kcr-controller-manager",
     "kcr-examples",
+];
+
+/// The integration-test folders of [`CRATES`] (relative to the workspace root).
+#[cfg(test)]
+pub const TEST_DIRS: [&str; 4] = [
+    "crates/reflector/tests",
+    "crates/informer/tests",
+    "crates/controller-manager/tests",
+    "examples/tests",
 ];
 
 /// What `cargo xtask e2e` was asked.

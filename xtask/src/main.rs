@@ -12,9 +12,10 @@
 //!   the real cluster of a kubeconfig (`KCR_TEST_KUBECONFIG`).
 //! - `cargo xtask fuzz [--seconds N] [TARGET...]`: kcr-testenv's cargo-fuzz
 //!   targets (libFuzzer), each for a bounded time, with one line per target.
-//! - `cargo xtask release <major|minor|patch|X.Y.Z> [--no-verify] [--execute]`:
-//!   a dry run that prints the release plan, or with `--execute` the release
-//!   itself; `cargo xtask ci` runs first unless `--no-verify`.
+//! - `cargo xtask release [major|minor|patch|X.Y.Z] [--no-verify] [--execute]`:
+//!   a dry run that prints the release plan, packages and checks every
+//!   publishable crate and dry-runs `cargo publish`, or with `--execute` the
+//!   release itself; `cargo xtask ci` runs first unless `--no-verify`.
 //!
 //! Every task takes `--help`.
 
@@ -25,6 +26,7 @@ mod cmd;
 mod e2e;
 mod fuzz;
 mod order;
+mod package;
 mod release;
 mod version;
 
@@ -39,7 +41,7 @@ tasks:
   bench     criterion benchmarks, summarised as a table of medians
   e2e       the networked tests against the real cluster of a kubeconfig
   fuzz      kcr-testenv's fuzz targets (libFuzzer), 30 s each by default
-  release   print the release plan (dry run) or release with --execute
+  release   package, check and dry-run publish every crate (dry run), or release with --execute
 
 `cargo xtask <task> --help` describes a task.";
 

@@ -1,38 +1,45 @@
-//! `cargo xtask release <major|minor|patch|X.Y.Z> [--no-verify] [--execute]`.
+//! `cargo xtask release [major|minor|patch|X.Y.Z] [--no-verify] [--execute]`.
 //!
 //! Refuses a dirty tree or a failing `cargo xtask ci` (skipped with `--no-verify`); computes the new
-//! version and the publish order from the manifests; rewrites the versions
-//! and `CHANGELOG.md`; packages every publishable crate in dependency order;
-//! commits `release vX.Y.Z` and tags `vX.Y.Z`; then publishes crate by crate.
-//! Without `--execute` it is a dry run: it prints the plan and changes
-//! nothing in the tree.
+//! version (the current one when no level is given: a first release) and the publish order from
+//! the manifests; packages every publishable crate (`cargo package --workspace`, in dependency
+//! order), checks each `.crate` ([`crate::package`]: size, files included from outside,
+//! targets and their features), reports name, version, size and file count, and dry-runs
+//! `cargo publish --workspace`, which builds each crate from its package alone (workspace
+//! crates not yet on crates.io resolve through cargo's local overlay). Without `--execute`
+//! that is all: the tree is not changed. With it, the versions and `CHANGELOG.md` are rewritten
+//! first, then `release vX.Y.Z` is committed and tagged and the crates are published one by one.
 //!
-//! Packaging and publishing use `--no-verify`: a library crate alone cannot
-//! be built, because only binaries choose k8s-openapi's Kubernetes version
-//! (the kube ecosystem's rule); the workspace build in `cargo xtask ci` is the
-//! verification. `cargo publish` waits until each crate is visible in the
+//! A library crate chooses no k8s-openapi Kubernetes version (the kube ecosystem's rule); the
+//! workspace's `.cargo/config.toml` sets `K8S_OPENAPI_ENABLED_VERSION`, so the verification
+//! builds of `cargo publish` find one. `cargo publish` waits until each crate is visible in the
 //! index before returning, so the next crate in order finds it.
 
 use crate::cmd::{output, run};
-use crate::{changelog, order, version};
+use crate::{changelog, order, package, version};
 use std::path::{Path, PathBuf};
 
 /// `cargo xtask release --help`.
 pub const USAGE: &str = "\
-usage: cargo xtask release <major|minor|patch|X.Y.Z> [--no-verify] [--execute]
+usage: cargo xtask release [major|minor|patch|X.Y.Z] [--no-verify] [--execute]
 
-Without --execute, a dry run: prints the new version, the manifests it rewrites, the
-publish order and the new CHANGELOG.md, and changes nothing.
-With --execute: rewrites the versions and CHANGELOG.md, packages and dry-run publishes
-every crate in order, commits `release vX.Y.Z`, tags it and publishes crate by crate.
+Without a level the current version is released (a first release). Without --execute, a dry
+run: prints the new version, the manifests it rewrites, the publish order and the new
+CHANGELOG.md; packages every publishable crate (cargo package --workspace), checks each .crate
+(at most 10 MiB, no include_str!/include_bytes! of a file outside the package or left out of
+it, every target's source packaged and its required features present), reports name, version,
+size and file count, and runs cargo publish --workspace --dry-run (each crate built from its
+package alone: several minutes); the tree is not changed.
+With --execute: rewrites the versions and CHANGELOG.md, does the same, commits
+`release vX.Y.Z`, tags it and publishes crate by crate.
 
 Either way the tree must be clean and `cargo xtask ci` must pass first (about 25 minutes
 cold); --no-verify skips that check: a dry run then takes seconds.";
 /// What a release run is asked to do.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// `major`, `minor`, `patch` or an explicit `X.Y.Z`.
-    pub level: String,
+    /// `major`, `minor`, `patch` or an explicit `X.Y.Z`; `None` releases the current version.
+    pub level: Option<String>,
     /// Really release (write, commit, tag, publish) instead of a dry run.
     pub execute: bool,
     /// Run `ci_command` first and refuse to release when it fails (default); `--no-verify`
@@ -42,6 +49,9 @@ pub struct Options {
     pub ci_command: String,
     /// The release date written to the changelog.
     pub date: String,
+    /// Package, check and dry-run publish every crate (`cargo xtask release` always does; the
+    /// planning tests, which run offline, do not).
+    pub package: bool,
 }
 
 /// Parses the command line and releases the workspace it runs in.
@@ -58,7 +68,6 @@ pub fn release_from_args(args: &[String]) -> Result<(), String> {
             extra => return Err(format!("unexpected argument {extra}\n{USAGE}")),
         }
     }
-    let level = level.ok_or(USAGE)?;
     let root = workspace_root()?;
     let options = Options {
         level,
@@ -66,6 +75,7 @@ pub fn release_from_args(args: &[String]) -> Result<(), String> {
         verify,
         ci_command: "cargo xtask ci".to_string(),
         date: changelog::today(),
+        package: true,
     };
     release(&root, &options).map(|_| ())
 }
@@ -92,6 +102,19 @@ pub struct Plan {
     /// Manifests (relative paths) whose versions change.
     pub manifests: Vec<String>,
     pub changelog: String,
+    /// What would be published, in order (empty when packaging was not asked for).
+    pub packages: Vec<Published>,
+}
+
+/// One crate as it would be published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    pub name: String,
+    pub version: String,
+    /// The size of its `.crate`.
+    pub bytes: u64,
+    /// The files in it.
+    pub files: usize,
 }
 
 /// Runs a release (or its dry run) of the workspace at `root`.
@@ -111,7 +134,10 @@ pub fn release(root: &Path, options: &Options) -> Result<Plan, String> {
 
     let root_manifest = read(root, "Cargo.toml")?;
     let old = version::workspace_version(&root_manifest)?;
-    let new = old.bumped(&options.level)?;
+    let new = match &options.level {
+        Some(level) => old.bumped(level)?,
+        None => old,
+    };
     let metadata = output(
         root,
         "cargo",
@@ -140,15 +166,24 @@ pub fn release(root: &Path, options: &Options) -> Result<Plan, String> {
         &options.date,
         &subjects,
     )?;
-    let plan = Plan {
+    let unpublished: Vec<String> = packages
+        .iter()
+        .filter(|p| !p.publish)
+        .map(|p| p.name.clone())
+        .collect();
+    let mut plan = Plan {
         old,
         new,
         order: order.clone(),
         manifests: rewritten.iter().map(|(m, _)| m.clone()).collect(),
         changelog: log.clone(),
+        packages: Vec::new(),
     };
     print_plan(&plan, options.execute);
     if !options.execute {
+        if options.package {
+            plan.packages = package_and_check(root, &order, &unpublished, false)?;
+        }
         eprintln!("dry run: nothing was changed (pass --execute to release)");
         return Ok(plan);
     }
@@ -158,22 +193,7 @@ pub fn release(root: &Path, options: &Options) -> Result<Plan, String> {
     }
     write(root, "CHANGELOG.md", &log)?;
     run(Some(root), "cargo", &["update", "--workspace"], &[])?;
-    let mut selected: Vec<&str> = vec!["--no-verify"];
-    for name in &order {
-        selected.extend(["-p", name.as_str()]);
-    }
-    run(
-        Some(root),
-        "cargo",
-        &[&["package"], selected.as_slice()].concat(),
-        &[],
-    )?;
-    run(
-        Some(root),
-        "cargo",
-        &[&["publish", "--dry-run"], selected.as_slice()].concat(),
-        &[],
-    )?;
+    plan.packages = package_and_check(root, &order, &unpublished, true)?;
     let tag = format!("v{new}");
     run(
         Some(root),
@@ -188,6 +208,7 @@ pub fn release(root: &Path, options: &Options) -> Result<Plan, String> {
         &[],
     )?;
     run(Some(root), "git", &["tag", &tag], &[])?;
+    // Verified by the dry run just made.
     for name in &order {
         run(
             Some(root),
@@ -198,6 +219,108 @@ pub fn release(root: &Path, options: &Options) -> Result<Plan, String> {
     }
     eprintln!("released {tag}: {}", order.join(", "));
     Ok(plan)
+}
+
+/// The `--exclude` arguments that leave the unpublished packages out of a `--workspace` run.
+fn excluded(unpublished: &[String]) -> Vec<&str> {
+    unpublished
+        .iter()
+        .flat_map(|name| ["--exclude", name.as_str()])
+        .collect()
+}
+
+/// Packages every publishable crate (`cargo package --workspace`, without building: the
+/// publish dry run builds), checks each `.crate`, prints what would be published, then runs
+/// `cargo publish --workspace --dry-run`. `dirty`: the versions were just rewritten.
+fn package_and_check(
+    root: &Path,
+    order: &[String],
+    unpublished: &[String],
+    dirty: bool,
+) -> Result<Vec<Published>, String> {
+    let exclude = excluded(unpublished);
+    let allow_dirty: &[&str] = if dirty { &["--allow-dirty"] } else { &[] };
+    let package_args = [
+        &["package", "--workspace", "--no-verify"][..],
+        allow_dirty,
+        &exclude,
+    ]
+    .concat();
+    run(Some(root), "cargo", &package_args, &[])?;
+    let metadata = output(
+        root,
+        "cargo",
+        &["metadata", "--no-deps", "--format-version", "1"],
+    )?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&metadata).map_err(|e| format!("cargo metadata: {e}"))?;
+    let target = metadata["target_directory"]
+        .as_str()
+        .ok_or("metadata lacks target_directory")?;
+    let dirs = order::packages(&metadata)?;
+    let mut published = Vec::new();
+    let mut problems = Vec::new();
+    println!("would publish, in order:");
+    println!(
+        "  {:<24} {:>8} {:>11} {:>6}",
+        "crate", "version", "size", "files"
+    );
+    for name in order {
+        let manifest = package::manifest(&metadata, name)?;
+        let file = Path::new(target)
+            .join("package")
+            .join(format!("{name}-{}.crate", manifest.version));
+        let bytes = std::fs::metadata(&file)
+            .map_err(|e| format!("{}: {e}", file.display()))?
+            .len();
+        let listing = output(root, "tar", &["-tzf", &file.to_string_lossy()])?;
+        let files = package::crate_files(&listing);
+        let dir = dirs
+            .iter()
+            .find(|p| p.name == *name)
+            .map(|p| root.join(&p.dir))
+            .ok_or_else(|| format!("no directory for {name}"))?;
+        let packaged = package::Packaged {
+            manifest,
+            bytes,
+            files,
+        };
+        for problem in package::check(&packaged, |f| std::fs::read_to_string(dir.join(f)).ok()) {
+            problems.push(format!("{name}: {problem}"));
+        }
+        println!(
+            "  {:<24} {:>8} {:>11} {:>6}",
+            name,
+            packaged.manifest.version,
+            package::size(bytes),
+            packaged.files.len()
+        );
+        published.push(Published {
+            name: name.clone(),
+            version: packaged.manifest.version.clone(),
+            bytes,
+            files: packaged.files.len(),
+        });
+    }
+    if !problems.is_empty() {
+        return Err(format!(
+            "{} packaging problem(s):\n  {}",
+            problems.len(),
+            problems.join("\n  ")
+        ));
+    }
+    println!(
+        "every .crate is within crates.io's {} and includes nothing from outside",
+        package::size(package::MAX_CRATE_BYTES)
+    );
+    let publish_args = [
+        &["publish", "--workspace", "--dry-run"][..],
+        allow_dirty,
+        &exclude,
+    ]
+    .concat();
+    run(Some(root), "cargo", &publish_args, &[])?;
+    Ok(published)
 }
 
 fn print_plan(plan: &Plan, execute: bool) {
@@ -272,11 +395,12 @@ mod tests {
 
     fn options(ci: &str) -> Options {
         Options {
-            level: "minor".into(),
+            level: Some("minor".into()),
             execute: false,
             verify: true,
             ci_command: ci.into(),
             date: "2026-11-22".into(),
+            package: false,
         }
     }
 
@@ -308,6 +432,33 @@ mod tests {
             output(&clone.0, "git", &["status", "--porcelain"]).unwrap(),
             ""
         );
+    }
+
+    #[test]
+    fn the_workspace_runs_should_leave_out_every_unpublished_package() {
+        let unpublished = vec!["kcr-examples".to_string(), "xtask".to_string()];
+        assert_eq!(
+            excluded(&unpublished),
+            ["--exclude", "kcr-examples", "--exclude", "xtask"]
+        );
+        assert!(excluded(&[]).is_empty());
+    }
+
+    #[test]
+    fn without_a_level_the_current_version_is_planned_for_release() {
+        let clone = Clone::new("first");
+        let options = Options {
+            level: None,
+            ..options("true")
+        };
+        let plan = release(&clone.0, &options).unwrap();
+        assert_eq!(plan.new, plan.old);
+        assert!(plan.manifests.is_empty(), "no version is rewritten");
+        assert!(
+            plan.changelog
+                .contains(&format!("## [{}] - 2026-11-22", plan.old))
+        );
+        assert!(plan.packages.is_empty(), "packaging was not asked for");
     }
 
     #[test]

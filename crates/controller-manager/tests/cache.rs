@@ -43,6 +43,11 @@ async fn cleanup(cluster: TestCluster, extra: &[&str]) {
     cluster.shutdown().await;
 }
 
+/// The label of every config map a test creates: a real cluster puts config maps of its own
+/// into every namespace (`kube-root-ca.crt`, a distribution's CA bundles), which do not count.
+const OWN_LABEL: (&str, &str) = ("kcr.dev/e2e-object", "true");
+
+/// Creates a config map of the test's own ([`OWN_LABEL`], and `labels`).
 async fn config_map(client: &Client, ns: &str, name: &str, labels: &[(&str, &str)]) {
     let cm = ConfigMap {
         metadata: ObjectMeta {
@@ -50,6 +55,7 @@ async fn config_map(client: &Client, ns: &str, name: &str, labels: &[(&str, &str
             labels: Some(
                 labels
                     .iter()
+                    .chain([&OWN_LABEL])
                     .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                     .collect(),
             ),
@@ -122,10 +128,12 @@ async fn a_namespace_scoped_manager_should_cache_and_reconcile_only_its_namespac
     let (stop, task) = start(&manager);
 
     // A real cluster has more config maps (kube-root-ca.crt in each namespace): only ours count.
-    let ours = |keys: BTreeSet<String>| -> BTreeSet<String> {
-        keys.into_iter()
-            .filter(|k| !k.ends_with("/kube-root-ca.crt"))
-            .collect()
+    let ours = |cached: Vec<std::sync::Arc<ConfigMap>>| -> BTreeSet<String> {
+        let own = cached
+            .into_iter()
+            .filter(|cm| cm.labels().get(OWN_LABEL.0).map(String::as_str) == Some(OWN_LABEL.1))
+            .collect::<Vec<_>>();
+        keys(&own)
     };
     let (a_settings, b_settings) = (format!("{team_a}/settings"), format!("{team_b}/settings"));
     let mut seen = BTreeSet::new();
@@ -148,7 +156,7 @@ async fn a_namespace_scoped_manager_should_cache_and_reconcile_only_its_namespac
     let reader = manager.informer_reader::<ConfigMap>();
     assert!(reader.has_synced());
     assert_eq!(
-        ours(keys(&reader.list())),
+        ours(reader.list()),
         BTreeSet::from([a_settings, b_settings, b_later])
     );
     assert!(reader.get(Some(&other), "settings").is_none());

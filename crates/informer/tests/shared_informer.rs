@@ -46,6 +46,8 @@ where
     Running { cancel, task }
 }
 
+/// An informer of the config maps the test creates in its namespace (only those: a real
+/// cluster adds its own, [`support::OWN`]).
 fn informer(cluster: &TestCluster) -> SharedIndexInformer<ConfigMap> {
     let mut indexers = Indexers::default();
     indexers.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
@@ -55,6 +57,7 @@ fn informer(cluster: &TestCluster) -> SharedIndexInformer<ConfigMap> {
         indexers,
     )
     .name("test")
+    .label_selector(support::OWN)
 }
 
 async fn synced(informer: &SharedIndexInformer<ConfigMap>) {
@@ -309,7 +312,8 @@ async fn resync_should_deliver_updates_with_old_equal_to_new_at_each_handlers_pe
         Duration::from_secs(30),
         Indexers::default(),
     )
-    .name("test");
+    .name("test")
+    .label_selector(support::OWN);
     let every_10s = Recorder::new();
     let every_30s = Recorder::new();
     let never = Recorder::new();

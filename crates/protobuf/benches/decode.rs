@@ -25,7 +25,7 @@ use kcr_protobuf::{DecodeOptions, Schema, list};
 use serde_json::Value;
 
 fn page() -> (Vec<u8>, Vec<u8>) {
-    let json = include_bytes!("../../informer/benches/data/configmap-list-page.json");
+    let json = include_bytes!("data/configmap-list-page.json");
     let list: Value = serde_json::from_slice(json).unwrap();
     let items = list["items"].as_array().unwrap();
     let meta = list["metadata"].as_object().unwrap();

@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use support::{Checked, Recorded, Widget, config_map, create_config_maps, eventually};
+use support::{Checked, OWN, Recorded, Widget, config_map, create_config_maps, eventually};
 
 struct Running<K> {
     reflector: Arc<Reflector<K>>,
@@ -103,6 +103,7 @@ async fn reflector_should_list_without_pagination_then_watch_every_change() {
     let lw = Recorded::new(api.clone());
     let store = Checked::<ConfigMap>::new();
     let r = run(Reflector::new(lw.clone(), store.clone())
+        .label_selector(OWN)
         .use_watch_list(false)
         .page_size(0));
     eventually("initial sync", 10, || store.cache.len() == 5).await;
@@ -166,6 +167,7 @@ async fn reflector_should_ask_for_pages_and_replace_the_store_once() {
     let lw = Recorded::new(api.clone());
     let store = Checked::<ConfigMap>::new();
     let r = run(Reflector::new(lw.clone(), store.clone())
+        .label_selector(OWN)
         .use_watch_list(false)
         .page_size(50));
     eventually("initial sync", 10, || store.cache.len() == 120).await;
@@ -212,7 +214,9 @@ async fn bookmarks_should_move_the_last_sync_resource_version() {
     let watched: Api<ConfigMap> = Api::namespaced(cluster.client(), cluster.namespace());
     let other: Api<ConfigMap> = Api::namespaced(cluster.client(), &elsewhere);
     let store = Checked::<ConfigMap>::new();
-    let r = run(Reflector::new(watched, store.clone()).use_watch_list(false));
+    let r = run(Reflector::new(watched, store.clone())
+        .label_selector(OWN)
+        .use_watch_list(false));
     eventually("initial sync", 10, || {
         !r.reflector.last_sync_resource_version().is_empty()
     })
@@ -523,7 +527,7 @@ async fn watch_list_should_stream_the_initial_state_by_default_without_a_list() 
     create_config_maps(&api, "cm", 4).await;
     let lw = Recorded::new(api.clone());
     let store = Checked::<ConfigMap>::new();
-    let r = run(Reflector::new(lw.clone(), store.clone()));
+    let r = run(Reflector::new(lw.clone(), store.clone()).label_selector(OWN));
     eventually("streamed sync", 10, || store.cache.len() == 4).await;
     create_config_maps(&api, "more", 1).await;
     eventually("later events on the same watch", 10, || {
@@ -662,7 +666,10 @@ async fn dynamic_objects_and_selectors_should_be_listed_and_watched() {
     let api: Api<ConfigMap> = Api::namespaced(cluster.client(), &ns);
     let labelled = |name: &str, app: &str| {
         let mut cm = config_map(name, "0");
-        cm.metadata.labels = Some([("app".to_owned(), app.to_owned())].into());
+        cm.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("app".to_owned(), app.to_owned());
         cm
     };
     for (name, app) in [("a", "web"), ("b", "db"), ("c", "web")] {
@@ -670,11 +677,11 @@ async fn dynamic_objects_and_selectors_should_be_listed_and_watched() {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
     }
-    // In the test's namespace: a real cluster has other config maps labelled app=web.
+    // In the test's namespace, and only the test's own: a real cluster has other config maps.
     let dynamic: Api<DynamicObject> =
         Api::namespaced_with(cluster.client(), &ns, &ApiResource::erase::<ConfigMap>(&()));
     let store = Arc::new(IndexedStore::<DynamicObject>::default());
-    let r = run(Reflector::new(dynamic, store.clone()).label_selector("app=web"));
+    let r = run(Reflector::new(dynamic, store.clone()).label_selector(format!("app=web,{OWN}")));
     eventually("web only", 10, || store.len() == 2).await;
     api.create(&PostParams::default(), &labelled("d", "web"))
         .await
@@ -703,7 +710,7 @@ async fn cancellation_should_stop_the_reflector_promptly_and_leave_the_store_con
     let api: Api<ConfigMap> = Api::namespaced(cluster.client(), &ns);
     create_config_maps(&api, "cm", 3).await;
     let store = Checked::<ConfigMap>::new();
-    let r = run(Reflector::new(api.clone(), store.clone()));
+    let r = run(Reflector::new(api.clone(), store.clone()).label_selector(OWN));
     eventually("initial sync", 10, || store.cache.len() == 3).await;
     // Cancel while the watch is open (and on kcr-testenv, with a slow server, mid-request).
     if let Some(env) = cluster.test_env() {
@@ -743,8 +750,11 @@ async fn managed_fields_should_be_skipped_while_decoding_lists_and_watch_events_
 
     let whole = ApiListerWatcher::new(api.clone());
     let lean = ApiListerWatcher::new(api.clone()).drop_managed_fields(true);
+    // Only the test's own config maps (a real cluster adds its own to the namespace).
     let list = |lw: ApiListerWatcher<ConfigMap>| async move {
-        ListerWatcher::list(&lw, &ListOptions::new())
+        let mut options = ListOptions::new();
+        options.label_selector = Some(OWN.to_owned());
+        ListerWatcher::list(&lw, &options)
             .await
             .unwrap_or_else(|e| panic!("list: {e}"))
     };

@@ -365,5 +365,5 @@ mod wire;
 pub use error::{Error, Result};
 pub use faults::{Failure, Faults};
 pub use review::{AccessRule, Reviews, UserInfo};
-pub use test_cluster::{KUBECONFIG_VAR, TestCluster};
+pub use test_cluster::{KUBECONFIG_VAR, REALISTIC_VAR, TestCluster};
 pub use test_env::{TestEnv, TestEnvBuilder};

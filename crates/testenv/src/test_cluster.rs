@@ -13,7 +13,18 @@
 //! wait there). Waits are bounded by [`TestCluster::bound`], longer on a real cluster; a
 //! duration asserted exactly under the paused clock is asserted within a window on the real
 //! one (see [`TestCluster::is_real`]). A test that needs fault injection skips on a real
-//! cluster with [`TestCluster::skip_on_real_cluster`], which prints why.
+//! cluster with [`TestCluster::skip_on_real_cluster`], which prints why; a test that needs a
+//! kubelet (Pods that run, Deployments that become available) skips on a cluster without a
+//! Ready Node with [`TestCluster::skip_without_kubelet`].
+//!
+//! # Realistic namespaces
+//!
+//! A real cluster's namespaces are not empty: kube-controller-manager puts a `default`
+//! ServiceAccount and the `kube-root-ca.crt` ConfigMap in each (distributions add more). With
+//! `KCR_TEST_REALISTIC=1` the [`TestEnv`] a test starts runs those controllers too
+//! ([`TestEnvBuilder::realistic`](crate::TestEnvBuilder::realistic)), so a test that assumes an
+//! empty namespace fails without a real cluster; `cargo xtask ci` runs the networked tests once
+//! more that way.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,6 +37,10 @@ use crate::{Error, Result, TestEnv};
 
 /// The variable that names the kubeconfig of a real cluster for the end-to-end tests.
 pub const KUBECONFIG_VAR: &str = "KCR_TEST_KUBECONFIG";
+
+/// The variable that, set to `1` (without [`KUBECONFIG_VAR`]), starts each test's [`TestEnv`]
+/// in its realistic mode ([`TestEnvBuilder::realistic`](crate::TestEnvBuilder::realistic)).
+pub const REALISTIC_VAR: &str = "KCR_TEST_REALISTIC";
 
 /// Where an end-to-end test runs: with `KCR_TEST_KUBECONFIG=path` set, the cluster (current
 /// context) of that kubeconfig; otherwise a [`TestEnv`] started for the test. Either way the
@@ -75,6 +90,23 @@ fn real_kubeconfig() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// Whether `KCR_TEST_REALISTIC=1` asks for realistic test servers.
+fn realistic_requested() -> bool {
+    std::env::var_os(REALISTIC_VAR).is_some_and(|v| v == "1")
+}
+
+/// Whether `node` has the condition `Ready` with status `True` (its kubelet reports in).
+fn node_is_ready(node: &k8s_openapi::api::core::v1::Node) -> bool {
+    node.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True")
+        })
+}
+
 /// `kcr-e2e-<test>-<unique>`: a valid namespace name (DNS label) unique to this run.
 fn namespace_name(test: &str) -> String {
     static N: AtomicU64 = AtomicU64::new(0);
@@ -111,8 +143,17 @@ impl TestCluster {
     }
 
     /// As [`start`](Self::start), with the kubeconfig given rather than read from
-    /// `KCR_TEST_KUBECONFIG` (`None`: a [`TestEnv`]).
+    /// `KCR_TEST_KUBECONFIG` (`None`: a [`TestEnv`], realistic when `KCR_TEST_REALISTIC=1`).
     pub async fn start_with(kubeconfig: Option<&std::path::Path>, test: &str) -> Result<Self> {
+        Self::start_in(kubeconfig, realistic_requested(), test).await
+    }
+
+    /// As [`start_with`](Self::start_with), with the realistic mode of the [`TestEnv`] given.
+    async fn start_in(
+        kubeconfig: Option<&std::path::Path>,
+        realistic: bool,
+        test: &str,
+    ) -> Result<Self> {
         let (client, env) = match kubeconfig {
             Some(path) => {
                 let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|e| {
@@ -129,7 +170,11 @@ impl TestCluster {
                 (client, None)
             }
             None => {
-                let env = TestEnv::start().await?;
+                let mut builder = TestEnv::builder();
+                if realistic {
+                    builder = builder.realistic();
+                }
+                let env = builder.start().await?;
                 (env.client(), Some(env))
             }
         };
@@ -202,6 +247,28 @@ impl TestCluster {
             );
         }
         skip
+    }
+
+    /// For a test that needs a kubelet (Pods that start, Deployments that become available):
+    /// on a real cluster without a Ready Node, prints that `test` is skipped and why, and
+    /// returns true; the test then returns at once. On kcr-testenv (whose tests stand in for
+    /// the kubelet) and on a cluster with a Ready Node it returns false.
+    pub async fn skip_without_kubelet(&self, test: &str) -> bool {
+        if !self.is_real() {
+            return false;
+        }
+        let nodes = Api::<k8s_openapi::api::core::v1::Node>::all(self.client.clone())
+            .list(&kube::api::ListParams::default())
+            .await;
+        let reason = match nodes {
+            Ok(list) if list.items.iter().any(node_is_ready) => return false,
+            Ok(_) => "no Ready Node".to_owned(),
+            Err(e) => format!("its Nodes cannot be listed: {e}"),
+        };
+        eprintln!(
+            "skipped on the real cluster ({KUBECONFIG_VAR} is set): {test} needs a kubelet ({reason})"
+        );
+        true
     }
 
     /// A client of the cluster (its default namespace is not the test's: use
@@ -362,6 +429,91 @@ mod tests {
             .await
             .expect("namespace");
         cluster.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_realistic_test_env_should_fill_the_tests_namespace_as_a_cluster_does() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let cluster = TestCluster::start_in(None, true, "realistic")
+            .await
+            .expect("cluster");
+        let config_maps = Api::<ConfigMap>::namespaced(cluster.client(), cluster.namespace());
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while config_maps
+            .get_opt("kube-root-ca.crt")
+            .await
+            .expect("get")
+            .is_none()
+        {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no kube-root-ca.crt"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        cluster.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cluster_without_a_ready_node_should_skip_a_test_that_needs_a_kubelet() {
+        use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeStatus};
+        let server = TestEnv::start().await.expect("server");
+        let cluster = TestCluster::start_with(Some(server.kubeconfig_path()), "kubelet")
+            .await
+            .expect("cluster");
+        assert!(cluster.skip_without_kubelet("t").await, "no Node at all");
+        let node = |name: &str, ready: &str| Node {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                ..ObjectMeta::default()
+            },
+            status: Some(NodeStatus {
+                conditions: Some(vec![NodeCondition {
+                    type_: "Ready".into(),
+                    status: ready.into(),
+                    ..NodeCondition::default()
+                }]),
+                ..NodeStatus::default()
+            }),
+            ..Node::default()
+        };
+        let nodes = Api::<Node>::all(server.client());
+        // Created, then given their status through /status (as a kubelet reports it).
+        let ready_at = |name: &'static str, ready: &'static str| {
+            let nodes = nodes.clone();
+            async move {
+                let mut n = match nodes.get_opt(name).await.expect("get") {
+                    Some(n) => n,
+                    None => nodes
+                        .create(&PostParams::default(), &node(name, ready))
+                        .await
+                        .expect("node"),
+                };
+                n.status = node(name, ready).status;
+                nodes
+                    .replace_status(name, &PostParams::default(), &n)
+                    .await
+                    .expect("status");
+            }
+        };
+        ready_at("a", "False").await;
+        assert!(
+            cluster.skip_without_kubelet("t").await,
+            "a Node that is not Ready runs no Pods"
+        );
+        ready_at("b", "True").await;
+        assert!(!cluster.skip_without_kubelet("t").await, "a Ready Node");
+        cluster.shutdown().await;
+        server.shutdown().await;
+
+        let local = TestCluster::start_with(None, "kubelet-local")
+            .await
+            .expect("cluster");
+        assert!(
+            !local.skip_without_kubelet("t").await,
+            "kcr-testenv's tests stand in for the kubelet"
+        );
+        local.shutdown().await;
     }
 
     #[test]

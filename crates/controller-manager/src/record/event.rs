@@ -358,6 +358,15 @@ fn to_events_v1(e: &LocalEvent) -> Event {
     }
 }
 
+/// The patch that counts a repeat of an events.k8s.io/v1 Event: its `series` and nothing else.
+fn series_patch(e: &LocalEvent) -> serde_json::Value {
+    let series = EventSeries {
+        count: e.count,
+        last_observed_time: micro(e.last_timestamp),
+    };
+    serde_json::json!({ "series": series })
+}
+
 fn to_core_v1(e: &LocalEvent) -> CoreEvent {
     CoreEvent {
         metadata: ObjectMeta {
@@ -477,13 +486,12 @@ impl Writer {
         let pp = PatchParams::default();
         match self.api {
             EventsApi::EventsV1 => {
-                let series = EventSeries {
-                    count: event.count,
-                    last_observed_time: micro(event.last_timestamp),
-                };
-                let body = serde_json::json!({ "series": series, "note": note(&event.message) });
+                // Only `series`, as client-go's events broadcaster patches it: every other field
+                // of an events.k8s.io/v1 Event is immutable (a changed `note`, the latest
+                // message of an aggregated event, is refused with 422).
+                let body = series_patch(event);
                 Api::<Event>::namespaced(self.client.clone(), &event.namespace)
-                    .patch(&event.name, &pp, &Patch::Merge(&body))
+                    .patch(&event.name, &pp, &Patch::Strategic(&body))
                     .await?;
             }
             EventsApi::CoreV1 => {
@@ -537,6 +545,20 @@ mod tests {
         assert!(e.event_time.is_some());
         let e = to_events_v1(&local(3));
         assert_eq!(e.series.map(|s| s.count), Some(3));
+    }
+
+    #[test]
+    fn an_events_v1_repeat_should_patch_only_its_series() {
+        let mut e = local(4);
+        e.message = "(combined from similar events): boom 11".into();
+        let patch = series_patch(&e);
+        let fields: Vec<&String> = patch
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(fields, ["series"]);
+        assert_eq!(patch["series"]["count"], 4);
+        assert!(patch["series"]["lastObservedTime"].is_string());
     }
 
     #[test]

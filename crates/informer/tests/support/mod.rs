@@ -209,10 +209,25 @@ pub async fn start_cluster_paused(test: &str) -> TestCluster {
         .unwrap_or_else(|e| panic!("cluster: {e}"))
 }
 
+/// The label of every object a test creates, and [`OWN`] its selector: a real cluster puts
+/// objects of its own into every namespace (`kube-root-ca.crt`, a distribution's CA bundles),
+/// so a test lists, watches and counts only what carries it.
+pub const OWN_LABEL: (&str, &str) = ("kcr.dev/e2e-object", "true");
+
+/// The label selector of the objects a test creates ([`OWN_LABEL`]).
+pub const OWN: &str = "kcr.dev/e2e-object=true";
+
+/// Labels of a test's own object: [`OWN_LABEL`].
+pub fn own_labels() -> std::collections::BTreeMap<String, String> {
+    [(OWN_LABEL.0.to_owned(), OWN_LABEL.1.to_owned())].into()
+}
+
+/// A config map of the test's own ([`OWN_LABEL`]).
 pub fn config_map(name: &str, value: &str) -> ConfigMap {
     ConfigMap {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
+            labels: Some(own_labels()),
             ..ObjectMeta::default()
         },
         data: Some([("v".to_owned(), value.to_owned())].into()),

@@ -14,6 +14,11 @@ impl Strategy for EventStrategy {
         validation::coordination::event_v1(obj)
     }
 
+    /// Its `note` cannot change (kube-apiserver's `ValidateEventUpdate`).
+    fn validate_update(&self, old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+        validation::coordination::event_v1_update(old, new)
+    }
+
     /// Its internal type is core's, so its `Invalid` errors name no group.
     fn error_group<'a>(&self, _def: &'a ResourceDef) -> &'a str {
         ""
