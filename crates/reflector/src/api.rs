@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::listwatch::{
     Bookmark, ListOptions, ListerWatcher, ObjectList, WatchEvent, WatchOptions, WatchStream,
 };
+use crate::shard_selector::ShardSelector;
 use crate::without_managed_fields::{WithoutManagedFields, items_without_managed_fields};
 
 /// The default limit on one watch event (one line of a watch response):
@@ -41,6 +42,7 @@ pub const DEFAULT_MAX_EVENT_BYTES: usize = 8 << 20;
 pub struct ApiListerWatcher<K> {
     api: Api<K>,
     decoding: Decoding,
+    shard: Option<ShardSelector>,
 }
 
 /// The wire format an [`ApiListerWatcher`] asks for.
@@ -82,7 +84,17 @@ impl<K> ApiListerWatcher<K> {
         Self {
             api,
             decoding: Decoding::default(),
+            shard: None,
         }
+    }
+
+    /// Sends `selector`'s current value as the `shardSelector` parameter of every list and
+    /// watch (KEP-5866 sharded list and watch), and ends an open watch when it changes so the
+    /// reflector lists again with the new value (see [`ShardSelector`]).
+    #[must_use]
+    pub fn shard_selector(mut self, selector: ShardSelector) -> Self {
+        self.shard = Some(selector);
+        self
     }
 
     /// The largest watch event accepted, in bytes (default
@@ -135,11 +147,27 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
-        api_list(&self.api, options, self.decoding).await
+        let Some(shard) = &self.shard else {
+            return api_list(&self.api, options, self.decoding, None)
+                .await
+                .map(|(list, _)| list);
+        };
+        let (selector, _) = shard.snapshot();
+        let (list, applied) =
+            api_list(&self.api, options, self.decoding, selector.as_deref()).await?;
+        if selector.is_some() {
+            shard.note_list(applied);
+        }
+        Ok(list)
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
-        api_watch(&self.api, options, self.decoding).await
+        let Some(shard) = &self.shard else {
+            return api_watch(&self.api, options, self.decoding, None).await;
+        };
+        let (selector, generation) = shard.snapshot();
+        let stream = api_watch(&self.api, options, self.decoding, selector.as_deref()).await?;
+        Ok(shard.end_on_change(stream, generation))
     }
 }
 
@@ -149,23 +177,31 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
-        api_list(self, options, Decoding::default()).await
+        api_list(self, options, Decoding::default(), None)
+            .await
+            .map(|(list, _)| list)
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
-        api_watch(self, options, Decoding::default()).await
+        api_watch(self, options, Decoding::default(), None).await
     }
 }
 
+/// A list page, and whether the server said it applied the shard selector sent (see
+/// [`ShardSelector::server_applied`]).
 async fn api_list<K>(
     api: &Api<K>,
     options: &ListOptions,
     decoding: Decoding,
-) -> Result<ObjectList<K>>
+    shard: Option<&str>,
+) -> Result<(ObjectList<K>, Option<bool>)>
 where
     K: Resource + Clone + DeserializeOwned,
 {
-    let url = list_url(api.resource_url(), options);
+    let mut url = list_url(api.resource_url(), options);
+    if let Some(shard) = shard {
+        push_param(&mut url, "shardSelector", shard);
+    }
     let accept = if K::metadata_api() {
         METADATA_LIST_ACCEPT
     } else if decoding.protobuf.is_some() {
@@ -182,20 +218,44 @@ where
         .map_err(|e| Error::Read(Box::new(e)))?
         .to_bytes();
     if protobuf {
-        return crate::protobuf::decode_list(&body, decoding.drop_managed_fields);
+        return crate::protobuf::decode_list(&body, decoding.drop_managed_fields)
+            .map(|list| (list, None));
     }
-    decode_list_with(&body, decoding.drop_managed_fields)
+    let (list, shard_info) = decode_list_parts(&body, decoding.drop_managed_fields)?;
+    // Custom resource lists honour the selector without saying so: only a built-in kind's
+    // list without `shardInfo` shows a server that ignored it.
+    let applied = match shard_info {
+        Some(_) => Some(true),
+        None if is_built_in::<K>(api) => Some(false),
+        None => None,
+    };
+    Ok((list, applied))
+}
+
+/// Whether `api` serves a built-in kind (its group has no dot, or is one of Kubernetes' own
+/// `*.k8s.io` groups); custom resources are served by a handler that writes no `shardInfo`.
+fn is_built_in<K: Resource>(api: &Api<K>) -> bool {
+    let url = api.resource_url();
+    let Some(rest) = url.strip_prefix("/apis/") else {
+        return true;
+    };
+    let group = rest.split('/').next().unwrap_or("");
+    !group.contains('.') || group.ends_with(".k8s.io")
 }
 
 async fn api_watch<K>(
     api: &Api<K>,
     options: &WatchOptions,
     decoding: Decoding,
+    shard: Option<&str>,
 ) -> Result<WatchStream<K>>
 where
     K: Resource + Clone + DeserializeOwned + Send + 'static,
 {
-    let url = watch_url(api.resource_url(), options);
+    let mut url = watch_url(api.resource_url(), options);
+    if let Some(shard) = shard {
+        push_param(&mut url, "shardSelector", shard);
+    }
     let accept = if K::metadata_api() {
         METADATA_ACCEPT
     } else if decoding.protobuf.is_some() {
@@ -363,6 +423,15 @@ struct ListMetaLite {
     continue_token: Option<String>,
     #[serde(default)]
     remaining_item_count: Option<i64>,
+    /// KEP-5866: the shard selector the server applied.
+    #[serde(default)]
+    shard_info: Option<ShardInfoLite>,
+}
+
+#[derive(Default, Deserialize)]
+struct ShardInfoLite {
+    #[serde(default)]
+    selector: Option<String>,
 }
 
 fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
@@ -405,10 +474,19 @@ pub(crate) fn decode_list<K: DeserializeOwned>(body: &[u8]) -> Result<ObjectList
 }
 
 /// [`decode_list`], skipping each object's managedFields when asked.
+#[cfg(test)]
 pub(crate) fn decode_list_with<K: DeserializeOwned>(
     body: &[u8],
     drop_managed_fields: bool,
 ) -> Result<ObjectList<K>> {
+    decode_list_parts(body, drop_managed_fields).map(|(list, _)| list)
+}
+
+/// [`decode_list_with`], and the selector of the list's `metadata.shardInfo`, if any.
+fn decode_list_parts<K: DeserializeOwned>(
+    body: &[u8],
+    drop_managed_fields: bool,
+) -> Result<(ObjectList<K>, Option<String>)> {
     let decoded = if drop_managed_fields {
         serde_json::from_slice::<TypedListWithoutManagedFields<K>>(body)
             .map(|l| (l.metadata, l.items))
@@ -416,12 +494,15 @@ pub(crate) fn decode_list_with<K: DeserializeOwned>(
         serde_json::from_slice::<TypedList<K>>(body).map(|l| (l.metadata, l.items))
     };
     match decoded {
-        Ok((metadata, items)) => Ok(ObjectList {
-            items,
-            resource_version: metadata.resource_version.unwrap_or_default(),
-            continue_token: metadata.continue_token.filter(|t| !t.is_empty()),
-            remaining_item_count: metadata.remaining_item_count,
-        }),
+        Ok((metadata, items)) => Ok((
+            ObjectList {
+                items,
+                resource_version: metadata.resource_version.unwrap_or_default(),
+                continue_token: metadata.continue_token.filter(|t| !t.is_empty()),
+                remaining_item_count: metadata.remaining_item_count,
+            },
+            metadata.shard_info.map(|i| i.selector.unwrap_or_default()),
+        )),
         Err(whole) => {
             let raw = match serde_json::from_slice::<RawList<'_>>(body) {
                 Ok(raw) => raw,
