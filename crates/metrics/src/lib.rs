@@ -59,6 +59,7 @@ mod histogram;
 pub mod informer;
 pub mod leader_election;
 pub mod reflector;
+pub mod sharding;
 mod stripes;
 pub mod workqueue;
 

@@ -285,6 +285,21 @@ impl Manager {
         CacheReader::new(self.inner.cache.informers::<K>())
     }
 
+    /// See [`Informers::set_shard_selector_for`].
+    pub(crate) fn set_shard_selector_for<K>(&self, selector: kcr_informer::ShardSelector) -> bool
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::Scope: CacheScope,
+    {
+        self.inner.cache.set_shard_selector_for::<K>(selector)
+    }
+
     /// The informers of `K` the cache options call for (see
     /// [`cache_reader`](Manager::cache_reader)).
     pub(crate) fn informers<K>(&self) -> Vec<SharedIndexInformer<K>>

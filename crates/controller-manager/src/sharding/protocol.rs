@@ -126,14 +126,6 @@ impl Protocol {
         }
     }
 
-    pub(crate) fn identity(&self) -> &str {
-        &self.identity
-    }
-
-    pub(crate) fn timing(&self) -> Timing {
-        self.timing
-    }
-
     /// Ranges whose keys may start reconciling now.
     pub(crate) fn active(&self) -> &RangeSet {
         &self.active
