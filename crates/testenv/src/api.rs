@@ -18,6 +18,7 @@ use crate::patch::{self, JsonPatchError, SmpError};
 use crate::registry::{self, ResourceDef};
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::server::{Request, Shared, error_response, json_response};
+use crate::sharding::ShardSelector;
 use crate::status::{ApiError, ApiResult};
 use crate::store::{EventType, ListQuery, Store, Stored, VersionError, object_key};
 use crate::validation;
@@ -381,11 +382,27 @@ pub(crate) struct ListOptions {
     pub(crate) allow_bookmarks: bool,
     pub(crate) send_initial_events: Option<bool>,
     pub(crate) timeout_seconds: Option<u64>,
+    /// `shardSelector` (only with the `ShardedListAndWatch` gate; see [`crate::sharding`]).
+    pub(crate) shard: Option<ShardSelector>,
 }
 
 impl ListOptions {
     pub(crate) fn matches(&self, v: &Value) -> bool {
-        self.labels.matches(v) && self.fields.matches(v)
+        self.labels.matches(v)
+            && self.fields.matches(v)
+            && self.shard.as_ref().is_none_or(|s| s.matches(v))
+    }
+
+    /// Whether every object matches (no label, field or shard selector).
+    pub(crate) fn selects_everything(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty() && self.shard.is_none()
+    }
+
+    /// `metadata.shardInfo` of a sharded list of a built-in kind (custom resource lists, which
+    /// kube-apiserver serves unstructured, carry none).
+    pub(crate) fn shard_info(&self, def: &ResourceDef) -> Option<Value> {
+        let shard = self.shard.as_ref().filter(|_| !def.custom)?;
+        Some(json!({"selector": shard.canonical()}))
     }
 
     /// The requested version as a number (`None` for `""`).
@@ -421,10 +438,13 @@ fn encode_continue(rv: u64, key: &str) -> String {
 }
 
 /// Parses and validates the list options of a list (`watch == false`) or watch request.
+/// `shardSelector` is read only when the `ShardedListAndWatch` gate is on (`sharding`), as on
+/// kube-apiserver, which ignores it otherwise.
 pub(crate) fn list_options(
     req: &Request,
     def: &ResourceDef,
     watch: bool,
+    sharding: bool,
 ) -> ApiResult<ListOptions> {
     let mut o = ListOptions {
         labels: LabelSelector::parse(req.param("labelSelector").unwrap_or_default())?,
@@ -512,6 +532,10 @@ pub(crate) fn list_options(
     if !causes.is_empty() {
         return Err(invalid_list_options(&causes));
     }
+    if sharding && let Some(text) = req.param("shardSelector") {
+        // The registry refuses it with a plain error, which kube-apiserver answers as `500`.
+        o.shard = ShardSelector::parse(text).map_err(|e| ApiError::new(500, "", e.to_string()))?;
+    }
     if let Some(rv) = o.resource_version.as_deref().filter(|s| !s.is_empty())
         && let Err(e) = crate::wire::go_strconv::parse_uint(rv)
     {
@@ -548,8 +572,10 @@ fn version_error(e: VersionError, requested: u64) -> ApiError {
 }
 
 fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
-    let o = list_options(req, &t.def, false)?;
+    let o = list_options(req, &t.def, false, shared.options.sharded_list_and_watch)?;
     let keep = |v: &Value| o.matches(v);
+    // As etcd3's store: only a list without a label or field selector counts what remains (a
+    // shard selector does not stop it; the count is of every object after the page).
     let count_remaining = o.labels.is_empty() && o.fields.is_empty();
     let (at, after) = match &o.continue_token {
         Some((rv, key)) => (Some(*rv), Some(key.as_str())),
@@ -600,6 +626,9 @@ fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
         if let Some(n) = page.remaining {
             list_meta.insert("remainingItemCount".into(), json!(n));
         }
+    }
+    if let Some(info) = o.shard_info(&t.def) {
+        list_meta.insert("shardInfo".into(), info);
     }
     if t.def.custom && !list_meta.contains_key("continue") {
         // Custom resource lists (unstructured on kube-apiserver) always carry `continue`.
@@ -1857,7 +1886,7 @@ fn delete(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)>
 }
 
 fn delete_collection(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
-    let o = list_options(req, &t.def, false)?;
+    let o = list_options(req, &t.def, false, shared.options.sharded_list_and_watch)?;
     let options = delete_options(req)?;
     validation::options::validate(req, "deletecollection", Some(&options))?;
     let options = validation::options::with_query_policy(req, options);
@@ -1875,7 +1904,15 @@ fn delete_collection(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         deleted.push(list_item_json(t, &stored));
     }
     let (kind, api_version) = list_type(t);
-    let head = json!({"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": store.rv().to_string()}});
+    let mut list_meta = Map::new();
+    list_meta.insert(
+        "resourceVersion".into(),
+        Value::String(store.rv().to_string()),
+    );
+    if let Some(info) = o.shard_info(&t.def) {
+        list_meta.insert("shardInfo".into(), info);
+    }
+    let head = json!({"kind": kind, "apiVersion": api_version, "metadata": list_meta});
     Ok((200, list_body(&head, deleted.into_iter())))
 }
 

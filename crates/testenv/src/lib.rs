@@ -138,6 +138,15 @@
 //!   lists and continue tokens in it are served after a storage compaction
 //!   ([`Faults::compact_storage`]); `resourceVersion=0` ignores `limit`; a version from the future
 //!   waits up to 3 s, then `504` "Too large resource version" (see the `watch_cache` module).
+//! - **Sharded list and watch** (KEP-5866, with [`TestEnvBuilder::sharded_list_and_watch`] or
+//!   `kcr-apiserver --feature-gates=ShardedListAndWatch=true`; off by default, as on
+//!   kube-apiserver v1.36, and then ignored): `shardSelector` (`shardRange(object.metadata.uid,
+//!   '0x<16 hex>', '0x<16 hex>')`, or `object.metadata.namespace`, ranges joined by `||`) keeps
+//!   the objects whose field's 64-bit FNV-1a hash is in a range (`""` for cluster-scoped
+//!   objects' namespace) in lists, watches and deletecollection, with the other selectors;
+//!   lists of built-in kinds echo its canonical form in `metadata.shardInfo` (custom resource
+//!   lists do not); an invalid one is a `500` `invalid shard selector: ...`, as kube-apiserver
+//!   answers it.
 //! - **Watch**: from a `resourceVersion` (`""`/`"0"` start with `ADDED` for the current state;
 //!   older than the history, which starts when the server starts: an `ERROR` event with
 //!   `410 Expired`), `allowWatchBookmarks` (a `BOOKMARK` every
@@ -225,8 +234,8 @@
 //!
 //! # Conformance
 //!
-//! `tests/conformance.rs` replays a corpus recorded from a real kube-apiserver v1.36.2
-//! (`tests/conformance/`) and prints how many cases conform; `tests/conformance/known-failing.txt`
+//! `tests/conformance.rs` replays the corpora recorded from a real kube-apiserver v1.36.2
+//! (`tests/conformance/`; the `sharding` one with the `ShardedListAndWatch` gate on) and prints how many cases conform; `tests/conformance/known-failing.txt`
 //! lists, with reasons, the cases that do not yet.
 //!
 //! # What kcr-testenv does not emulate
@@ -282,7 +291,7 @@
 //! # The binary
 //!
 //! `kcr-apiserver --port N --kubeconfig-out PATH [--token T] [--tls] [--history-size N]
-//! [--bookmark-interval-ms N] [--realistic]` serves until interrupted and prints where it listens. Build it on
+//! [--bookmark-interval-ms N] [--realistic] [--feature-gates=ShardedListAndWatch=true]` serves until interrupted and prints where it listens. Build it on
 //! its own with `cargo build -p kcr-testenv --features latest --bin kcr-apiserver` (the `latest`
 //! feature selects k8s-openapi's newest Kubernetes version, which a library must not do).
 
@@ -312,6 +321,7 @@ mod review;
 mod selector;
 mod serializer;
 mod server;
+mod sharding;
 mod status;
 mod store;
 mod subresources;

@@ -43,6 +43,8 @@ pub(crate) struct Options {
     pub(crate) rbac: bool,
     /// Run kube-controller-manager's ServiceAccounts controller and root CA publisher.
     pub(crate) namespace_controllers: bool,
+    /// The `ShardedListAndWatch` feature gate: honour `shardSelector` (see [`crate::sharding`]).
+    pub(crate) sharded_list_and_watch: bool,
 }
 
 /// Everything the request handlers share.

@@ -339,18 +339,19 @@ impl Store {
             (None, Some(p)) => Bound::Included(p),
             (None, None) => Bound::Unbounded,
         };
-        let mut states = StatesAt {
+        let states = || StatesAt {
             current: map.range::<str, _>((lower, Bound::Unbounded)).peekable(),
             changed: overlay
                 .range::<&str, _>((lower, Bound::Unbounded))
                 .peekable(),
             prefix: prefix.as_deref(),
-        }
-        .filter_map(|(key, value)| value.filter(|v| keep(&v.value)).map(|v| (key, v)));
+        };
+        let matching =
+            states().filter_map(|(key, value)| value.filter(|v| keep(&v.value)).map(|v| (key, v)));
         let mut items = Vec::new();
         let mut last_key = None;
         let mut more = false;
-        for (key, value) in states.by_ref() {
+        for (key, value) in matching {
             if limit > 0 && items.len() == limit {
                 more = true;
                 break;
@@ -358,8 +359,12 @@ impl Store {
             last_key = Some(key.to_owned());
             items.push(value.clone());
         }
-        // The item that ended the page, and every one after it.
-        let remaining = (more && count_remaining).then(|| 1 + states.count() as u64);
+        // As etcd counts it: every object of the range from the page's start, less the page
+        // (the objects `keep` drops count too: only a shard selector may drop any here).
+        let remaining = (more && count_remaining).then(|| {
+            let total = states().filter(|(_, value)| value.is_some()).count();
+            total.saturating_sub(items.len()) as u64
+        });
         Ok(Page {
             items,
             rv: at_rv,

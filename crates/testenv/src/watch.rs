@@ -108,7 +108,7 @@ impl Encoding {
 /// Starts a watch: answers `200` at once and streams events until the client goes away, the
 /// timeout passes, or a fault closes it.
 pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, t: &Target) -> Response<Body> {
-    let o = match list_options(req, &t.def, true) {
+    let o = match list_options(req, &t.def, true, shared.options.sharded_list_and_watch) {
         Ok(o) => o,
         Err(e) => return error_response(&e),
     };
@@ -237,7 +237,7 @@ impl WatchStream {
         prev: Option<&Stored>,
     ) -> Option<EventType> {
         let o = &self.options;
-        if o.labels.is_empty() && o.fields.is_empty() {
+        if o.selects_everything() {
             return Some(kind);
         }
         let now = o.matches(&object.value);

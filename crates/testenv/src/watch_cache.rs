@@ -101,6 +101,7 @@ mod tests {
             finalize_namespaces: false,
             rbac: false,
             namespace_controllers: false,
+            sharded_list_and_watch: false,
         };
         Shared::new(options, ([127, 0, 0, 1], 0).into(), None)
     }

@@ -1,7 +1,9 @@
-//! Replays the kube-apiserver v1.36.2 conformance corpus (`tests/conformance/`, recorded from a
+//! Replays the kube-apiserver v1.36.2 conformance corpora (`tests/conformance/`, recorded from a
 //! real server; its README gives the format, the placeholders, the normalisation and the
 //! comparison rules this file follows) against kcr-testenv over HTTP, and prints
-//! `N of M cases conform`.
+//! `N of M cases conform`: `kube-apiserver-v1.36.2.jsonl` against a server without controllers,
+//! as recorded, and `kube-apiserver-v1.36.2-sharding.jsonl` with the `ShardedListAndWatch`
+//! gate on.
 //!
 //! Two files list the cases that may fail, one `name: reason` a line:
 //! - `tests/conformance/deliberate.txt`: cases kcr-testenv answers differently on purpose
@@ -21,6 +23,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 const CORPUS: &str = include_str!("conformance/kube-apiserver-v1.36.2.jsonl");
+const SHARDING_CORPUS: &str = include_str!("conformance/kube-apiserver-v1.36.2-sharding.jsonl");
 const DELIBERATE: &str = include_str!("conformance/deliberate.txt");
 const KNOWN_FAILING: &str = include_str!("conformance/known-failing.txt");
 const TOKEN: &str = "conformance-token";
@@ -868,7 +871,31 @@ async fn corpus_replay_matches_kube_apiserver() {
         .start()
         .await
         .expect("start the server");
-    let cases: Vec<Case> = CORPUS
+    replay_corpus(&env, CORPUS, DELIBERATE, KNOWN_FAILING).await;
+}
+
+/// The `sharding` group (KEP-5866 `shardSelector`), recorded from a kube-apiserver started with
+/// `--feature-gates=ShardedListAndWatch=true`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharding_corpus_replay_matches_kube_apiserver() {
+    let env = kcr_testenv::TestEnv::builder()
+        .token(TOKEN)
+        .sharded_list_and_watch(true)
+        .start()
+        .await
+        .expect("start the server");
+    replay_corpus(&env, SHARDING_CORPUS, "", "").await;
+}
+
+/// Replays every case of `corpus` against `env` and fails on a case that does not conform
+/// unless `deliberate` or `known_failing` lists it (`name: reason` lines).
+async fn replay_corpus(
+    env: &kcr_testenv::TestEnv,
+    corpus: &str,
+    deliberate: &str,
+    known_failing: &str,
+) {
+    let cases: Vec<Case> = corpus
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| Case {
@@ -876,8 +903,8 @@ async fn corpus_replay_matches_kube_apiserver() {
             bodies: Ordered::step_bodies(l),
         })
         .collect();
-    let deliberate = listed(DELIBERATE);
-    let known_failing = listed(KNOWN_FAILING);
+    let deliberate = listed(deliberate);
+    let known_failing = listed(known_failing);
     let names: BTreeSet<&str> = cases
         .iter()
         .filter_map(|c| c.value["name"].as_str())
@@ -899,9 +926,9 @@ async fn corpus_replay_matches_kube_apiserver() {
             .as_array()
             .is_some_and(|s| s.iter().any(|s| s.get("action").is_some()))
     });
-    let mut outcomes = futures::future::join_all(together.iter().map(|c| replay(&env, c))).await;
+    let mut outcomes = futures::future::join_all(together.iter().map(|c| replay(env, c))).await;
     for case in alone {
-        outcomes.push(replay(&env, case).await);
+        outcomes.push(replay(env, case).await);
     }
     outcomes.sort_by(|a, b| a.name.cmp(&b.name));
 

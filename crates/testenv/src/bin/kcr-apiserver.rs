@@ -3,7 +3,7 @@
 //! ```text
 //! kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T]
 //!               [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls]
-//!               [--rbac] [--realistic]
+//!               [--rbac] [--realistic] [--feature-gates=NAME=BOOL,...]
 //! ```
 //!
 //! `--rbac` authorizes every request with RBAC from the stored roles and bindings (the admin
@@ -14,6 +14,8 @@
 //! `--token` without `--tls` prints a warning: kubectl sends no bearer token over plain HTTP.
 //! `--realistic` runs the optional controllers of kube-controller-manager too (a `default`
 //! ServiceAccount and the `kube-root-ca.crt` ConfigMap in every namespace).
+//! `--feature-gates` sets feature gates as kube-apiserver's flag does; the one kcr-testenv knows
+//! is `ShardedListAndWatch` (default false: `shardSelector` is ignored), any other is refused.
 //! `--help` prints the usage and exits 0.
 //!
 //! Prints `listening on http://127.0.0.1:N` (or `https://`) and the kubeconfig path on stdout,
@@ -26,7 +28,7 @@ use std::time::Duration;
 
 use kcr_testenv::TestEnv;
 
-const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls] [--rbac] [--realistic]";
+const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls] [--rbac] [--realistic] [--feature-gates=NAME=BOOL,...]";
 
 fn parse<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
     let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
@@ -46,12 +48,37 @@ enum Command {
     Help,
 }
 
+/// Applies `--feature-gates` (`Name=bool` pairs separated by commas, as kube-apiserver's flag).
+fn feature_gates(
+    mut b: kcr_testenv::TestEnvBuilder,
+    value: &str,
+) -> Result<kcr_testenv::TestEnvBuilder, String> {
+    for pair in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, enabled) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("missing bool value for {pair}"))?;
+        let enabled: bool = enabled.trim().parse().map_err(|_| {
+            format!("invalid value of {name}={enabled}, err: {enabled:?} is not a bool")
+        })?;
+        b = match name.trim() {
+            "ShardedListAndWatch" => b.sharded_list_and_watch(enabled),
+            other => return Err(format!("unrecognized feature gate: {other}")),
+        };
+    }
+    Ok(b)
+}
+
 fn command_from_args() -> Result<Command, String> {
     let mut b = TestEnv::builder().admin_endpoint(true);
     let (mut token, mut tls) = (false, false);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if let Some(value) = flag.strip_prefix("--feature-gates=") {
+            b = feature_gates(b, value)?;
+            continue;
+        }
         b = match flag.as_str() {
+            "--feature-gates" => feature_gates(b, &parse::<String>(&flag, args.next())?)?,
             "--port" => b.port(parse(&flag, args.next())?),
             "--host" => b.host(parse::<Ipv4Addr>(&flag, args.next())?),
             "--kubeconfig-out" => b.kubeconfig_path(parse::<String>(&flag, args.next())?),
