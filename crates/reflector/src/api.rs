@@ -43,6 +43,8 @@ pub struct ApiListerWatcher<K> {
     api: Api<K>,
     decoding: Decoding,
     shard: Option<ShardSelector>,
+    /// Set once a sharded watch has probed whether the server applies the selector.
+    probed: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The wire format an [`ApiListerWatcher`] asks for.
@@ -85,6 +87,7 @@ impl<K> ApiListerWatcher<K> {
             api,
             decoding: Decoding::default(),
             shard: None,
+            probed: std::sync::Arc::default(),
         }
     }
 
@@ -166,6 +169,23 @@ where
             return api_watch(&self.api, options, self.decoding, None).await;
         };
         let (selector, generation) = shard.snapshot();
+        // A streaming list tells nothing of the selector: a one-item list, once, does
+        // (`shardInfo`), from the watch cache.
+        if selector.is_some()
+            && shard.server_applied().is_none()
+            && !self.probed.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            let probe = ListOptions {
+                limit: Some(1),
+                resource_version: Some("0".into()),
+                ..options_selectors(options)
+            };
+            if let Ok((_, applied)) =
+                api_list(&self.api, &probe, self.decoding, selector.as_deref()).await
+            {
+                shard.note_list(applied);
+            }
+        }
         let stream = api_watch(&self.api, options, self.decoding, selector.as_deref()).await?;
         Ok(shard.end_on_change(stream, generation))
     }
@@ -184,6 +204,15 @@ where
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
         api_watch(self, options, Decoding::default(), None).await
+    }
+}
+
+/// List options with a watch's selectors.
+fn options_selectors(options: &WatchOptions) -> ListOptions {
+    ListOptions {
+        label_selector: options.label_selector.clone(),
+        field_selector: options.field_selector.clone(),
+        ..ListOptions::default()
     }
 }
 

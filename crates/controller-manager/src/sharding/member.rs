@@ -241,9 +241,18 @@ impl ShardMember {
                 () = ctx.cancelled() => break,
                 () = self.round() => {}
             }
+            // The next round: a retry period on, or as soon as a peer's Lease expires.
+            let next = {
+                let state = self.inner.state.lock();
+                let now = Instant::now();
+                let by_retry = now + retry;
+                state.protocol.next_expiry(now).map_or(by_retry, |e| {
+                    by_retry.min(e + std::time::Duration::from_millis(1))
+                })
+            };
             tokio::select! {
                 () = ctx.cancelled() => break,
-                () = tokio::time::sleep(retry) => {}
+                () = tokio::time::sleep_until(next) => {}
             }
         }
         watchdog.abort();
@@ -289,7 +298,14 @@ impl ShardMember {
             let notified = self.inner.changed.notified();
             let mut notified = std::pin::pin!(notified);
             notified.as_mut().enable();
-            let until = self.inner.state.lock().protocol.valid_until();
+            // A deadline already passed has been acted on: wait for the next renewal.
+            let until = self
+                .inner
+                .state
+                .lock()
+                .protocol
+                .valid_until()
+                .filter(|until| *until > Instant::now());
             let sleep = async {
                 match until {
                     Some(until) => tokio::time::sleep_until(until).await,

@@ -178,6 +178,15 @@ impl Protocol {
             .filter(move |(_, p)| now < p.seen_at + p.lease_duration)
     }
 
+    /// When the next live peer's Lease expires, if none changes before (a member then runs a
+    /// round at once, so a dead member's ranges are taken over without waiting for the next
+    /// retry period).
+    pub(crate) fn next_expiry(&self, now: Instant) -> Option<Instant> {
+        self.live_peers(now)
+            .map(|(_, p)| p.seen_at + p.lease_duration)
+            .min()
+    }
+
     /// The live members: this one and every peer whose Lease changed within its lease
     /// duration.
     pub(crate) fn members(&self, now: Instant) -> Vec<String> {
