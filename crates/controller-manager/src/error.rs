@@ -112,6 +112,11 @@ pub enum Error {
     /// The metrics server's TLS certificate or key is unusable.
     #[error("secure metrics serving: {0}")]
     SecureServing(String),
+
+    /// A sharding configuration was refused (see
+    /// [`ShardMember::new`](crate::sharding::ShardMember::new)).
+    #[error("invalid sharding config: {0}")]
+    InvalidShardingConfig(String),
 }
 
 impl Error {

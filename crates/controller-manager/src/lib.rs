@@ -115,6 +115,7 @@ pub mod manager;
 pub mod metrics_auth;
 pub mod metrics_server;
 pub mod record;
+pub mod sharding;
 
 mod error;
 mod server;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use kcr_cache::{Indexers, NAMESPACE_INDEX, meta_namespace_index_func};
-use kcr_reflector::{ApiListerWatcher, WireFormat};
+use kcr_reflector::{ApiListerWatcher, ShardSelector, WireFormat};
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::NamespaceScope;
 use kube::{Client, Resource};
@@ -113,6 +113,8 @@ struct Options {
     keep_managed_fields: bool,
     wire_format: WireFormat,
     custom_resync: HashMap<(String, String), Duration>,
+    /// Per resource (group, plural): the `shardSelector` its informers list and watch with.
+    shard_selectors: HashMap<(String, String), ShardSelector>,
 }
 
 struct Inner {
@@ -238,6 +240,30 @@ impl SharedInformerFactory {
         self
     }
 
+    /// Makes the informers of `resource` created from now on list and watch with `selector`
+    /// (KEP-5866 sharded list and watch; see [`ShardSelector`]): when it changes, their
+    /// watches end and they list again with the new value.
+    ///
+    /// Returns false, and changes nothing, when the factory already has an informer of
+    /// `resource` (it keeps listing without the selector).
+    pub fn set_shard_selector_for(&self, resource: &ApiResource, selector: ShardSelector) -> bool {
+        let state = self.inner.state.lock();
+        let exists = state.informers.values().any(|e| {
+            e.key.group == resource.group
+                && e.key.version == resource.version
+                && e.key.plural == resource.plural
+        });
+        if exists {
+            return false;
+        }
+        self.inner
+            .options
+            .lock()
+            .shard_selectors
+            .insert((resource.group.clone(), resource.plural.clone()), selector);
+        true
+    }
+
     /// The shared informer of `K` across all namespaces (or of the
     /// cluster-scoped `K`), created on first use.
     pub fn informer<K>(&self) -> SharedIndexInformer<K>
@@ -324,7 +350,13 @@ impl SharedInformerFactory {
         indexers.insert(NAMESPACE_INDEX.to_owned(), meta_namespace_index_func());
         // Objects are decoded without their managedFields unless they are
         // kept: the field is skipped while parsing, never built and dropped.
-        let lister_watcher = api().drop_managed_fields(!options.keep_managed_fields);
+        let mut lister_watcher = api().drop_managed_fields(!options.keep_managed_fields);
+        if let Some(selector) = options
+            .shard_selectors
+            .get(&(resource.group.clone(), resource.plural.clone()))
+        {
+            lister_watcher = lister_watcher.shard_selector(selector.clone());
+        }
         let mut informer = SharedIndexInformer::new(lister_watcher, resync, indexers)
             .name(key.to_string())
             .keep_managed_fields(options.keep_managed_fields);

@@ -82,7 +82,7 @@ pub use event_handler::{
     FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs, is_resync,
 };
 pub use factory::{InformerKey, SharedInformerFactory};
-pub use kcr_reflector::WireFormat;
+pub use kcr_reflector::{ShardSelector, WireFormat};
 pub use shared_informer::{
     InformerQueue, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer,
 };

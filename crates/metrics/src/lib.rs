@@ -63,6 +63,7 @@ pub mod informer;
 pub mod leader_election;
 pub mod reflector;
 mod registration;
+pub mod sharding;
 mod stripes;
 pub mod workqueue;
 

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::listwatch::{
     Bookmark, ListOptions, ListerWatcher, ObjectList, WatchEvent, WatchOptions, WatchStream,
 };
+use crate::shard_selector::ShardSelector;
 use crate::without_managed_fields::{WithoutManagedFields, items_without_managed_fields};
 
 /// The default limit on one watch event (one line of a watch response):
@@ -41,6 +42,9 @@ pub const DEFAULT_MAX_EVENT_BYTES: usize = 8 << 20;
 pub struct ApiListerWatcher<K> {
     api: Api<K>,
     decoding: Decoding,
+    shard: Option<ShardSelector>,
+    /// Set once a sharded watch has probed whether the server applies the selector.
+    probed: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The wire format an [`ApiListerWatcher`] asks for.
@@ -92,6 +96,8 @@ where
         Self {
             api,
             decoding: default_decoding::<K>(),
+            shard: None,
+            probed: std::sync::Arc::default(),
         }
     }
 
@@ -110,6 +116,15 @@ where
 }
 
 impl<K> ApiListerWatcher<K> {
+    /// Sends `selector`'s current value as the `shardSelector` parameter of every list and
+    /// watch (KEP-5866 sharded list and watch), and ends an open watch when it changes so the
+    /// reflector lists again with the new value (see [`ShardSelector`]).
+    #[must_use]
+    pub fn shard_selector(mut self, selector: ShardSelector) -> Self {
+        self.shard = Some(selector);
+        self
+    }
+
     /// The largest watch event accepted, in bytes (default
     /// [`DEFAULT_MAX_EVENT_BYTES`]).
     #[must_use]
@@ -155,11 +170,44 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
-        api_list(&self.api, options, self.decoding).await
+        let Some(shard) = &self.shard else {
+            return api_list(&self.api, options, self.decoding, None)
+                .await
+                .map(|(list, _)| list);
+        };
+        let (selector, _) = shard.snapshot();
+        let (list, applied) =
+            api_list(&self.api, options, self.decoding, selector.as_deref()).await?;
+        if selector.is_some() {
+            shard.note_list(applied);
+        }
+        Ok(list)
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
-        api_watch(&self.api, options, self.decoding).await
+        let Some(shard) = &self.shard else {
+            return api_watch(&self.api, options, self.decoding, None).await;
+        };
+        let (selector, generation) = shard.snapshot();
+        // A streaming list tells nothing of the selector: a one-item list, once, does
+        // (`shardInfo`), from the watch cache.
+        if selector.is_some()
+            && shard.server_applied().is_none()
+            && !self.probed.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            let probe = ListOptions {
+                limit: Some(1),
+                resource_version: Some("0".into()),
+                ..options_selectors(options)
+            };
+            if let Ok((_, applied)) =
+                api_list(&self.api, &probe, self.decoding, selector.as_deref()).await
+            {
+                shard.note_list(applied);
+            }
+        }
+        let stream = api_watch(&self.api, options, self.decoding, selector.as_deref()).await?;
+        Ok(shard.end_on_change(stream, generation))
     }
 }
 
@@ -172,11 +220,13 @@ where
     K::DynamicType: 'static,
 {
     async fn list(&self, options: &ListOptions) -> Result<ObjectList<K>> {
-        api_list(self, options, default_decoding::<K>()).await
+        api_list(self, options, default_decoding::<K>(), None)
+            .await
+            .map(|(list, _)| list)
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream<K>> {
-        api_watch(self, options, default_decoding::<K>()).await
+        api_watch(self, options, default_decoding::<K>(), None).await
     }
 }
 
@@ -191,15 +241,30 @@ where
     }
 }
 
+/// List options with a watch's selectors.
+fn options_selectors(options: &WatchOptions) -> ListOptions {
+    ListOptions {
+        label_selector: options.label_selector.clone(),
+        field_selector: options.field_selector.clone(),
+        ..ListOptions::default()
+    }
+}
+
+/// A list page, and whether the server said it applied the shard selector sent (see
+/// [`ShardSelector::server_applied`]).
 async fn api_list<K>(
     api: &Api<K>,
     options: &ListOptions,
     decoding: Decoding,
-) -> Result<ObjectList<K>>
+    shard: Option<&str>,
+) -> Result<(ObjectList<K>, Option<bool>)>
 where
     K: Resource + Clone + DeserializeOwned,
 {
-    let url = list_url(api.resource_url(), options);
+    let mut url = list_url(api.resource_url(), options);
+    if let Some(shard) = shard {
+        push_param(&mut url, "shardSelector", shard);
+    }
     let accept = if K::metadata_api() {
         METADATA_LIST_ACCEPT
     } else if decoding.protobuf.is_some() {
@@ -216,20 +281,44 @@ where
         .map_err(|e| Error::Read(Box::new(e)))?
         .to_bytes();
     if protobuf {
-        return crate::protobuf::decode_list(&body, decoding.drop_managed_fields);
+        return crate::protobuf::decode_list(&body, decoding.drop_managed_fields)
+            .map(|list| (list, None));
     }
-    decode_list_with(&body, decoding.drop_managed_fields)
+    let (list, shard_info) = decode_list_parts(&body, decoding.drop_managed_fields)?;
+    // Custom resource lists honour the selector without saying so: only a built-in kind's
+    // list without `shardInfo` shows a server that ignored it.
+    let applied = match shard_info {
+        Some(_) => Some(true),
+        None if is_built_in::<K>(api) => Some(false),
+        None => None,
+    };
+    Ok((list, applied))
+}
+
+/// Whether `api` serves a built-in kind (its group has no dot, or is one of Kubernetes' own
+/// `*.k8s.io` groups); custom resources are served by a handler that writes no `shardInfo`.
+fn is_built_in<K: Resource>(api: &Api<K>) -> bool {
+    let url = api.resource_url();
+    let Some(rest) = url.strip_prefix("/apis/") else {
+        return true;
+    };
+    let group = rest.split('/').next().unwrap_or("");
+    !group.contains('.') || group.ends_with(".k8s.io")
 }
 
 async fn api_watch<K>(
     api: &Api<K>,
     options: &WatchOptions,
     decoding: Decoding,
+    shard: Option<&str>,
 ) -> Result<WatchStream<K>>
 where
     K: Resource + Clone + DeserializeOwned + Send + 'static,
 {
-    let url = watch_url(api.resource_url(), options);
+    let mut url = watch_url(api.resource_url(), options);
+    if let Some(shard) = shard {
+        push_param(&mut url, "shardSelector", shard);
+    }
     let accept = if K::metadata_api() {
         METADATA_ACCEPT
     } else if decoding.protobuf.is_some() {
@@ -397,6 +486,15 @@ struct ListMetaLite {
     continue_token: Option<String>,
     #[serde(default)]
     remaining_item_count: Option<i64>,
+    /// KEP-5866: the shard selector the server applied.
+    #[serde(default)]
+    shard_info: Option<ShardInfoLite>,
+}
+
+#[derive(Default, Deserialize)]
+struct ShardInfoLite {
+    #[serde(default)]
+    selector: Option<String>,
 }
 
 fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
@@ -439,10 +537,19 @@ pub(crate) fn decode_list<K: DeserializeOwned>(body: &[u8]) -> Result<ObjectList
 }
 
 /// [`decode_list`], skipping each object's managedFields when asked.
+#[cfg(test)]
 pub(crate) fn decode_list_with<K: DeserializeOwned>(
     body: &[u8],
     drop_managed_fields: bool,
 ) -> Result<ObjectList<K>> {
+    decode_list_parts(body, drop_managed_fields).map(|(list, _)| list)
+}
+
+/// [`decode_list_with`], and the selector of the list's `metadata.shardInfo`, if any.
+fn decode_list_parts<K: DeserializeOwned>(
+    body: &[u8],
+    drop_managed_fields: bool,
+) -> Result<(ObjectList<K>, Option<String>)> {
     let decoded = if drop_managed_fields {
         serde_json::from_slice::<TypedListWithoutManagedFields<K>>(body)
             .map(|l| (l.metadata, l.items))
@@ -450,12 +557,15 @@ pub(crate) fn decode_list_with<K: DeserializeOwned>(
         serde_json::from_slice::<TypedList<K>>(body).map(|l| (l.metadata, l.items))
     };
     match decoded {
-        Ok((metadata, items)) => Ok(ObjectList {
-            items,
-            resource_version: metadata.resource_version.unwrap_or_default(),
-            continue_token: metadata.continue_token.filter(|t| !t.is_empty()),
-            remaining_item_count: metadata.remaining_item_count,
-        }),
+        Ok((metadata, items)) => Ok((
+            ObjectList {
+                items,
+                resource_version: metadata.resource_version.unwrap_or_default(),
+                continue_token: metadata.continue_token.filter(|t| !t.is_empty()),
+                remaining_item_count: metadata.remaining_item_count,
+            },
+            metadata.shard_info.map(|i| i.selector.unwrap_or_default()),
+        )),
         Err(whole) => {
             let raw = match serde_json::from_slice::<RawList<'_>>(body) {
                 Ok(raw) => raw,

@@ -107,6 +107,11 @@ pub enum Error {
         /// The limit that was exceeded, in bytes.
         limit: usize,
     },
+
+    /// The watch was ended because its [`ShardSelector`](crate::ShardSelector) changed: the
+    /// reflector lists again with the new one.
+    #[error("the shard selector changed: the watch ends so the next list uses the new one")]
+    ShardSelectorChanged,
 }
 
 /// Status reasons the API server defines (`metav1.StatusReason*`). A status
@@ -331,6 +336,7 @@ impl Error {
             Error::WatchListIncomplete => "watch_list_incomplete",
             Error::VeryShortWatch => "very_short_watch",
             Error::EventTooLarge { .. } => "event_too_large",
+            Error::ShardSelectorChanged => "shard_selector_changed",
         }
     }
 }

@@ -97,6 +97,7 @@ mod listwatch;
 mod protobuf;
 mod reflector;
 mod retry_with_deadline;
+mod shard_selector;
 mod store;
 mod temporary_store;
 mod without_managed_fields;
@@ -109,4 +110,5 @@ pub use listwatch::{
     WatchEvent, WatchOptions, WatchStream,
 };
 pub use reflector::{DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, Reflector};
+pub use shard_selector::ShardSelector;
 pub use store::ReflectorStore;

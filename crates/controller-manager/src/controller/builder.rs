@@ -24,6 +24,8 @@ use super::predicate::Predicate;
 use super::reconciler::{Reconciler, Request};
 use super::source::{InformerSource, Source};
 use crate::manager::InformerScope;
+
+use crate::sharding::{Mode, ShardField, ShardGate, ShardMember};
 use crate::{Error, Manager, Result};
 use kcr_informer::SharedInformerFactory;
 
@@ -111,6 +113,9 @@ where
         .collect()
 }
 
+/// Sets the shard selector on the informers of one watched type: true if it took.
+type SelectorSetter = Box<dyn Fn(&Manager, kcr_informer::ShardSelector) -> bool + Send>;
+
 /// Builds a [`Controller`] and adds it to a manager (controller-runtime
 /// `builder.ControllerManagedBy`). Made by [`Controller::builder`].
 ///
@@ -166,6 +171,10 @@ pub struct Builder {
     need_leader_election: bool,
     skip_name_validation: bool,
     errors: Vec<String>,
+    shard: Option<ShardMember>,
+    /// Per watched type: whether it is the primary type, its name, and how to shard its
+    /// informers on the server.
+    selector_setters: Vec<(bool, String, SelectorSetter)>,
 }
 
 impl fmt::Debug for Builder {
@@ -250,7 +259,44 @@ impl Builder {
             need_leader_election: true,
             skip_name_validation: false,
             errors: Vec::new(),
+            shard: None,
+            selector_setters: Vec::new(),
         }
+    }
+
+    fn selector_setter<K>(&mut self, primary: bool)
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::Scope: InformerScope,
+    {
+        self.selector_setters.push((
+            primary,
+            K::kind(&()).into_owned(),
+            Box::new(|manager: &Manager, selector| manager.set_shard_selector_for::<K>(selector)),
+        ));
+    }
+
+    /// Shards the controller across the replicas that run it with members of the same group:
+    /// this replica reconciles only the keys `member` owns (see [`sharding`](crate::sharding)
+    /// for the protocol and its guarantees). The controller then runs on every replica, not
+    /// only on the leader, and `member` is added to the manager (once, whichever controller
+    /// adds it first).
+    ///
+    /// With [`Mode::ServerSide`], the informers of the `for_` type list and watch with the
+    /// member's ranges as `shardSelector` (so do those of the `owns`/`watches` types when
+    /// sharding by [`ShardField::Namespace`], where an owner and what it owns share a
+    /// namespace); a type whose informers were made before (by another controller) stays
+    /// unsharded on the server. Either way, events are filtered before the queue: a request
+    /// is queued, and reconciled, only while the member owns it. An object reached through
+    /// [`owns`](Self::owns) is routed by its controlling owner's uid (or namespace), one
+    /// reached through [`watches`](Self::watches) by the cached `for_` object the request
+    /// names (or its namespace).
+    ///
+    /// Needs a manager: an unmanaged controller cannot be sharded.
+    pub fn sharded(mut self, member: &ShardMember) -> Self {
+        self.shard = Some(member.clone());
+        self.need_leader_election = false;
+        self
     }
 
     /// Reconciles objects of `K`: each change of a `K` queues its own
@@ -273,6 +319,7 @@ impl Builder {
             kind: K::kind(&()).into_owned(),
             cluster_scoped: TypeId::of::<K::Scope>() == TypeId::of::<ClusterResourceScope>(),
         });
+        self.selector_setter::<K>(true);
         self.sources.push(Box::new(|manager, _| {
             Ok(sources(manager, Mapper::<K>::Object))
         }));
@@ -288,6 +335,7 @@ impl Builder {
         O: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
         O::Scope: InformerScope,
     {
+        self.selector_setter::<O>(false);
         self.sources.push(Box::new(|manager, owner| {
             let Some(owner) = owner else {
                 return Err(Error::InvalidController {
@@ -309,6 +357,7 @@ impl Builder {
         W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
         W::Scope: InformerScope,
     {
+        self.selector_setter::<W>(false);
         let mapper: MapFn<W> = Arc::new(mapper);
         self.sources.push(Box::new(move |manager, _| {
             Ok(sources(manager, Mapper::Map(mapper)))
@@ -405,6 +454,29 @@ impl Builder {
             }
         };
 
+        let shard = match (&self.shard, &self.manager) {
+            (None, _) => None,
+            (Some(_), None) => {
+                release_name(&self.name, self.skip_name_validation);
+                return Err(invalid(
+                    "a sharded controller needs a manager (Controller::builder)".into(),
+                ));
+            }
+            (Some(member), Some(manager)) => {
+                if member.mode() == Mode::ServerSide {
+                    for (primary, kind, set) in &self.selector_setters {
+                        if !*primary && member.field() != ShardField::Namespace {
+                            continue;
+                        }
+                        if !set(manager, member.selector()) {
+                            tracing::info!(controller = %self.name, kind = %kind, "informers of this kind existed before: sharded on the client only");
+                        }
+                    }
+                }
+                Some(Arc::new(ShardGate::new(member.clone())))
+            }
+        };
+
         let factory = self.factory.clone();
         let mut sources = Vec::with_capacity(self.sources.len());
         let supply = match &self.manager {
@@ -456,6 +528,7 @@ impl Builder {
             need_leader_election: self.need_leader_election,
             started: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
+            shard,
         });
         let running = Running {
             core: core.clone(),
@@ -470,6 +543,11 @@ impl Builder {
         if let Err(e) = manager.add(running) {
             release_name(&self.name, self.skip_name_validation);
             return Err(e);
+        }
+        if let Some(member) = &self.shard
+            && member.mark_registered()
+        {
+            manager.add(member.clone())?;
         }
         manager.controller_shared().cache_sync.register(&core);
         Ok(Controller {

@@ -23,6 +23,8 @@ use super::reconcile_context::ReconcileContext;
 use super::reconciler::{Action, Reconciler, Request, is_terminal};
 use super::source::{Source, StartedSource};
 use crate::Runnable;
+
+use crate::sharding::{PrimaryLookup, RangeSet, ShardGate};
 use crate::{BoxError, Error};
 
 /// A controller added to a [`Manager`](crate::Manager) by
@@ -141,6 +143,8 @@ pub(crate) struct Core {
     pub(crate) started: AtomicBool,
     /// Set when the controller stops: workers take no new request.
     pub(crate) stopping: AtomicBool,
+    /// A sharded controller's filter (see [`Builder::sharded`](super::Builder::sharded)).
+    pub(crate) shard: Option<Arc<ShardGate>>,
 }
 
 /// The runnable the manager runs: the core and its reconciler.
@@ -156,10 +160,21 @@ impl<R: Reconciler> Runnable for Running<R> {
         if core.started.swap(true, Ordering::SeqCst) {
             return Err(Error::ControllerAlreadyStarted(core.name.to_string()).into());
         }
+        // A sharded controller hears of newly acquired ranges from here on, before its
+        // handlers see anything, so no object falls between the two.
+        let mut activations = core.shard.as_ref().map(|gate| {
+            let lookups: Vec<PrimaryLookup> = core
+                .sources
+                .iter()
+                .filter_map(|s| s.primary_lookup())
+                .collect();
+            gate.set_primary(Arc::new(move |req| lookups.iter().find_map(|l| l(req))));
+            gate.member.subscribe()
+        });
         let mut started: Vec<Box<dyn StartedSource>> = Vec::with_capacity(core.sources.len());
         for source in &core.sources {
             tracing::info!(controller = %core.name, source = %source.name(), "Starting EventSource");
-            match source.start(&core.queue, &core.predicates) {
+            match source.start(&core.queue, &core.predicates, core.shard.as_ref()) {
                 Ok(s) => started.push(s),
                 Err(e) => {
                     stop_sources(&started);
@@ -205,6 +220,9 @@ impl<R: Reconciler> Runnable for Running<R> {
         for _ in 0..workers {
             tasks.spawn(worker(core.clone(), self.reconciler.clone(), ctx.clone()));
         }
+        if let Some(activations) = activations.take() {
+            tasks.spawn(resync_acquired(core.clone(), activations, ctx.clone()));
+        }
 
         ctx.cancelled().await;
         tracing::info!(controller = %core.name, "Shutdown signal received, waiting for all workers to finish");
@@ -232,6 +250,42 @@ fn stop_sources(started: &[Box<dyn StartedSource>]) {
     }
 }
 
+/// Queues the cached primary objects of each range the controller's member acquires (their
+/// events were filtered out while another member owned them).
+async fn resync_acquired(
+    core: Arc<Core>,
+    mut activations: tokio::sync::broadcast::Receiver<RangeSet>,
+    ctx: CancellationToken,
+) {
+    let Some(gate) = core.shard.clone() else {
+        return;
+    };
+    let metrics = kcr_metrics::sharding::ShardMetrics::global();
+    loop {
+        let ranges = tokio::select! {
+            () = ctx.cancelled() => return,
+            received = activations.recv() => match received {
+                Ok(ranges) => ranges,
+                // Missed some: everything owned now.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => gate.member.owned(),
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            },
+        };
+        let queued: usize = core
+            .sources
+            .iter()
+            .map(|s| s.resync(&core.queue, &gate, &ranges))
+            .sum();
+        tracing::debug!(controller = %core.name, queued, "queued the cached objects of acquired ranges");
+        let owned = gate.member.owned();
+        let owned_now: usize = core.sources.iter().map(|s| s.count_in(&gate, &owned)).sum();
+        metrics
+            .owned_objects()
+            .with_label_values(&[gate.member.group(), &*core.name])
+            .set(i64::try_from(owned_now).unwrap_or(i64::MAX));
+    }
+}
+
 /// Marks the request done and the worker idle, even if the worker is
 /// aborted mid-reconcile.
 struct InFlight<'a> {
@@ -254,10 +308,39 @@ async fn worker<R: Reconciler>(core: Arc<Core>, reconciler: Arc<R>, ctx: Cancell
             core.queue.done(&req);
             break;
         }
+        // A sharded controller reconciles only what its member owns now; the rest is dropped
+        // (another member reconciles it).
+        let reconciling = match &core.shard {
+            None => None,
+            Some(gate) => match gate.begin(&req) {
+                Some(admitted) => Some(admitted),
+                None => {
+                    core.queue.forget(&req);
+                    core.queue.done(&req);
+                    continue;
+                }
+            },
+        };
         core.metrics.worker_busy();
         let in_flight = InFlight { core: &core, req };
-        core.reconcile_handler(&*reconciler, &in_flight.req, priority, &ctx)
-            .await;
+        match &reconciling {
+            None => {
+                core.reconcile_handler(&*reconciler, &in_flight.req, priority, &ctx)
+                    .await;
+            }
+            Some(admitted) => {
+                tokio::select! {
+                    biased;
+                    () = admitted.revoked() => {
+                        // The member passed its renew deadline: another may own the key soon.
+                        tracing::warn!(controller = %core.name, request = %in_flight.req, "shard lost: reconcile aborted");
+                    }
+                    () = core.reconcile_handler(&*reconciler, &in_flight.req, priority, &ctx) => {}
+                }
+            }
+        }
+        // The reconcile's future is gone before its key stops counting as in flight.
+        drop(reconciling);
         drop(in_flight);
     }
 }

@@ -11,6 +11,7 @@ use kube::Resource;
 
 use super::predicate::Predicate;
 use super::reconciler::Request;
+use crate::sharding::{ShardField, ShardGate, fnv1a64};
 
 /// The priority of events from an initial list or a resync
 /// (controller-runtime's `handler.LowPriority`); live changes go in at 0.
@@ -50,6 +51,29 @@ pub(crate) struct OwnerKind {
 }
 
 impl OwnerKind {
+    /// The hash a sharded controller routes the owner's request by: the controlling owner's
+    /// uid, or its namespace (the object's; `""` for a cluster-scoped owner).
+    fn route(&self, meta: &ObjectMeta, field: ShardField) -> Option<u64> {
+        match field {
+            ShardField::Namespace => {
+                let ns = if self.cluster_scoped {
+                    ""
+                } else {
+                    meta.namespace.as_deref().unwrap_or("")
+                };
+                Some(fnv1a64(ns.as_bytes()))
+            }
+            _ => {
+                let owner = meta
+                    .owner_references
+                    .as_deref()?
+                    .iter()
+                    .find(|r| r.controller == Some(true))?;
+                Some(fnv1a64(owner.uid.as_bytes()))
+            }
+        }
+    }
+
     /// The request of the owner controlling the object with `meta`.
     fn request(&self, meta: &ObjectMeta) -> Option<Request> {
         let owner = meta
@@ -82,9 +106,25 @@ pub(crate) struct EnqueueHandler<W> {
     pub(crate) queue: PriorityQueue<Request>,
     pub(crate) predicates: Arc<[Box<dyn Predicate>]>,
     pub(crate) mapper: Mapper<W>,
+    /// A sharded controller's filter: only requests its member owns are queued.
+    pub(crate) shard: Option<Arc<ShardGate>>,
 }
 
 impl<W: Resource> EnqueueHandler<W> {
+    /// Whether a sharded controller's member owns `req` (mapped from `obj`, when known); always
+    /// true for a controller that is not sharded.
+    fn admit(&self, obj: Option<&W>, req: &Request) -> bool {
+        let Some(gate) = &self.shard else {
+            return true;
+        };
+        let hash = match (&self.mapper, obj) {
+            (Mapper::Object, Some(obj)) => Some(gate.field().hash(obj.meta())),
+            (Mapper::Owner(kind), Some(obj)) => kind.route(obj.meta(), gate.field()),
+            _ => gate.route_of(req),
+        };
+        hash.is_some_and(|h| gate.admit(req, h))
+    }
+
     fn map(&self, obj: &W, out: &mut Vec<Request>) {
         match &self.mapper {
             Mapper::Object => out.extend(Request::from_object(obj)),
@@ -99,8 +139,11 @@ impl<W: Resource> EnqueueHandler<W> {
         }
     }
 
-    fn enqueue(&self, requests: Vec<Request>, priority: i32) {
+    fn enqueue(&self, requests: Vec<Request>, priority: i32, from: Option<&W>) {
         for req in requests {
+            if !self.admit(from, &req) {
+                continue;
+            }
             self.queue
                 .add_with_opts(req, AddOpts::default().priority(priority));
         }
@@ -116,6 +159,9 @@ impl<W: Resource + Send + Sync + 'static> ResourceEventHandler<W> for EnqueueHan
         if let Mapper::Object = self.mapper {
             // The hot path: one request, no vector.
             if let Some(req) = Request::from_object(&**obj) {
+                if !self.admit(Some(obj), &req) {
+                    return;
+                }
                 self.queue
                     .add_with_opts(req, AddOpts::default().priority(priority));
             }
@@ -123,7 +169,7 @@ impl<W: Resource + Send + Sync + 'static> ResourceEventHandler<W> for EnqueueHan
         }
         let mut requests = Vec::new();
         self.map(obj, &mut requests);
-        self.enqueue(requests, priority);
+        self.enqueue(requests, priority, Some(obj));
     }
 
     fn on_update(&self, old: &Arc<W>, new: &Arc<W>) {
@@ -140,15 +186,12 @@ impl<W: Resource + Send + Sync + 'static> ResourceEventHandler<W> for EnqueueHan
             // An owner or a mapping may have changed: both sides are due.
             self.map(old, &mut requests);
         }
-        let before = requests.len();
         let mut new_side = Vec::new();
         self.map(new, &mut new_side);
-        for req in new_side {
-            if !requests[..before].contains(&req) {
-                requests.push(req);
-            }
-        }
-        self.enqueue(requests, priority);
+        new_side.retain(|req| !requests.contains(req));
+        // Each side is routed by the object it came from (an owner may have changed).
+        self.enqueue(requests, priority, Some(old));
+        self.enqueue(new_side, priority, Some(new));
     }
 
     fn on_delete(&self, obj: &DeltaObject<W>) {
@@ -170,7 +213,7 @@ impl<W: Resource + Send + Sync + 'static> ResourceEventHandler<W> for EnqueueHan
                     return;
                 }
                 if let Mapper::Object = self.mapper {
-                    self.enqueue(vec![req], 0);
+                    self.enqueue(vec![req], 0, None);
                 }
                 return;
             }
@@ -183,7 +226,7 @@ impl<W: Resource + Send + Sync + 'static> ResourceEventHandler<W> for EnqueueHan
         if let Some(last) = known {
             self.map(last, &mut requests);
         }
-        self.enqueue(requests, 0);
+        self.enqueue(requests, 0, known.map(|k| &**k));
     }
 }
 
@@ -258,6 +301,7 @@ mod tests {
             queue: queue.clone(),
             predicates: Arc::from(Vec::<Box<dyn Predicate>>::new()),
             mapper: Mapper::Object,
+            shard: None,
         };
         let obj = |name: &str, rv: &str| {
             Arc::new(Deployment {

@@ -274,7 +274,22 @@ impl Manager {
         InformerReader::new(self.inner.cache.informers::<K>())
     }
 
-    /// The informers of `K` the informer options call for (see
+    /// See [`Informers::set_shard_selector_for`].
+    pub(crate) fn set_shard_selector_for<K>(&self, selector: kcr_informer::ShardSelector) -> bool
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::Scope: InformerScope,
+    {
+        self.inner.cache.set_shard_selector_for::<K>(selector)
+    }
+
+    /// The informers of `K` the cache options call for (see
     /// [`informer_reader`](Manager::informer_reader)).
     pub(crate) fn informers<K>(&self) -> Vec<SharedIndexInformer<K>>
     where

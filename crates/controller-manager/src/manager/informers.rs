@@ -427,6 +427,30 @@ impl Informers {
         informers
     }
 
+    /// Makes the informers of `K` made from now on list and watch with `selector` (a sharded
+    /// controller's share, see [`sharding`](crate::sharding)); false, changing nothing, when
+    /// informers of `K` exist already.
+    pub(crate) fn set_shard_selector_for<K>(&self, selector: kcr_informer::ShardSelector) -> bool
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::Scope: CacheScope,
+    {
+        let by = self.options.of::<K>();
+        let selectors = (
+            by.and_then(|b| b.label_selector.clone())
+                .or_else(|| self.options.default_label_selector.clone()),
+            by.and_then(|b| b.field_selector.clone())
+                .or_else(|| self.options.default_field_selector.clone()),
+        );
+        let mut state = self.state.lock();
+        let factory = state
+            .factories
+            .entry(selectors)
+            .or_insert_with_key(|s| factory(&self.client, self.sync_period, s))
+            .clone();
+        factory.set_shard_selector_for(&kube::api::ApiResource::erase::<K>(&()), selector)
+    }
+
     /// Reads `K` from the informers of [`informers`](Self::informers).
     pub fn reader<K>(&self) -> InformerReader<K>
     where
