@@ -209,7 +209,8 @@ mod tests {
     use kube_core::{ObjectMeta, Resource};
 
     use crate::index::{IndexValues, Indexers, NAMESPACE_INDEX, try_index_func};
-    use crate::store::{IndexedStore, meta_namespace_key_func};
+    use crate::indexed_store::IndexedStore;
+    use crate::key::meta_namespace_key_func;
     use crate::test_util::{cm, version};
 
     use super::*;

@@ -437,16 +437,16 @@ fn a_csr_extra_map_of_lists_should_round_trip_as_go_writes_it() {
             "extra": {"scopes": ["read", "write"], "tenant": ["t1"]},
         },
     });
-    let body = encode_object(&csr).unwrap();
+    let body = object::encode(&csr).unwrap();
     // `status` is a struct, not a pointer: Go writes it (empty) though the JSON left it out,
     // and its JSON then has `"status": {}`.
     let mut expected = csr.clone();
     expected["status"] = json!({});
-    assert_eq!(object_to_json(&body).unwrap(), expected);
-    let typed: CertificateSigningRequest = decode_object(&body, DecodeOptions::default()).unwrap();
+    assert_eq!(object::to_json(&body).unwrap(), expected);
+    let typed: CertificateSigningRequest = object::decode(&body, DecodeOptions::default()).unwrap();
     assert_eq!(typed, serde_json::from_value(expected).unwrap());
     // `map<string, ExtraValue>`: each entry's value is a message of repeated `items` = 1.
-    let message = unwrap(&body).unwrap().raw.to_vec();
+    let message = envelope::unwrap(&body).unwrap().raw.to_vec();
     let entry = [&[0x0a, 6][..], b"tenant", &[0x12, 4, 0x0a, 2], b"t1"].concat();
     let mut field = vec![0x32, u8::try_from(entry.len()).unwrap()];
     field.extend_from_slice(&entry);

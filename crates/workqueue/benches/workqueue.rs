@@ -352,7 +352,7 @@ async fn delayed_run(
 ) -> DelayedRun {
     let delaying: DelayingQueue<Delayed> = DelayingQueue::with_config(match timer {
         Timer::Kcr { resolution } => DelayingConfig::default().timer_resolution(resolution),
-        Timer::SleepUntil => Config::default(),
+        Timer::SleepUntil => DelayingConfig::default(),
     });
     // The queue the workers read: the delaying queue itself, or a plain one
     // the per-item tasks add to.

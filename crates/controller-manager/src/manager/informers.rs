@@ -433,7 +433,7 @@ impl Informers {
     pub(crate) fn set_shard_selector_for<K>(&self, selector: kcr_informer::ShardSelector) -> bool
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        K::Scope: CacheScope,
+        K::Scope: InformerScope,
     {
         let by = self.options.of::<K>();
         let selectors = (
@@ -446,7 +446,7 @@ impl Informers {
         let factory = state
             .factories
             .entry(selectors)
-            .or_insert_with_key(|s| factory(&self.client, self.sync_period, s))
+            .or_insert_with_key(|s| factory(&self.client, self.sync_period, s, self.options.wire_format))
             .clone();
         factory.set_shard_selector_for(&kube::api::ApiResource::erase::<K>(&()), selector)
     }

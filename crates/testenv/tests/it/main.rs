@@ -23,6 +23,7 @@ mod params;
 mod pod_logs;
 mod pod_validation;
 mod protobuf;
+mod protobuf_encoder;
 mod rbac;
 mod reviews;
 mod robustness;

@@ -157,7 +157,7 @@ async fn kinds_without_a_table_should_answer_json() {
     .await;
     assert_eq!(r.status(), 200);
     assert_eq!(content_type(&r), kcr_protobuf::MEDIA_TYPE);
-    let list = decode_list::<serde_json::Value>(r.body(), DecodeOptions::default()).unwrap();
+    let list = list::decode::<serde_json::Value>(r.body(), DecodeOptions::default()).unwrap();
     assert_eq!(list.items.len(), 1);
 }
 
