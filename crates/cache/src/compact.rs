@@ -7,7 +7,7 @@
 //! string is its own allocation and every map (labels, annotations, data)
 //! has a `BTreeMap` node of 544 bytes however few entries it holds. Kept as
 //! one byte buffer, a ConfigMap of a real server (labels, data, the
-//! last-applied annotation) takes under a third of it. Reads pay for it: a
+//! last-applied annotation) takes about a third of it. Reads pay for it: a
 //! `get` that misses the decoded cache, and every object of a `list` or
 //! `by_index`, is decoded again (the README's cache rows give the figures).
 

@@ -1495,7 +1495,18 @@ mod tests {
     /// rebuilds the indices from scratch and compares, while writes go on.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn indices_should_always_agree_with_the_items_under_concurrent_writers_and_readers() {
-        let s = Arc::new(store());
+        concurrent_writers_and_readers(store()).await;
+    }
+
+    /// The same against a compact store (whose readers decode, and share
+    /// its cache of decoded objects).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_compact_store_should_keep_its_indices_right_under_concurrent_writers_and_readers() {
+        concurrent_writers_and_readers(store().compact(8)).await;
+    }
+
+    async fn concurrent_writers_and_readers(s: ThreadSafeStore<ConfigMap>) {
+        let s = Arc::new(s);
         let mut writers = Vec::new();
         for w in 0..4u32 {
             let s = s.clone();
@@ -1536,6 +1547,11 @@ mod tests {
                     }
                     let ns = format!("ns{}", i % 4);
                     for obj in s.by_index(NAMESPACE_INDEX, &ns).unwrap().iter() {
+                        assert_eq!(obj.metadata.namespace.as_deref(), Some(ns.as_str()));
+                    }
+                    let name = format!("o{}", i % 64);
+                    if let Some(obj) = s.get(&format!("{ns}/{name}")) {
+                        assert_eq!(obj.metadata.name.as_deref(), Some(name.as_str()));
                         assert_eq!(obj.metadata.namespace.as_deref(), Some(ns.as_str()));
                     }
                     if i % 16 == 0 {

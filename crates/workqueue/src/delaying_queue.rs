@@ -331,18 +331,29 @@ const PRECISE_HORIZON: Duration = Duration::from_millis(2);
 /// microseconds.)
 const BUSY_RUNS: usize = 4;
 
-/// Whether a thread waking up now would find an idle core rather than
-/// preempt a busy worker of the runtime: one of its other workers is parked
-/// (or it has a single worker, the one running the timer). While every
-/// worker is busy the items due wait for a worker anyway, and a timer
+/// Whether a thread waking up would find an idle core rather than preempt a
+/// busy worker of the runtime: one of its other workers is parked, or parked
+/// since the timer last looked (`parks`, the workers' park counts then,
+/// updated), or it has a single worker (the one running the timer). While
+/// every worker stays busy the items due wait for a worker anyway, and a timer
 /// thread preempting one (it may hold the queue's lock) slows them all: with
 /// the timer thread woken regardless, an unpaced burst of 200,000
 /// `add_after` on two cores came tens of milliseconds late on average
 /// where Tokio's wheel alone came well under one (README, Performance).
-fn has_idle_capacity(runtime: &tokio::runtime::RuntimeMetrics) -> bool {
+fn has_idle_capacity(runtime: &tokio::runtime::RuntimeMetrics, parks: &mut u64) -> bool {
     let workers = runtime.num_workers();
-    // An odd park/unpark count: that worker is parked.
-    workers <= 1 || (0..workers).any(|w| runtime.worker_park_unpark_count(w) % 2 == 1)
+    if workers <= 1 {
+        return true;
+    }
+    let (mut now, mut parked) = (0, false);
+    for w in 0..workers {
+        let count = runtime.worker_park_unpark_count(w);
+        // An odd park/unpark count: that worker is parked.
+        parked |= count % 2 == 1;
+        now += count;
+    }
+    let parked_since = now != std::mem::replace(parks, now);
+    parked || parked_since
 }
 
 /// The timer task of a delaying queue: takes the delayed items from the
@@ -374,6 +385,7 @@ pub(crate) async fn run_timer<T: Item>(queue: Weak<Shared<T>>, inbox: Arc<Inbox<
     let runtime = tokio::runtime::Handle::try_current()
         .ok()
         .map(|handle| handle.metrics());
+    let mut parks = 0;
     // The ready time the precise timer was last asked to wake us at.
     let mut precise_armed: Option<Instant> = None;
     let mut last_run = Instant::now();
@@ -457,7 +469,9 @@ pub(crate) async fn run_timer<T: Item>(queue: Weak<Shared<T>>, inbox: Arc<Inbox<
             && wheel_at == Some(next)
             && precise_armed != Some(next)
             && !busy
-            && runtime.as_ref().is_none_or(has_idle_capacity)
+            && runtime
+                .as_ref()
+                .is_none_or(|runtime| has_idle_capacity(runtime, &mut parks))
         {
             let at = next.max(last_run + inbox.resolution);
             timer.arm(at.saturating_duration_since(now));
