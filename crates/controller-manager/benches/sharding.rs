@@ -15,7 +15,9 @@ use std::alloc::System;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
@@ -156,8 +158,10 @@ async fn start(
     let base = live();
     let peak = Arc::new(AtomicI64::new(base));
     let sampling = Arc::new(AtomicBool::new(true));
+    // A thread of its own samples the heap, whatever the runtime is busy with.
     let sampler = std::thread::spawn({
         let (peak, sampling) = (peak.clone(), sampling.clone());
+        #[allow(clippy::disallowed_methods)]
         move || {
             while sampling.load(Ordering::SeqCst) {
                 peak.fetch_max(live(), Ordering::SeqCst);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_cache::{Cache, Store};
+use kcr_cache::Cache;
 use kcr_reflector::{ApiListerWatcher, Reflector, ShardSelector};
 use kcr_testenv::TestEnv;
 use kube::Api;
