@@ -60,6 +60,8 @@ struct Shared {
     backoff: Mutex<Backoff>,
     /// How many initial-events-end warnings were logged (read by tests).
     initial_events_end_warnings: AtomicU64,
+    /// The watch ended because its shard selector changed: the next cycle lists at once.
+    relist_now: AtomicBool,
 }
 
 impl Shared {
@@ -68,6 +70,7 @@ impl Shared {
             last_sync_resource_version: Mutex::default(),
             resource_version_unavailable: AtomicBool::new(false),
             paginated_result: AtomicBool::new(false),
+            relist_now: AtomicBool::new(false),
             backoff: Mutex::new(Backoff::new(backoff)),
             initial_events_end_warnings: AtomicU64::new(0),
         }
@@ -477,6 +480,10 @@ where
                     return;
                 }
                 let delay = match &cycle {
+                    // A new shard selector is no failure: list with it now.
+                    Ok(()) if self.shared.relist_now.swap(false, Ordering::SeqCst) => {
+                        Duration::ZERO
+                    }
                     Ok(()) => self.next_delay(),
                     Err(error) => {
                         if error.is_expired() {
@@ -904,6 +911,11 @@ where
     /// A watch phase that ends with an error: logged, and the cycle ends
     /// (the next relists).
     fn end_watch(&self, error: &Error) -> Result<()> {
+        if matches!(error, Error::ShardSelectorChanged) {
+            debug!(reflector = %self.name, "the shard selector changed; listing again");
+            self.shared.relist_now.store(true, Ordering::SeqCst);
+            return Ok(());
+        }
         self.note(error);
         warn!(reflector = %self.name, %error, "the watch ended with an error");
         Ok(())

@@ -345,6 +345,9 @@ impl ShardMember {
         let timing = self.inner.config.timing;
         let timeout = timing.request_timeout();
         let listed = tokio::time::timeout(timeout, self.inner.membership.list()).await;
+        // Past the renew deadline, the watchdog's work is done here first (the reconciles in
+        // flight are aborted), so planning never drops a range silently.
+        self.expire();
         let held = {
             let mut state = self.inner.state.lock();
             let now = Instant::now();

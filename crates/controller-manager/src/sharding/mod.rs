@@ -111,6 +111,8 @@
 //! renewal others saw, plus at most a round.
 //!
 //! **Limits.** A reconcile aborted at the renew deadline may have sent requests that land later.
+//! A sharded controller remembers the hash each request it queued was routed by, for as long as
+//! it runs (one map entry per key seen).
 //! An object deleted and re-created with the same name gets a new uid, hence maybe another
 //! member: the old object's last reconcile (by one member) and the new object's first (by
 //! another) may overlap.
