@@ -19,8 +19,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_controller_manager::controller::{Action, Controller, Request, reconciler_fn};
-use kcr_controller_manager::manager::CacheOptions;
+use kcr_controller_manager::controller::reconciler_fn;
+use kcr_controller_manager::{Action, Controller, Request};
+use kcr_controller_manager::manager::InformerOptions;
 use kcr_controller_manager::sharding::{Config, Mode, ShardMember};
 use kcr_controller_manager::{BoxError, Manager, Options};
 use kube::api::{ListParams, ObjectMeta, PostParams};
@@ -48,9 +49,9 @@ fn start(
     let manager = Manager::new(
         client.clone(),
         Options::default()
-            .with_metrics_bind_address("0")
-            .with_cache(
-                CacheOptions::default()
+            .metrics_bind_address("0")
+            .informers(
+                InformerOptions::default()
                     .default_namespaces([namespace])
                     .default_label_selector(LABEL),
             ),
@@ -59,9 +60,9 @@ fn start(
         client.clone(),
         Config::new("example-sharded", namespace, name)
             .with_mode(mode)
-            .with_lease_duration(Duration::from_secs(3))
-            .with_renew_deadline(Duration::from_secs(2))
-            .with_retry_period(Duration::from_millis(500)),
+            .lease_duration(Duration::from_secs(3))
+            .renew_deadline(Duration::from_secs(2))
+            .retry_period(Duration::from_millis(500)),
     )?;
     let reconciled = Arc::new(AtomicUsize::new(0));
     let count = reconciled.clone();
@@ -108,7 +109,7 @@ fn print(what: &str, replicas: &[Option<Replica>]) {
             "  {:<10} share {:>5.1} %  cached {:>3}  reconciled {:>3}  sees {:?}",
             r.name,
             r.member.share() * 100.0,
-            r.manager.cache_reader::<ConfigMap>().list().len(),
+            r.manager.informer_reader::<ConfigMap>().list().len(),
             r.reconciled.load(Ordering::SeqCst),
             r.member.members(),
         );

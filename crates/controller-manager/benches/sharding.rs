@@ -24,8 +24,9 @@ use criterion::{
 };
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_controller_manager::controller::{Action, Controller, Request, reconciler_fn};
-use kcr_controller_manager::manager::CacheOptions;
+use kcr_controller_manager::controller::reconciler_fn;
+use kcr_controller_manager::{Action, Controller, Request};
+use kcr_controller_manager::manager::InformerOptions;
 use kcr_controller_manager::sharding::{Config, Mode, RangeSet, ShardMember};
 use kcr_controller_manager::{BoxError, Manager, Options};
 use kcr_testenv::TestEnv;
@@ -52,9 +53,9 @@ fn replica(client: &Client, who: &str, group: &str, done: &Arc<AtomicUsize>) -> 
     let manager = Manager::new(
         client.clone(),
         Options::default()
-            .with_metrics_bind_address("0")
-            .with_cache(
-                CacheOptions::default()
+            .metrics_bind_address("0")
+            .informers(
+                InformerOptions::default()
                     .default_namespaces(["default"])
                     .default_label_selector("bench=sharding"),
             ),
@@ -64,9 +65,9 @@ fn replica(client: &Client, who: &str, group: &str, done: &Arc<AtomicUsize>) -> 
         client.clone(),
         Config::new(group, "default", who)
             .with_mode(Mode::ServerSide)
-            .with_lease_duration(Duration::from_millis(1500))
-            .with_renew_deadline(Duration::from_millis(1000))
-            .with_retry_period(Duration::from_millis(200)),
+            .lease_duration(Duration::from_millis(1500))
+            .renew_deadline(Duration::from_millis(1000))
+            .retry_period(Duration::from_millis(200)),
     )
     .expect("a member");
     let done = done.clone();
@@ -178,7 +179,7 @@ async fn start(
         let members: Vec<&ShardMember> = replicas.iter().map(|r| &r.member).collect();
         let cached: usize = replicas
             .iter()
-            .map(|r| r.manager.cache_reader::<ConfigMap>().list().len())
+            .map(|r| r.manager.informer_reader::<ConfigMap>().list().len())
             .sum();
         if partition(&members)
             && cached == OBJECTS
@@ -213,7 +214,7 @@ async fn reconcile_all(replicas: &[Replica], done: &AtomicUsize) -> Duration {
     done.store(0, Ordering::SeqCst);
     let started = Instant::now();
     for r in replicas {
-        for cm in r.manager.cache_reader::<ConfigMap>().list() {
+        for cm in r.manager.informer_reader::<ConfigMap>().list() {
             let hash = kcr_controller_manager::sharding::fnv1a64(
                 cm.metadata.uid.as_deref().unwrap_or("").as_bytes(),
             );

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_cache::Cache;
+use kcr_cache::IndexedStore;
 use kcr_reflector::{ApiListerWatcher, Reflector, ShardSelector};
 use kcr_testenv::TestEnv;
 use kube::Api;
@@ -62,7 +62,7 @@ async fn run(
     }
     let selector = ShardSelector::new();
     selector.set(Some(LOWER.into()));
-    let cache = Arc::new(Cache::<ConfigMap>::default());
+    let cache = Arc::new(IndexedStore::<ConfigMap>::default());
     let lw = ApiListerWatcher::new(api.clone()).shard_selector(selector.clone());
     let reflector = Arc::new(Reflector::new(lw, cache.clone()).name("sharded"));
     let stop = CancellationToken::new();
@@ -70,7 +70,7 @@ async fn run(
         let (reflector, stop) = (reflector.clone(), stop.clone());
         async move { reflector.run(stop).await }
     });
-    let keys = |c: &Cache<ConfigMap>| -> BTreeSet<String> {
+    let keys = |c: &IndexedStore<ConfigMap>| -> BTreeSet<String> {
         c.list_keys().into_iter().map(|k| k.to_string()).collect()
     };
     let want_first = if gate { lower.clone() } else { all.clone() };
