@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_controller_manager::controller::reconciler_fn;
-use kcr_controller_manager::{Action, Controller, Request};
 use kcr_controller_manager::manager::InformerOptions;
 use kcr_controller_manager::sharding::{Config, Mode, ShardMember};
+use kcr_controller_manager::{Action, Controller, Request};
 use kcr_controller_manager::{BoxError, Manager, Options};
 use kube::api::{ListParams, ObjectMeta, PostParams};
 use kube::{Api, Client};
@@ -48,13 +48,11 @@ fn start(
 ) -> Result<Replica, BoxError> {
     let manager = Manager::new(
         client.clone(),
-        Options::default()
-            .metrics_bind_address("0")
-            .informers(
-                InformerOptions::default()
-                    .default_namespaces([namespace])
-                    .default_label_selector(LABEL),
-            ),
+        Options::default().metrics_bind_address("0").informers(
+            InformerOptions::default()
+                .default_namespaces([namespace])
+                .default_label_selector(LABEL),
+        ),
     )?;
     let member = ShardMember::new(
         client.clone(),

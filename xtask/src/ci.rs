@@ -57,9 +57,12 @@ pub const REALISTIC_TESTS: [&str; 9] = [
 /// Test targets that mention a `TestCluster` but start none on kcr-testenv (only on a real
 /// cluster): the realistic step would run them unchanged.
 #[cfg(test)]
-const NOT_REALISTIC: [&str; 1] = [
+const NOT_REALISTIC: [&str; 2] = [
     // Starts `kcr-apiserver` processes; a TestCluster only with KCR_TEST_KUBECONFIG.
     "examples/tests/examples.rs",
+    // Starts its own kcr-testenv with the `ShardedListAndWatch` gate; uses only
+    // `TestCluster::bound`.
+    "crates/controller-manager/tests/sharding.rs",
 ];
 
 /// The `cargo` arguments of the realistic step: the workspace's build of step 3 (the same

@@ -16,6 +16,7 @@ const ORDER: &[&str] = &[
     "delta",
     "store",
     "index",
+    "compact",
     "thread_safe_store",
     "indexed_store",
     "listers",

@@ -25,9 +25,9 @@ use criterion::{
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_controller_manager::controller::reconciler_fn;
-use kcr_controller_manager::{Action, Controller, Request};
 use kcr_controller_manager::manager::InformerOptions;
 use kcr_controller_manager::sharding::{Config, Mode, RangeSet, ShardMember};
+use kcr_controller_manager::{Action, Controller, Request};
 use kcr_controller_manager::{BoxError, Manager, Options};
 use kcr_testenv::TestEnv;
 use kube::api::{ObjectMeta, PostParams};
@@ -52,13 +52,11 @@ struct Replica {
 fn replica(client: &Client, who: &str, group: &str, done: &Arc<AtomicUsize>) -> Replica {
     let manager = Manager::new(
         client.clone(),
-        Options::default()
-            .metrics_bind_address("0")
-            .informers(
-                InformerOptions::default()
-                    .default_namespaces(["default"])
-                    .default_label_selector("bench=sharding"),
-            ),
+        Options::default().metrics_bind_address("0").informers(
+            InformerOptions::default()
+                .default_namespaces(["default"])
+                .default_label_selector("bench=sharding"),
+        ),
     )
     .expect("a manager");
     let member = ShardMember::new(

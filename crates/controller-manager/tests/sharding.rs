@@ -19,8 +19,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcr_controller_manager::controller::reconciler_fn;
-use kcr_controller_manager::{Action, Controller, Request};
 use kcr_controller_manager::sharding::{Config, Mode, RangeSet, ShardField, ShardMember, fnv1a64};
+use kcr_controller_manager::{Action, Controller, Request};
 use kcr_controller_manager::{BoxError, Manager, Options};
 use kcr_testenv::{TestCluster, TestEnv};
 use kube::api::{ListParams, ObjectMeta, PostParams};
@@ -133,13 +133,11 @@ fn replica(
     );
     let manager = Manager::new(
         client.clone(),
-        Options::default()
-            .metrics_bind_address("0")
-            .informers(
-                kcr_controller_manager::manager::InformerOptions::default()
-                    .default_namespaces([namespace])
-                    .default_label_selector("app=sharded"),
-            ),
+        Options::default().metrics_bind_address("0").informers(
+            kcr_controller_manager::manager::InformerOptions::default()
+                .default_namespaces([namespace])
+                .default_label_selector("app=sharded"),
+        ),
     )?;
     let member = ShardMember::new(
         client,
@@ -336,7 +334,10 @@ async fn three_replicas(
         assert_eq!(cached, OBJECTS, "the three caches partition the objects");
         assert_eq!(a.member.selector().server_applied(), Some(true));
     } else {
-        assert_eq!(a.manager.informer_reader::<ConfigMap>().list().len(), OBJECTS);
+        assert_eq!(
+            a.manager.informer_reader::<ConfigMap>().list().len(),
+            OBJECTS
+        );
     }
     let owned_by = |m: &ShardMember| hashes.iter().filter(|h| m.owns(**h)).count();
     let counts: usize = [&a.member, &b.member, &c.member]
@@ -497,7 +498,10 @@ async fn server_side_mode_against_a_server_without_the_gate_should_filter_on_the
     .await?;
     // The server ignored the selector: whole caches, filtered before the queue.
     assert_eq!(a.member.selector().server_applied(), Some(false));
-    assert_eq!(a.manager.informer_reader::<ConfigMap>().list().len(), OBJECTS);
+    assert_eq!(
+        a.manager.informer_reader::<ConfigMap>().list().len(),
+        OBJECTS
+    );
     assert!(record.overlaps.lock().is_empty());
     let owned: usize = hashes
         .iter()

@@ -408,7 +408,12 @@ fn protobuf_error_bodies_should_decode_to_their_json_status() {
     let typed: Status = object::decode(&pb, DecodeOptions::default()).unwrap();
     let expected: Status = serde_json::from_value(json.clone()).unwrap();
     compare("404 Status", &typed, &expected).unwrap();
-    compare("404 Status JSON form", &object::to_json(&pb).unwrap(), &json).unwrap();
+    compare(
+        "404 Status JSON form",
+        &object::to_json(&pb).unwrap(),
+        &json,
+    )
+    .unwrap();
     assert_eq!(typed.code, Some(404));
 
     // A custom resource asked for in protobuf: kube-apiserver refuses with a protobuf Status.

@@ -200,9 +200,12 @@ where
                 resource_version: Some("0".into()),
                 ..options_selectors(options)
             };
-            if let Ok((_, applied)) =
-                api_list(&self.api, &probe, self.decoding, selector.as_deref()).await
-            {
+            // In JSON: a protobuf list's metadata carries no `shardInfo` kcr-protobuf reads.
+            let json = Decoding {
+                protobuf: None,
+                ..self.decoding
+            };
+            if let Ok((_, applied)) = api_list(&self.api, &probe, json, selector.as_deref()).await {
                 shard.note_list(applied);
             }
         }

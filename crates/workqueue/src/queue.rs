@@ -7,8 +7,8 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 
 use parking_lot::Mutex;
-use tokio::sync::Notify;
 use std::time::Duration;
+use tokio::sync::Notify;
 
 use tokio::time::Instant;
 

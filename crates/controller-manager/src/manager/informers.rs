@@ -446,7 +446,9 @@ impl Informers {
         let factory = state
             .factories
             .entry(selectors)
-            .or_insert_with_key(|s| factory(&self.client, self.sync_period, s, self.options.wire_format))
+            .or_insert_with_key(|s| {
+                factory(&self.client, self.sync_period, s, self.options.wire_format)
+            })
             .clone();
         factory.set_shard_selector_for(&kube::api::ApiResource::erase::<K>(&()), selector)
     }
