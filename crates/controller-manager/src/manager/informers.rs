@@ -387,20 +387,8 @@ impl Informers {
         } else {
             &[]
         };
-        let selectors = (
-            by.and_then(|b| b.label_selector.clone())
-                .or_else(|| self.options.default_label_selector.clone()),
-            by.and_then(|b| b.field_selector.clone())
-                .or_else(|| self.options.default_field_selector.clone()),
-        );
         let mut state = self.state.lock();
-        let factory = state
-            .factories
-            .entry(selectors)
-            .or_insert_with_key(|s| {
-                factory(&self.client, self.sync_period, s, self.options.wire_format)
-            })
-            .clone();
+        let factory = self.factory_for::<K>(&mut state);
         let informers: Vec<SharedIndexInformer<K>> = if namespaces.is_empty() {
             vec![<K::Scope as InformerScope>::informer::<K>(&factory, None)]
         } else {
@@ -427,6 +415,25 @@ impl Informers {
         informers
     }
 
+    /// The factory for `K`'s label and field selectors (its own, else the defaults), made on
+    /// first use.
+    fn factory_for<K: 'static>(&self, state: &mut State) -> SharedInformerFactory {
+        let by = self.options.of::<K>();
+        let selectors = (
+            by.and_then(|b| b.label_selector.clone())
+                .or_else(|| self.options.default_label_selector.clone()),
+            by.and_then(|b| b.field_selector.clone())
+                .or_else(|| self.options.default_field_selector.clone()),
+        );
+        state
+            .factories
+            .entry(selectors)
+            .or_insert_with_key(|s| {
+                factory(&self.client, self.sync_period, s, self.options.wire_format)
+            })
+            .clone()
+    }
+
     /// Makes the informers of `K` made from now on list and watch with `selector` (a sharded
     /// controller's share, see [`sharding`](crate::sharding)); false, changing nothing, when
     /// informers of `K` exist already.
@@ -435,21 +442,8 @@ impl Informers {
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
         K::Scope: InformerScope,
     {
-        let by = self.options.of::<K>();
-        let selectors = (
-            by.and_then(|b| b.label_selector.clone())
-                .or_else(|| self.options.default_label_selector.clone()),
-            by.and_then(|b| b.field_selector.clone())
-                .or_else(|| self.options.default_field_selector.clone()),
-        );
         let mut state = self.state.lock();
-        let factory = state
-            .factories
-            .entry(selectors)
-            .or_insert_with_key(|s| {
-                factory(&self.client, self.sync_period, s, self.options.wire_format)
-            })
-            .clone();
+        let factory = self.factory_for::<K>(&mut state);
         factory.set_shard_selector_for(&kube::api::ApiResource::erase::<K>(&()), selector)
     }
 

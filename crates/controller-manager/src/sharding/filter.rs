@@ -41,7 +41,16 @@ impl ShardGate {
 
     /// Routes `req` by `hash`: true if the member owns it now (the request may be queued).
     pub(crate) fn admit(&self, req: &Request, hash: u64) -> bool {
-        self.routes.lock().insert(req.clone(), hash);
+        {
+            let mut routes = self.routes.lock();
+            // A request seen before (every later event of its object) is not cloned again.
+            match routes.get_mut(req) {
+                Some(known) => *known = hash,
+                None => {
+                    routes.insert(req.clone(), hash);
+                }
+            }
+        }
         self.member.owns(hash)
     }
 
