@@ -479,6 +479,19 @@ impl<K> Inner<K> {
 
     /// A slot's object taken out (replaced or removed), as the store hands
     /// it back: decoded.
+    /// The object a [`put`](Self::put) replaced: as it was held, or decoded from the replaced
+    /// bytes (under the slot's key, which the put kept).
+    fn replaced(&self, old: Option<(usize, Taken<K>)>) -> Option<Arc<K>> {
+        let (id, old) = old?;
+        match old.stored {
+            Stored::Object(obj) => Some(obj),
+            _ => {
+                let key = self.slots.get(id)?.key.clone();
+                self.unstore(&key, old)
+            }
+        }
+    }
+
     fn unstore(&self, key: &str, taken: Taken<K>) -> Option<Arc<K>> {
         if let Some(obj) = taken.decoded {
             return Some(obj);
@@ -539,9 +552,7 @@ impl<K> Inner<K> {
                 }
                 Ok((TransactionType::Add | TransactionType::Update, key, Some(obj))) => {
                     last = Some(obj.clone());
-                    let key_str = key.as_str().to_owned();
-                    self.put(key, obj)
-                        .map(|old| old.and_then(|(_, old)| self.unstore(&key_str, old)))
+                    self.put(key, obj).map(|old| self.replaced(old))
                 }
                 Ok((TransactionType::Add | TransactionType::Update, key, None)) => {
                     last = None;
@@ -876,14 +887,7 @@ impl<K> ThreadSafeStore<K> {
     pub(crate) fn put(&self, key: KeyIn, obj: Arc<K>) -> Result<Option<Arc<K>>> {
         let mut inner = self.inner.write();
         let old = inner.put(key, obj)?;
-        Ok(old.and_then(|(id, old)| match old.stored {
-            Stored::Object(obj) => Some(obj),
-            // Decoded from the replaced bytes (the key is the slot's).
-            _ => {
-                let key = inner.slots.get(id)?.key.clone();
-                inner.unstore(&key, old)
-            }
-        }))
+        Ok(inner.replaced(old))
     }
 
     /// Deletes the object under `key` and its index entries; an index value
