@@ -10,6 +10,10 @@
 //! - `cargo xtask e2e --kubeconfig PATH [-- TEST ARGS]`: the networked tests of
 //!   kcr-reflector, kcr-informer, kcr-controller-manager and the examples against
 //!   the real cluster of a kubeconfig (`KCR_TEST_KUBECONFIG`).
+//! - `cargo xtask gen [--check | --import DIR]`: writes the generated tables
+//!   (kcr-protobuf's field tables, kcr-testenv's Go field facts) from the Go
+//!   declarations kept in `xtask/k8s/go-api.txt`; `--check` fails when a
+//!   checked-in table differs from a fresh generation (a step of `ci`).
 //! - `cargo xtask fuzz [--seconds N] [TARGET...]`: kcr-testenv's cargo-fuzz
 //!   targets (libFuzzer), each for a bounded time, with one line per target.
 //! - `cargo xtask release [major|minor|patch|X.Y.Z] [--no-verify] [--execute]`:
@@ -25,6 +29,7 @@ mod ci;
 mod cmd;
 mod e2e;
 mod fuzz;
+mod codegen;
 mod order;
 mod package;
 mod release;
@@ -40,6 +45,7 @@ tasks:
             (about 25 minutes from a cold build on 2 cores, a few minutes warm)
   bench     criterion benchmarks, summarised as a table of medians
   e2e       the networked tests against the real cluster of a kubeconfig
+  gen       write the generated tables (--check: compare them with a fresh generation)
   fuzz      kcr-testenv's fuzz targets (libFuzzer), 30 s each by default
   release   package, check and dry-run publish every crate (dry run), or release with --execute
 
@@ -53,6 +59,7 @@ enum Task {
     Bench(bench::Args),
     E2e(e2e::Args),
     Fuzz(fuzz::Args),
+    Gen(codegen::Args),
     Release(Vec<String>),
 }
 
@@ -83,6 +90,8 @@ fn parse(args: &[String]) -> Result<Task, String> {
         "e2e" => e2e::Args::parse(rest).map(Task::E2e),
         "fuzz" if wants_help => Ok(Task::Help(fuzz::USAGE)),
         "fuzz" => fuzz::Args::parse(rest).map(Task::Fuzz),
+        "gen" if wants_help => Ok(Task::Help(codegen::USAGE)),
+        "gen" => codegen::Args::parse(rest).map(Task::Gen),
         "release" if wants_help => Ok(Task::Help(release::USAGE)),
         "release" => Ok(Task::Release(rest.to_vec())),
         other => Err(format!("unknown task {other:?}\n{USAGE}")),
@@ -107,6 +116,7 @@ fn main() -> ExitCode {
         Task::Bench(args) => bench::bench(&args),
         Task::E2e(args) => e2e::e2e(&args),
         Task::Fuzz(args) => fuzz::fuzz(&args),
+        Task::Gen(args) => codegen::run(&args),
         Task::Release(args) => release::release_from_args(&args),
     };
     match result {
@@ -139,6 +149,8 @@ mod tests {
         );
         assert_eq!(parse(&args("e2e --help")), Ok(Task::Help(e2e::USAGE)));
         assert_eq!(parse(&args("fuzz --help")), Ok(Task::Help(fuzz::USAGE)));
+        assert_eq!(parse(&args("gen --help")), Ok(Task::Help(codegen::USAGE)));
+        assert_eq!(parse(&args("gen --check")), Ok(Task::Gen(codegen::Args::Check)));
         assert_eq!(
             parse(&args("fuzz --seconds 5 json_patch")),
             Ok(Task::Fuzz(fuzz::Args {
@@ -152,6 +164,7 @@ mod tests {
             bench::USAGE,
             e2e::USAGE,
             fuzz::USAGE,
+            codegen::USAGE,
             release::USAGE,
         ] {
             assert!(text.starts_with("usage: cargo xtask"), "{text}");

@@ -1,6 +1,6 @@
 //! The built-in API of kube-apiserver v1.36: every group version, resource, subresource, kind,
 //! scope and verb set it serves, read from the reference list recorded from a real server
-//! (`tests/conformance/api-resources-v1.36.2.txt`, embedded), plus what discovery shows beyond
+//! (`data/api-resources-v1.36.2.txt`, embedded), plus what discovery shows beyond
 //! that list (short names, categories) and the fields each kind's field selectors accept.
 //!
 //! [`builtin_defs`] turns the list into the resource table; [`verbs`] and [`subresources`]
@@ -13,7 +13,7 @@ use crate::status::{ApiError, ApiResult};
 
 /// The reference list, one resource or subresource a line:
 /// `GROUP/VERSION RESOURCE[/SUBRESOURCE] KIND namespaced=BOOL verbs=V,V,...`.
-const REFERENCE: &str = include_str!("../tests/conformance/api-resources-v1.36.2.txt");
+const REFERENCE: &str = include_str!("../data/api-resources-v1.36.2.txt");
 
 /// One line of the reference list.
 #[derive(Debug, Clone, PartialEq, Eq)]

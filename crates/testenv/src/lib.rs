@@ -37,7 +37,7 @@
 //!   `/apis/<group>/<version>`, aggregated discovery (`apidiscovery.k8s.io/v2`) when asked for,
 //!   minimal `/openapi/v2` and `/openapi/v3`, `/healthz`, `/livez`, `/readyz`.
 //! - **Built-in resources**: every resource kube-apiserver v1.36.2 serves, as its discovery
-//!   lists it (`tests/conformance/api-resources-v1.36.2.txt`: 20 API groups, each resource with
+//!   lists it (`data/api-resources-v1.36.2.txt`: 20 API groups, each resource with
 //!   its kind, scope, verbs and subresources; a verb a resource does not serve gets `405`),
 //!   stored with the conventions below, `status` subresources included; short names and
 //!   categories as kube-apiserver's discovery shows them. The create-only resources are answered

@@ -1,5 +1,5 @@
 //! The built-in API as discovery shows it, compared line by line with what a real
-//! kube-apiserver v1.36.2 serves (`conformance/api-resources-v1.36.2.txt`); and round trips
+//! kube-apiserver v1.36.2 serves (`data/api-resources-v1.36.2.txt`); and round trips
 //! through `kube::Client` of kinds beyond the first few that kcr-testenv served.
 
 use crate::common;
@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-const REFERENCE: &str = include_str!("../conformance/api-resources-v1.36.2.txt");
+const REFERENCE: &str = include_str!("../../data/api-resources-v1.36.2.txt");
 
 const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
