@@ -17,6 +17,8 @@ Runs, failing on the first step that fails:
   0. cargo-deny is looked for (and installed with `cargo install --locked cargo-deny`
      when missing) before anything else, so a machine that cannot get it fails at once
   1. cargo fmt --all --check
+  1b. cargo xtask gen --check: every generated table (kcr-protobuf's field tables, kcr-testenv's
+     Go field facts) equals a fresh generation from xtask/k8s/go-api.txt (a few seconds)
   2. cargo clippy --workspace --all-targets -- -D warnings
   3. cargo test --workspace
   3b. the networked test targets once more with KCR_TEST_REALISTIC=1: each test's kcr-testenv
@@ -78,11 +80,15 @@ fn realistic_args() -> Vec<&'static str> {
 type Step = (&'static str, fn() -> Result<(), String>);
 
 /// The steps of `cargo xtask ci`, in order: the tool that could be missing first.
-fn steps() -> [Step; 8] {
+fn steps() -> [Step; 9] {
     [
         ("cargo-deny present", ensure_cargo_deny),
         ("format", || {
             run(None, "cargo", &["fmt", "--all", "--check"], &[])
+        }),
+        ("generated tables", || {
+            eprintln!("==> cargo xtask gen --check");
+            crate::codegen::run(&crate::codegen::Args::Check)
         }),
         ("clippy", || {
             run(
@@ -367,6 +373,10 @@ mod tests {
         assert_eq!(names[0], "cargo-deny present");
         assert_eq!(names.last(), Some(&"dependency policy"));
         assert!(names.contains(&"Kubernetes versions"));
+        // The generated tables are compared before anything is built.
+        let generated = names.iter().position(|n| *n == "generated tables");
+        let clippy = names.iter().position(|n| *n == "clippy");
+        assert!(generated.is_some() && generated < clippy, "{names:?}");
     }
 
     #[test]

@@ -308,3 +308,43 @@ mod tests {
         assert!(hint.contains("99"), "{hint}");
     }
 }
+
+#[cfg(test)]
+mod layout_tests {
+    use super::root;
+    use std::path::Path;
+
+    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn no_library_code_should_embed_a_file_from_tests() {
+        // A crate's own code (before its unit tests) reads its data from beside its sources,
+        // never from `tests/`: the served-resources list of kcr-testenv is in `data/`.
+        let mut files = Vec::new();
+        for krate in std::fs::read_dir(root().join("crates")).unwrap().flatten() {
+            rust_files(&krate.path().join("src"), &mut files);
+        }
+        assert!(files.len() > 50, "{}", files.len());
+        let mut found = Vec::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (i, line) in code.lines().enumerate() {
+                let embeds = line.contains("include_str!(") || line.contains("include_bytes!(");
+                if embeds && line.contains("tests/") {
+                    found.push(format!("{}:{}", file.display(), i + 1));
+                }
+            }
+        }
+        assert_eq!(found, Vec::<String>::new());
+    }
+}

@@ -218,3 +218,104 @@ pub fn generate(api: &Api) -> Result<String, String> {
     out.push_str("\";\n");
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::go::read_go;
+    use super::*;
+
+    const CORE: &str = r#"package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+type PullPolicy string
+
+type Capability string
+
+type ResourceList map[ResourceName]resource.Quantity
+
+type ResourceName string
+
+type Thing struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Inner `json:",inline"`
+	Name string `json:"name"`
+	Replicas *int32 `json:"replicas"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Policy PullPolicy `json:"policy,omitempty"`
+	Owner *types.UID `json:"owner,omitempty"`
+	Add []Capability `json:"add,omitempty"`
+	Limits ResourceList `json:"limits,omitempty"`
+	Since metav1.Time `json:"since,omitzero"`
+	Cells []interface{} `json:"cells"`
+	Hidden string `json:"-"`
+}
+
+type Inner struct {
+	Extra string `json:"extra,omitempty"`
+}
+
+type Patch struct{}
+"#;
+
+    fn api() -> Api {
+        let meta = read_go(
+            "meta/v1",
+            "k8s.io/apimachinery/pkg/apis/meta/v1",
+            "package v1\n\ntype TypeMeta struct {\n\tKind string `json:\"kind,omitempty\"`\n}\n",
+        );
+        let mut api = Api {
+            version: "v0.0.0".into(),
+            packages: vec![meta, read_go("core/v1", "k8s.io/api/core/v1", CORE)],
+        };
+        for key in PACKAGES {
+            if api.package(key).is_none() {
+                api.packages.push(read_go(key, key, ""));
+            }
+        }
+        api
+    }
+
+    #[test]
+    fn each_field_should_say_how_go_writes_its_zero_and_name_its_named_type() {
+        let out = generate(&api()).unwrap();
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("core.v1.Thing "))
+            .unwrap();
+        assert_eq!(
+            line,
+            "core.v1.Thing metadata? extra name= *replicas labels policy?:v1.PullPolicy \
+             owner:types.UID add:[]v1.Capability limits?:v1.ResourceList since! cells=\\n\\"
+        );
+        // A struct without JSON fields has no line; the inline struct of the same package is
+        // written in its place, another package's (`TypeMeta`) is not.
+        assert!(!out.contains("core.v1.Patch"), "{out}");
+        assert!(out.contains("core.v1.Inner extra\\n\\"), "{out}");
+        assert!(
+            out.contains(r#"("v1.ResourceList", "map[v1.ResourceName]resource.Quantity"),"#),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_interface_slice_should_have_no_named_type() {
+        // Go's reflect writes `[]interface {}`, a type made of no named string, slice or map:
+        // the field has no type of its own (the table once had `[]v1.interface{}`).
+        let t = Table {
+            generator: Generator::new(Box::leak(Box::new(api()))),
+            named: BTreeMap::new(),
+        };
+        assert!(!t.made_of_named("core/v1", "[]interface{}"));
+        let mut t = t;
+        assert_eq!(t.display("core/v1", "[]interface{}"), "[]interface {}");
+        assert_eq!(
+            t.display("core/v1", "map[ResourceName][]Capability"),
+            "map[v1.ResourceName][]v1.Capability"
+        );
+    }
+}
