@@ -8,7 +8,7 @@
 //!   `v2`, `certificates.k8s.io/v1`, `node.k8s.io/v1`, `flowcontrol.apiserver.k8s.io/v1`,
 //!   `admissionregistration.k8s.io/v1`, `resource.k8s.io/v1`), `apiregistration.k8s.io/v1`
 //!   `APIService`, `apiextensions.k8s.io/v1` `CustomResourceDefinition` and `meta/v1`
-//!   `Status`, numbered as their `generated.proto` numbers them. `tools/gen_tables.py` writes
+//!   `Status`, numbered as their `generated.proto` numbers them. `cargo xtask gen` writes
 //!   them from the Go types' `protobuf` and `json` struct tags of Kubernetes v1.36.2. The
 //!   decoder is checked against a real kube-apiserver's bytes (`tests/oracle.rs`: every
 //!   listable built-in resource, recorded in JSON and protobuf); [`proven::is_proven`] and

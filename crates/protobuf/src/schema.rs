@@ -1,6 +1,6 @@
 //! Field tables: for each message, the number, JSON name and kind of each field, as
 //! k8s.io/api's and k8s.io/apimachinery's `generated.proto` number them. The tables themselves
-//! are in `tables.rs`, written by `tools/gen_tables.py` from the Go types' struct tags.
+//! are in `tables.rs`, written by `cargo xtask gen` from the Go types' struct tags.
 //!
 //! Go's encoder writes every field that is not a pointer, zero or not; the JSON form leaves out
 //! the zero values of such fields that are `omitempty` / `omitzero`, and keeps those of the
