@@ -62,7 +62,8 @@ impl Args {
                 "--check" => check = true,
                 "--import" => {
                     dir = Some(PathBuf::from(
-                        it.next().ok_or(format!("--import needs a directory\n{USAGE}"))?,
+                        it.next()
+                            .ok_or(format!("--import needs a directory\n{USAGE}"))?,
                     ));
                 }
                 "--version" => {
@@ -271,7 +272,10 @@ mod tests {
             "line 2 is \"b\" here, \"B\" when generated (3 lines here, 3 generated)"
         );
         let hint = differs("a\n", "a\nb\n").unwrap();
-        assert!(hint.starts_with("line 2 is (end of file) here, \"b\""), "{hint}");
+        assert!(
+            hint.starts_with("line 2 is (end of file) here, \"b\""),
+            "{hint}"
+        );
     }
 
     #[test]
@@ -295,7 +299,11 @@ mod tests {
         let root = root();
         let mut api = read_declarations(&root).unwrap();
         // The protobuf number of `Pod.spec` (1 in `core/v1`'s `Pod`) moved to 99.
-        let core = api.packages.iter_mut().find(|p| p.key == "core/v1").unwrap();
+        let core = api
+            .packages
+            .iter_mut()
+            .find(|p| p.key == "core/v1")
+            .unwrap();
         let pod = &mut core.structs.iter_mut().find(|(n, _)| n == "Pod").unwrap().1;
         let spec = pod
             .iter_mut()

@@ -27,9 +27,9 @@ mod bench;
 mod changelog;
 mod ci;
 mod cmd;
+mod codegen;
 mod e2e;
 mod fuzz;
-mod codegen;
 mod order;
 mod package;
 mod release;
@@ -150,7 +150,10 @@ mod tests {
         assert_eq!(parse(&args("e2e --help")), Ok(Task::Help(e2e::USAGE)));
         assert_eq!(parse(&args("fuzz --help")), Ok(Task::Help(fuzz::USAGE)));
         assert_eq!(parse(&args("gen --help")), Ok(Task::Help(codegen::USAGE)));
-        assert_eq!(parse(&args("gen --check")), Ok(Task::Gen(codegen::Args::Check)));
+        assert_eq!(
+            parse(&args("gen --check")),
+            Ok(Task::Gen(codegen::Args::Check))
+        );
         assert_eq!(
             parse(&args("fuzz --seconds 5 json_patch")),
             Ok(Task::Fuzz(fuzz::Args {

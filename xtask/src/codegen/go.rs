@@ -352,8 +352,14 @@ type Names []string
         assert_eq!(
             p.imports,
             [
-                ("metav1".into(), "k8s.io/apimachinery/pkg/apis/meta/v1".into()),
-                ("resource".into(), "k8s.io/apimachinery/pkg/api/resource".into()),
+                (
+                    "metav1".into(),
+                    "k8s.io/apimachinery/pkg/apis/meta/v1".into()
+                ),
+                (
+                    "resource".into(),
+                    "k8s.io/apimachinery/pkg/api/resource".into()
+                ),
                 ("types".into(), "k8s.io/apimachinery/pkg/types".into()),
             ]
         );

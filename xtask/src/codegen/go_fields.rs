@@ -133,10 +133,7 @@ impl Table<'_> {
             }
             let ptr = f.go_type.starts_with('*');
             let t = f.go_type.trim_start_matches('*');
-            let plain = ptr
-                || t.starts_with("[]")
-                || t.starts_with("map[")
-                || predeclared(t);
+            let plain = ptr || t.starts_with("[]") || t.starts_with("map[") || predeclared(t);
             let mut word = if options.contains(&"omitzero") {
                 format!("{name}!")
             } else if options.contains(&"omitempty") {

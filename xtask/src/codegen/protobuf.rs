@@ -119,11 +119,20 @@ const EITHER: &[(&str, &str)] = &[
     ("apiextensions/v1", "JSONSchemaPropsOrStringArray"),
     ("certificates/v1", "ExtraValue"),
 ];
+/// A row of a table: protobuf number, JSON name, kind.
+type StaticRow = (u32, &'static str, &'static str);
 /// Tables of types that are not Go structs: `ExtraValue` is a `[]string`, sent as a message.
-const SYNTHETIC: &[((&str, &str), (u32, &str, &str))] =
+const SYNTHETIC: &[((&str, &str), StaticRow)] =
     &[(("certificates/v1", "ExtraValue"), (1, "items", "RepStr"))];
 /// Kinds of Go structs (their zero value is a message Go writes when the field is not a pointer).
-const STRUCT_KINDS: &[&str] = &["Time", "MicroTime", "FieldsV1", "Quantity", "IntOrString", "Raw"];
+const STRUCT_KINDS: &[&str] = &[
+    "Time",
+    "MicroTime",
+    "FieldsV1",
+    "Quantity",
+    "IntOrString",
+    "Raw",
+];
 /// Named string types of packages that are not read.
 pub(super) const STRING_TYPES: &[(&str, &str)] = &[("types", "UID"), ("types", "NodeName")];
 pub(super) const INTS: &[&str] = &[
@@ -369,9 +378,7 @@ impl<'a> Generator<'a> {
             return self.base_kind(&up, &un, true);
         }
         match self.scalar(pkg, t) {
-            Some("float") if !ptr => Err(Unsupported(format!(
-                "float {t} that is not a pointer"
-            ))),
+            Some("float") if !ptr => Err(Unsupported(format!("float {t} that is not a pointer"))),
             Some("float") => Ok("Float".into()),
             Some(s) => {
                 // JSON keeps the zero of a pointer, and of a value without `omitempty`.
@@ -411,7 +418,10 @@ impl<'a> Generator<'a> {
             self.order.push(key);
             return Ok(cname);
         }
-        let Some(fields) = self.packages.get(key.0.as_str()).and_then(|p| p.strukt(&key.1))
+        let Some(fields) = self
+            .packages
+            .get(key.0.as_str())
+            .and_then(|p| p.strukt(&key.1))
         else {
             return Err(Unsupported(format!("unknown type {}.{}", key.0, key.1)));
         };
@@ -434,9 +444,7 @@ impl<'a> Generator<'a> {
             };
             let js = if either {
                 // No JSON names: the JSON form is one field's value, named as in the proto.
-                pb_name
-                    .captures(pb)
-                    .map(|m| format!("{},omitempty", &m[1]))
+                pb_name.captures(pb).map(|m| format!("{},omitempty", &m[1]))
             } else {
                 json.clone()
             };
@@ -580,11 +588,8 @@ pub fn generate(api: &Api) -> Result<String, String> {
     // A table that reaches a recursive one is a static too (a const may not take part in a
     // cycle of constants).
     loop {
-        let recursive: BTreeSet<String> = g
-            .recursive
-            .iter()
-            .map(|(p, n)| const_name(p, n))
-            .collect();
+        let recursive: BTreeSet<String> =
+            g.recursive.iter().map(|(p, n)| const_name(p, n)).collect();
         let more: Vec<Key> = g
             .order
             .iter()
@@ -603,11 +608,7 @@ pub fn generate(api: &Api) -> Result<String, String> {
         }
         g.recursive.extend(more);
     }
-    let recursive: BTreeSet<String> = g
-        .recursive
-        .iter()
-        .map(|(p, n)| const_name(p, n))
-        .collect();
+    let recursive: BTreeSet<String> = g.recursive.iter().map(|(p, n)| const_name(p, n)).collect();
     let by_address =
         Regex::new(r"(Msg|Inline|RepMsg|MapMsg|Either|MapEither)\((\w+)\)").expect("regex");
     let reference = |k: &str| {

@@ -35,8 +35,8 @@ use std::sync::LazyLock;
 
 mod table;
 
-pub(super) use table::NAMED_TYPES;
 use table::GO_FIELDS;
+pub(super) use table::NAMED_TYPES;
 
 /// What a field's zero encodes as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
