@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use crate::managed_fields::{self, Schema};
 use crate::patch::{self, JsonPatchError, SmpError};
 use crate::protobuf;
+use crate::registry::field_labels::FieldLabels;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 
@@ -54,7 +55,10 @@ pub fn label_selector(data: &[u8]) {
 /// A `fieldSelector` query parameter of a kind with two selectable fields of its own.
 pub fn field_selector(data: &[u8]) {
     let input = String::from_utf8_lossy(data);
-    match FieldSelector::parse(&input, &["spec.nodeName", "status.phase"]) {
+    match FieldSelector::parse(
+        &input,
+        FieldLabels::with_fields(&["spec.nodeName", "status.phase"]),
+    ) {
         Ok(s) => {
             let _ = s.matches(&deployment());
         }

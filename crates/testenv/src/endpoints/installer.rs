@@ -222,8 +222,8 @@ pub(crate) async fn serve(
             return error_response(&crate::wire::negotiation::unsupported_media_type());
         }
     }
-    if matches!(verb, "create" | "update" | "patch")
-        && let Err(e) = validation::options::validate(&req, verb, None)
+    if matches!(verb, "create" | "update")
+        && let Err(e) = validation::options::validate(&req, verb, false)
     {
         return error_response(&e);
     }

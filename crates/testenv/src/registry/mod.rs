@@ -10,6 +10,7 @@ pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod custom_resource;
 pub(crate) mod events;
+pub(crate) mod field_labels;
 pub(crate) mod generic;
 pub(crate) mod rest;
 
@@ -180,8 +181,11 @@ pub(crate) fn builtins() -> Vec<ResourceDef> {
                 "spec.restartPolicy",
                 "spec.schedulerName",
                 "spec.serviceAccountName",
+                "spec.hostNetwork",
                 "status.phase",
                 "status.podIP",
+                "status.podIPs",
+                "status.nominatedNodeName",
             ],
         ),
         builtin(
@@ -193,7 +197,7 @@ pub(crate) fn builtins() -> Vec<ResourceDef> {
             &["svc"],
             true,
             false,
-            &[],
+            &["spec.clusterIP", "spec.type"],
         ),
         builtin(
             "",

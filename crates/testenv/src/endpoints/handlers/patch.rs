@@ -34,20 +34,6 @@ pub(crate) enum PatchKind {
     Apply,
 }
 
-/// `422 Invalid` for `PatchOptions`, as kube-apiserver words it.
-pub(crate) fn invalid_patch_options(field: &str, reason: &str, message: &str) -> ApiError {
-    ApiError::new(
-        422,
-        "Invalid",
-        format!("PatchOptions.meta.k8s.io \"\" is invalid: {field}: {message}"),
-    )
-    .with_details(json!({
-        "group": "meta.k8s.io",
-        "kind": "PatchOptions",
-        "causes": [{"reason": reason, "message": message, "field": field}],
-    }))
-}
-
 pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
     let def = &t.def;
     let content_type = req.header("content-type");
@@ -71,13 +57,7 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             );
         }
     };
-    if kind != PatchKind::Apply && req.param("force").is_some() {
-        return Err(invalid_patch_options(
-            "force",
-            "FieldValueForbidden",
-            "Forbidden: may not be specified for non-apply patch",
-        ));
-    }
+    crate::validation::options::validate(req, "patch", kind == PatchKind::Apply)?;
     if kind == PatchKind::Apply {
         return apply(shared, req, t);
     }
@@ -179,13 +159,8 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
 /// object (or creates it) with field ownership per manager.
 pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
     let def = &t.def;
-    let Some(manager) = req.param("fieldManager").filter(|m| !m.is_empty()) else {
-        return Err(invalid_patch_options(
-            "fieldManager",
-            "FieldValueRequired",
-            "Required value: is required for apply patch",
-        ));
-    };
+    // Present: the options validation requires it.
+    let manager = req.param("fieldManager").unwrap_or_default();
     let force = bool_param(req, "force")?.unwrap_or(false);
     let config = managed_fields::parse_apply_body(&req.body)
         .map_err(|e| ApiError::bad_request(e.to_string()))?;

@@ -18,8 +18,10 @@ impl Strategy for PodStrategy {
         crate::defaults::pod::pod(obj);
     }
 
-    /// The initial status: `Pending`, with the pod's QoS class.
+    /// The initial status: `Pending`, with the pod's QoS class; a negative grace period becomes
+    /// 1 (kube-apiserver has refused negative ones since they meant "delete at once").
     fn prepare_for_create(&self, _store: &Store, _namespace: &str, obj: &mut Map<String, Value>) {
+        clamp_grace_period(obj);
         let qos = obj
             .get("spec")
             .and_then(Value::as_object)
@@ -28,6 +30,10 @@ impl Strategy for PodStrategy {
             "status".into(),
             json!({"phase": "Pending", "qosClass": qos}),
         );
+    }
+
+    fn prepare_for_update(&self, _old: &Value, new: &mut Map<String, Value>) {
+        clamp_grace_period(new);
     }
 
     fn validate(&self, _def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
@@ -51,6 +57,17 @@ impl Strategy for PodStrategy {
         }
         meta.insert("deletionGracePeriodSeconds".into(), json!(0));
         Some(last)
+    }
+}
+
+/// `spec.terminationGracePeriodSeconds` below 0 set to 1.
+fn clamp_grace_period(obj: &mut Map<String, Value>) {
+    if let Some(grace) = obj
+        .get_mut("spec")
+        .and_then(|s| s.get_mut("terminationGracePeriodSeconds"))
+        && grace.as_i64().is_some_and(|g| g < 0)
+    {
+        *grace = json!(1);
     }
 }
 
