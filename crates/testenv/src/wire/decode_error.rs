@@ -2,6 +2,8 @@
 //! kube-apiserver's handlers word them (`transformDecodeError` in
 //! `apiserver/pkg/endpoints/handlers/rest.go`).
 
+use std::sync::LazyLock;
+
 use serde_json::{Map, Value};
 
 use super::go_json;
@@ -31,6 +33,15 @@ fn summarize(data: &[u8]) -> String {
 fn unrecognized(kind: &str, why: &str, body: &[u8]) -> ApiError {
     ApiError::bad_request(format!(
         "the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; json parse error: {why} ({})",
+        summarize(body)
+    ))
+}
+
+/// A body the decoder for the request's content type could not read (`why`), as
+/// `transformDecodeError` reports it.
+pub(crate) fn undecodable(kind: &str, why: &str, body: &[u8]) -> ApiError {
+    ApiError::bad_request(format!(
+        "the object provided is unrecognized (must be of type {kind}): {why} ({})",
         summarize(body)
     ))
 }
@@ -71,9 +82,124 @@ pub(crate) fn parse_object(body: &[u8], kind: &str) -> ApiResult<Map<String, Val
     Ok(map)
 }
 
-/// Whether a kind is one of the built-in kinds kcr-testenv serves.
-pub(crate) fn is_builtin_kind(kind: &str) -> bool {
-    crate::registry::builtins().iter().any(|d| d.kind == kind)
+/// The versions of each API group that kube-apiserver's scheme (`legacyscheme`) registers,
+/// served or not: a body of one of them decodes (and is then refused for its version), a body
+/// of another has "no kind registered".
+const SCHEME_VERSIONS: &[(&str, &[&str])] = &[
+    ("", &["v1"]),
+    ("admissionregistration.k8s.io", &["v1", "v1beta1", "v1alpha1"]),
+    ("apps", &["v1", "v1beta1", "v1beta2"]),
+    ("authentication.k8s.io", &["v1", "v1beta1", "v1alpha1"]),
+    ("authorization.k8s.io", &["v1", "v1beta1"]),
+    ("autoscaling", &["v1", "v2", "v2beta1", "v2beta2"]),
+    ("batch", &["v1", "v1beta1"]),
+    ("certificates.k8s.io", &["v1", "v1beta1", "v1alpha1"]),
+    ("coordination.k8s.io", &["v1", "v1beta1", "v1alpha2"]),
+    ("discovery.k8s.io", &["v1", "v1beta1"]),
+    ("events.k8s.io", &["v1", "v1beta1"]),
+    ("flowcontrol.apiserver.k8s.io", &["v1", "v1beta1", "v1beta2", "v1beta3"]),
+    ("networking.k8s.io", &["v1", "v1beta1"]),
+    ("node.k8s.io", &["v1", "v1beta1", "v1alpha1"]),
+    ("policy", &["v1", "v1beta1"]),
+    ("rbac.authorization.k8s.io", &["v1", "v1beta1", "v1alpha1"]),
+    ("resource.k8s.io", &["v1", "v1beta1", "v1beta2", "v1alpha3"]),
+    ("scheduling.k8s.io", &["v1", "v1beta1", "v1alpha1"]),
+    ("storage.k8s.io", &["v1", "v1beta1", "v1alpha1"]),
+];
+
+/// The kinds the deprecated `extensions/v1beta1` still registers.
+const EXTENSIONS_KINDS: &[&str] = &[
+    "Deployment",
+    "DaemonSet",
+    "ReplicaSet",
+    "Ingress",
+    "NetworkPolicy",
+    "Scale",
+];
+
+/// The built-in kinds of each group (and their list kinds).
+static GROUP_KINDS: LazyLock<Vec<(String, String)>> = LazyLock::new(|| {
+    let mut kinds: Vec<(String, String)> = crate::registry::builtins()
+        .into_iter()
+        .flat_map(|d| [(d.group.clone(), d.kind), (d.group, d.list_kind)])
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+});
+
+/// Whether kube-apiserver's scheme decodes `kind` in `group`/`version` (approximately: the
+/// group's kinds in every version the scheme registers for it; `List`, `Status` and the
+/// options kinds in core/v1; `extensions/v1beta1` with its few kinds).
+fn registered(group: &str, version: &str, kind: &str) -> bool {
+    if group == "extensions" {
+        return version == "v1beta1"
+            && EXTENSIONS_KINDS
+                .iter()
+                .any(|k| *k == kind || kind.strip_suffix("List") == Some(*k));
+    }
+    let Some((_, versions)) = SCHEME_VERSIONS.iter().find(|(g, _)| *g == group) else {
+        return false;
+    };
+    if !versions.contains(&version) {
+        return false;
+    }
+    if matches!(
+        kind,
+        "Status" | "WatchEvent" | "DeleteOptions" | "ListOptions" | "GetOptions"
+    ) || (group.is_empty() && kind == "List")
+    {
+        return true;
+    }
+    GROUP_KINDS.iter().any(|(g, k)| g == group && k == kind)
+}
+
+/// Whether kube-apiserver's scheme knows `group` (kcr-testenv checks bodies of other groups,
+/// apiextensions' and aggregation's, only by their version and kind).
+pub(crate) fn in_scheme(group: &str) -> bool {
+    group == "extensions" || SCHEME_VERSIONS.iter().any(|(g, _)| *g == group)
+}
+
+/// Checks the `apiVersion` and `kind` of a built-in object's body against the resource it is
+/// written to, as kube-apiserver's decoder and then its handler do: an empty or missing one is
+/// the resource's; a kind the body's version does not register is "no kind registered", another
+/// kind has no conversion to the resource's, another version of the kind is refused as such.
+pub(crate) fn check_builtin_type(
+    body_api_version: &str,
+    body_kind: &str,
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> ApiResult<()> {
+    let (body_group, body_version) = match body_api_version {
+        "" => (group, version),
+        v => v.split_once('/').unwrap_or(("", v)),
+    };
+    let body_kind = if body_kind.is_empty() { kind } else { body_kind };
+    if !registered(body_group, body_version, body_kind) {
+        let gv = if body_group.is_empty() {
+            body_version.to_owned()
+        } else {
+            format!("{body_group}/{body_version}")
+        };
+        return Err(ApiError::bad_request(format!(
+            "{body_kind} in version {body_version:?} cannot be handled as a {kind}: no kind {body_kind:?} is registered for version {gv:?} in scheme \"pkg/api/legacyscheme/scheme.go:30\""
+        )));
+    }
+    if body_kind != kind {
+        return Err(wrong_kind(body_version, body_kind, group, kind));
+    }
+    if (body_group, body_version) != (group, version) {
+        let want = if group.is_empty() {
+            version.to_owned()
+        } else {
+            format!("{group}/{version}")
+        };
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({body_api_version}) does not match the expected API version ({want})"
+        )));
+    }
+    Ok(())
 }
 
 /// A body of another built-in kind than the resource's (`Secret` posted to `configmaps`):
@@ -114,6 +240,36 @@ mod tests {
         );
         assert!(message(b"{\"kind\": 1}").contains("Go struct field .kind of type string"));
         assert_eq!(summarize(&[b'x'; 40]), format!("{} ...", "78".repeat(30)));
+    }
+
+    #[test]
+    fn a_body_of_another_version_or_kind_should_be_refused_as_the_decoder_does() {
+        let check = |v: &str, k: &str| {
+            check_builtin_type(v, k, "apps", "v1", "Deployment").map_err(|e| e.message)
+        };
+        assert_eq!(check("", ""), Ok(()));
+        assert_eq!(check("apps/v1", ""), Ok(()));
+        assert_eq!(
+            check("extensions/v1beta1", "Deployment").unwrap_err(),
+            "the API version in the data (extensions/v1beta1) does not match the expected API version (apps/v1)"
+        );
+        assert_eq!(
+            check("apps/v2", "Deployment").unwrap_err(),
+            "Deployment in version \"v2\" cannot be handled as a Deployment: no kind \"Deployment\" is registered for version \"apps/v2\" in scheme \"pkg/api/legacyscheme/scheme.go:30\""
+        );
+        assert_eq!(
+            check("apps/v1", "StatefulSetList").unwrap_err(),
+            "StatefulSetList in version \"v1\" cannot be handled as a Deployment: converting (v1.StatefulSetList) to (apps.Deployment): unknown conversion"
+        );
+        assert!(
+            check("v1", "Deployment")
+                .unwrap_err()
+                .contains("no kind \"Deployment\" is registered for version \"v1\" in scheme")
+        );
+        assert_eq!(
+            check_builtin_type("v1", "Status", "", "v1", "ConfigMap").unwrap_err().message,
+            "Status in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Status) to (core.ConfigMap): unknown conversion"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::conversion;
 use crate::endpoints::handlers::create::create_managed;
 use crate::endpoints::handlers::list::bool_param;
-use crate::endpoints::handlers::rest::check_type;
+use crate::endpoints::handlers::rest::{check_apply_type, check_type};
 use crate::endpoints::handlers::rest::decode_fields;
 use crate::endpoints::handlers::rest::decoded;
 use crate::endpoints::handlers::rest::dry_run;
@@ -73,9 +73,30 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             )));
         }
     };
-    if kind != PatchKind::Json && !body.is_object() {
-        return Err(ApiError::bad_request("a merge patch must be a JSON object"));
-    }
+    // A merge patch is first decoded into a Go map (unless `fieldValidation=Ignore`), then
+    // `jsonpatch.MergePatch` refuses what is not an object; a strategic merge patch is decoded
+    // into a map, where `null` is an empty patch.
+    let body = match (&kind, body) {
+        (PatchKind::Json, body) | (_, body @ Value::Object(_)) => body,
+        (PatchKind::Strategic, Value::Null) => json!({}),
+        (PatchKind::Merge, Value::Null) => {
+            return Err(ApiError::bad_request("Invalid JSON Patch"));
+        }
+        (PatchKind::Merge, _) if req.param("fieldValidation") == Some("Ignore") => {
+            return Err(ApiError::bad_request("Invalid JSON Patch"));
+        }
+        (kind, other) => {
+            let prefix = if *kind == PatchKind::Merge {
+                "error decoding patch: "
+            } else {
+                ""
+            };
+            return Err(ApiError::bad_request(format!(
+                "{prefix}json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                crate::wire::go_json::value_kind(&other)
+            )));
+        }
+    };
     let schema = managed_fields::schema_for(&shared.store.lock(), def);
     let apply_patch = |current: &Value| -> ApiResult<Value> {
         let mut target = current.clone();
@@ -114,11 +135,21 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         .map(|s| conversion::stored_as(def, s))
         .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
     let patched = apply_patch(&old.value)?;
-    let Value::Object(patched) = patched else {
+    let Value::Object(mut patched) = patched else {
         return Err(ApiError::bad_request(
             "the patched object is not a JSON object",
         ));
     };
+    if kind == PatchKind::Strategic {
+        // A strategic merge patch is applied to the typed object: `apiVersion` and `kind` in it
+        // change nothing.
+        for key in ["apiVersion", "kind"] {
+            match old.value.get(key) {
+                Some(v) => patched.insert(key.into(), v.clone()),
+                None => patched.remove(key),
+            };
+        }
+    }
     check_type(&patched, def)?;
     let mut patched = patched;
     if def.custom {
@@ -169,7 +200,7 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             "the body of an apply patch must be an object",
         ));
     };
-    check_type(config_map, def)?;
+    check_apply_type(config_map, def)?;
     if let Some(n) = config_map
         .get("metadata")
         .and_then(|m| m.get("name"))

@@ -31,6 +31,24 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
     }
     let mut obj = parse_object(req, def)?;
     decode_fields(req, def, &mut obj)?;
+    // `checkName`: the body must name the object of the URL.
+    let n = obj
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if n.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({} based on URL) was undeterminable: name must be provided",
+            t.name()
+        )));
+    }
+    if n != t.name() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({})",
+            t.name()
+        )));
+    }
     if t.sub.as_deref() == Some("finalize") {
         let mut store = shared.store.lock();
         let (code, stored) = namespace::finalize(
@@ -42,17 +60,6 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
             dry_run(req),
         )?;
         return Ok((code, served_json(t, &stored)));
-    }
-    if let Some(n) = obj
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        && n != t.name()
-    {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({n}) does not match the name on the URL ({})",
-            t.name()
-        )));
     }
     if let Some(ns) = obj
         .get("metadata")
