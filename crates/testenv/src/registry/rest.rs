@@ -45,6 +45,14 @@ pub(crate) trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// Whether the kind's `ValidateUpdate` checks the new state ([`validate`](Self::validate))
+    /// before what may not change ([`validate_update`](Self::validate_update)), which decides
+    /// the order of the causes (Pods and workloads do; ConfigMaps, Secrets, Services check what
+    /// may not change first).
+    fn validates_new_state_first(&self) -> bool {
+        false
+    }
+
     /// The rule of `metadata.name` (`ValidateObjectMeta`'s name function).
     fn name_rule(&self) -> NameRule {
         names::dns1123_subdomain

@@ -28,6 +28,30 @@ pub(crate) fn policies(obj: &Map<String, Value>) -> Vec<FieldError> {
             ));
         }
     }
+    // The first cluster IP is `clusterIP`.
+    if let Some(ips) = spec
+        .and_then(|s| s.get("clusterIPs"))
+        .and_then(Value::as_array)
+        .filter(|ips| !ips.is_empty())
+        && spec.and_then(|s| s.get("clusterIP")) != ips.first()
+    {
+        errs.push(FieldError::invalid(
+            "spec.clusterIPs",
+            &Value::Array(ips.clone()),
+            "first value must match `clusterIP`",
+        ));
+    }
+    // kcr-testenv serves a single-stack (IPv4) cluster, as its allocator tells.
+    if let Some(policy) = spec
+        .and_then(|s| s.get("ipFamilyPolicy"))
+        .filter(|p| p.as_str() == Some("RequireDualStack"))
+    {
+        errs.push(FieldError::invalid(
+            "spec.ipFamilyPolicy",
+            policy,
+            "this cluster is not configured for dual-stack services",
+        ));
+    }
     if let Some(affinity) = spec
         .and_then(|s| s.get("sessionAffinity"))
         .and_then(Value::as_str)
