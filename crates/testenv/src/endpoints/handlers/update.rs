@@ -7,6 +7,7 @@ use crate::conversion;
 use crate::endpoints::handlers::rest::decode_fields;
 use crate::endpoints::handlers::rest::dry_run;
 use crate::endpoints::handlers::rest::manage_update;
+use crate::endpoints::handlers::rest::manager_of;
 use crate::endpoints::handlers::rest::parse_object;
 use crate::endpoints::handlers::rest::served_json;
 use crate::endpoints::handlers::scale::write_scale;
@@ -57,6 +58,7 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
             def,
             t.name(),
             &Value::Object(obj),
+            &manager_of(req),
             dry_run(req),
         )?;
         return Ok((code, served_json(t, &stored)));
