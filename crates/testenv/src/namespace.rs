@@ -242,7 +242,9 @@ fn content_left(store: &Store, namespace: &str) -> Vec<(String, usize, Vec<Strin
 /// The namespace controller's conditions on a terminating namespace (its deletion status), as
 /// kube-controller-manager writes them through `status`: discovery, parsing and deletion went
 /// well; what content and which finalizers remain.
-fn conditions(left: &[(String, usize, Vec<String>)]) -> Vec<(&'static str, bool, &'static str, String)> {
+fn conditions(
+    left: &[(String, usize, Vec<String>)],
+) -> Vec<(&'static str, bool, &'static str, String)> {
     let mut out = vec![
         (
             "NamespaceDeletionDiscoveryFailure",
@@ -338,7 +340,9 @@ fn set_conditions(
             let status = if status { "True" } else { "False" };
             let since = current
                 .iter()
-                .find(|c| c.get("type") == Some(&json!(kind)) && c.get("status") == Some(&json!(status)))
+                .find(|c| {
+                    c.get("type") == Some(&json!(kind)) && c.get("status") == Some(&json!(status))
+                })
                 .and_then(|c| c.get("lastTransitionTime").cloned())
                 .unwrap_or_else(|| json!(now));
             json!({"type": kind, "status": status, "lastTransitionTime": since,

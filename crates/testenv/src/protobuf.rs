@@ -64,13 +64,13 @@ pub(crate) fn decode_request(body: &[u8], kind: &str) -> Result<Value, crate::st
             &format!("proto: illegal wireType {wire}"),
             body,
         )),
-        Err(
-            kcr_protobuf::Error::UnknownKind { .. } | kcr_protobuf::Error::UnknownField { .. },
-        ) => Err(crate::status::ApiError::new(
-            415,
-            "UnsupportedMediaType",
-            decode(body).err().map(|u| u.0).unwrap_or_default(),
-        )),
+        Err(kcr_protobuf::Error::UnknownKind { .. } | kcr_protobuf::Error::UnknownField { .. }) => {
+            Err(crate::status::ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                decode(body).err().map(|u| u.0).unwrap_or_default(),
+            ))
+        }
         Err(e) => Err(undecodable(kind, &e.to_string(), body)),
     }
 }

@@ -313,15 +313,25 @@ mod tests {
     fn field_selectors_should_match_names_and_namespaces_and_refuse_other_fields() {
         let o = obj(json!({}));
         let meta = FieldLabels::metadata;
-        assert!(FieldSelector::parse("metadata.name=n", meta()).unwrap().matches(&o));
+        assert!(
+            FieldSelector::parse("metadata.name=n", meta())
+                .unwrap()
+                .matches(&o)
+        );
         assert!(
             FieldSelector::parse("metadata.namespace!=x", meta())
                 .unwrap()
                 .matches(&o)
         );
-        assert!(!FieldSelector::parse("metadata.name==m", meta()).unwrap().matches(&o));
+        assert!(
+            !FieldSelector::parse("metadata.name==m", meta())
+                .unwrap()
+                .matches(&o)
+        );
         assert_eq!(
-            FieldSelector::parse("spec.x=1", meta()).unwrap_err().message,
+            FieldSelector::parse("spec.x=1", meta())
+                .unwrap_err()
+                .message,
             "\"spec.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
         );
         assert_eq!(
@@ -357,7 +367,10 @@ mod tests {
         );
         // Terms are sorted before their labels are converted: the first refused label in that
         // order is named.
-        assert_eq!(err("z.b=1,a.b=1"), "\"a.b\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"");
+        assert_eq!(
+            err("z.b=1,a.b=1"),
+            "\"a.b\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        );
         // Nothing is trimmed: a space before the operator is part of the label.
         assert!(FieldSelector::parse("metadata.name =n", meta()).is_err());
     }

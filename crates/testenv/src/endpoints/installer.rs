@@ -160,7 +160,9 @@ pub(crate) async fn handle(shared: &Arc<Shared>, req: Request) -> Response<Body>
         let item = target.name.is_some();
         return error_response(&crate::wire::negotiation::not_acceptable(item));
     }
-    if req.method == Method::GET && crate::wire::negotiation::unknown_conversion(req.header("accept")) {
+    if req.method == Method::GET
+        && crate::wire::negotiation::unknown_conversion(req.header("accept"))
+    {
         return error_response(&crate::wire::negotiation::conversion_not_acceptable());
     }
     target.metadata_only = req.header("accept").contains("as=PartialObjectMetadata");

@@ -138,7 +138,11 @@ const STATEFUL_SET_MUTABLE: &[&str] = &[
 /// The update rules of the workload `kind`: a StatefulSet may change only
 /// [`STATEFUL_SET_MUTABLE`]; the selector of a Deployment, ReplicaSet or DaemonSet cannot
 /// change.
-pub(crate) fn workload_update(kind: &str, old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+pub(crate) fn workload_update(
+    kind: &str,
+    old: &Value,
+    new: &Map<String, Value>,
+) -> Vec<FieldError> {
     let new_spec = new.get("spec");
     if kind == "StatefulSet" {
         let rest = |spec: Option<&Value>| -> Map<String, Value> {
@@ -174,7 +178,10 @@ pub(crate) fn daemon_set(obj: &Map<String, Value>) -> Vec<FieldError> {
     let Some(strategy) = obj.get("spec").and_then(|s| s.get("updateStrategy")) else {
         return Vec::new();
     };
-    let kind = strategy.get("type").and_then(Value::as_str).unwrap_or_default();
+    let kind = strategy
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if matches!(kind, "RollingUpdate" | "OnDelete") {
         return Vec::new();
     }

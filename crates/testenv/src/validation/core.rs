@@ -183,7 +183,10 @@ pub(crate) fn service(obj: &Map<String, Value>) -> Vec<FieldError> {
     // (only its protocol and port set) as Go encodes it.
     let mut seen: Vec<(&str, i64)> = Vec::new();
     for (i, port) in ports.iter().enumerate() {
-        let protocol = port.get("protocol").and_then(Value::as_str).unwrap_or_default();
+        let protocol = port
+            .get("protocol")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let number = port.get("port").and_then(Value::as_i64).unwrap_or_default();
         if seen.contains(&(protocol, number)) {
             errs.push(FieldError {

@@ -68,7 +68,10 @@ pub(crate) fn validate(req: &Request, verb: &str, apply: bool) -> ApiResult<()> 
             ));
         }
         if apply && req.param("fieldManager").is_none_or(str::is_empty) {
-            errors.push(FieldError::required("fieldManager", "is required for apply patch"));
+            errors.push(FieldError::required(
+                "fieldManager",
+                "is required for apply patch",
+            ));
         }
     }
     if let Some(manager) = req.param("fieldManager") {
@@ -99,7 +102,10 @@ pub(crate) fn validate_delete(options: &Value) -> ApiResult<()> {
     let mut errors = Vec::new();
     let policy = options.get("propagationPolicy").filter(|p| !p.is_null());
     if let Some(p) = policy {
-        if options.get("orphanDependents").is_some_and(|o| !o.is_null()) {
+        if options
+            .get("orphanDependents")
+            .is_some_and(|o| !o.is_null())
+        {
             errors.push(FieldError::invalid(
                 "propagationPolicy",
                 p,
@@ -115,7 +121,10 @@ pub(crate) fn validate_delete(options: &Value) -> ApiResult<()> {
         }
     }
     if let Some(values) = options.get("dryRun").and_then(Value::as_array) {
-        let values: Vec<&str> = values.iter().map(|v| v.as_str().unwrap_or_default()).collect();
+        let values: Vec<&str> = values
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default())
+            .collect();
         errors.extend(dry_run(&values));
     }
     check("meta.k8s.io", "DeleteOptions", "", errors)

@@ -129,7 +129,9 @@ mod tests {
             Err("continue key is not valid: invalid character '\\u0081' looking for beginning of value".into())
         );
         assert_eq!(
-            decode(&encode_base64(br#"{"v":"meta.k8s.io/v1","rv":5,"start":"../../secrets/x"}"#)),
+            decode(&encode_base64(
+                br#"{"v":"meta.k8s.io/v1","rv":5,"start":"../../secrets/x"}"#
+            )),
             Err("continue key is not valid: ../../secrets/x".into())
         );
         assert_eq!(

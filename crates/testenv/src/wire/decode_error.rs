@@ -87,7 +87,10 @@ pub(crate) fn parse_object(body: &[u8], kind: &str) -> ApiResult<Map<String, Val
 /// of another has "no kind registered".
 const SCHEME_VERSIONS: &[(&str, &[&str])] = &[
     ("", &["v1"]),
-    ("admissionregistration.k8s.io", &["v1", "v1beta1", "v1alpha1"]),
+    (
+        "admissionregistration.k8s.io",
+        &["v1", "v1beta1", "v1alpha1"],
+    ),
     ("apps", &["v1", "v1beta1", "v1beta2"]),
     ("authentication.k8s.io", &["v1", "v1beta1", "v1alpha1"]),
     ("authorization.k8s.io", &["v1", "v1beta1"]),
@@ -97,7 +100,10 @@ const SCHEME_VERSIONS: &[(&str, &[&str])] = &[
     ("coordination.k8s.io", &["v1", "v1beta1", "v1alpha2"]),
     ("discovery.k8s.io", &["v1", "v1beta1"]),
     ("events.k8s.io", &["v1", "v1beta1"]),
-    ("flowcontrol.apiserver.k8s.io", &["v1", "v1beta1", "v1beta2", "v1beta3"]),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        &["v1", "v1beta1", "v1beta2", "v1beta3"],
+    ),
     ("networking.k8s.io", &["v1", "v1beta1"]),
     ("node.k8s.io", &["v1", "v1beta1", "v1alpha1"]),
     ("policy", &["v1", "v1beta1"]),
@@ -175,7 +181,11 @@ pub(crate) fn check_builtin_type(
         "" => (group, version),
         v => v.split_once('/').unwrap_or(("", v)),
     };
-    let body_kind = if body_kind.is_empty() { kind } else { body_kind };
+    let body_kind = if body_kind.is_empty() {
+        kind
+    } else {
+        body_kind
+    };
     if !registered(body_group, body_version, body_kind) {
         let gv = if body_group.is_empty() {
             body_version.to_owned()
@@ -267,7 +277,9 @@ mod tests {
                 .contains("no kind \"Deployment\" is registered for version \"v1\" in scheme")
         );
         assert_eq!(
-            check_builtin_type("v1", "Status", "", "v1", "ConfigMap").unwrap_err().message,
+            check_builtin_type("v1", "Status", "", "v1", "ConfigMap")
+                .unwrap_err()
+                .message,
             "Status in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Status) to (core.ConfigMap): unknown conversion"
         );
     }

@@ -127,7 +127,11 @@ const POD_SECURITY_CONTEXT: &[Field] = &[
     f("HostNetwork", "hostNetwork", Kind::Bool),
     f("HostPID", "hostPID", Kind::Bool),
     f("HostIPC", "hostIPC", Kind::Bool),
-    f("ShareProcessNamespace", "shareProcessNamespace", Kind::Value),
+    f(
+        "ShareProcessNamespace",
+        "shareProcessNamespace",
+        Kind::Value,
+    ),
     f("HostUsers", "hostUsers", Kind::Value),
     f("SELinuxOptions", "seLinuxOptions", Kind::Other),
     f("WindowsOptions", "windowsOptions", Kind::Other),
@@ -171,7 +175,11 @@ const POD_SPEC: &[Field] = &[
         "terminationGracePeriodSeconds",
         Kind::Value,
     ),
-    f("ActiveDeadlineSeconds", "activeDeadlineSeconds", Kind::Value),
+    f(
+        "ActiveDeadlineSeconds",
+        "activeDeadlineSeconds",
+        Kind::Value,
+    ),
     f("DNSPolicy", "dnsPolicy", Kind::Str),
     f("NodeSelector", "nodeSelector", Kind::Map),
     f("ServiceAccountName", "serviceAccountName", Kind::Str),
@@ -244,6 +252,16 @@ fn other(v: &Value) -> Go {
     }
 }
 
+/// A pointer to a scalar, or a slice or map of scalars, as it is (map keys sorted).
+fn plain(v: &Value) -> Go {
+    match v {
+        Value::Null => Go::Null,
+        Value::Array(items) => Go::Array(items.iter().map(plain).collect()),
+        Value::Object(m) => Go::Object(m.iter().map(|(k, v)| (k.clone(), plain(v))).collect()),
+        scalar => Go::Scalar(scalar.clone()),
+    }
+}
+
 fn map(v: &Value) -> Go {
     match v {
         Value::Object(m) => Go::Object(
@@ -272,17 +290,14 @@ fn object(fields: &[Field], obj: Option<&Map<String, Value>>) -> Go {
                     Kind::Str => Go::Scalar(v.cloned().unwrap_or_else(|| Value::from(""))),
                     Kind::Bool => Go::Scalar(v.cloned().unwrap_or(Value::Bool(false))),
                     Kind::Int => Go::Scalar(v.cloned().unwrap_or_else(|| Value::from(0))),
-                    Kind::Value => v.map_or(Go::Null, |v| Go::Scalar(v.clone())),
+                    Kind::Value => v.map_or(Go::Null, plain),
                     Kind::Map => v.map_or(Go::Null, map),
                     Kind::Struct(inner) => object(inner, v.and_then(Value::as_object)),
                     Kind::Ptr(inner) => v.map_or(Go::Null, |v| object(inner, v.as_object())),
                     Kind::List(inner) => v.map_or(Go::Null, |v| match v {
-                        Value::Array(items) => Go::Array(
-                            items
-                                .iter()
-                                .map(|i| object(inner, i.as_object()))
-                                .collect(),
-                        ),
+                        Value::Array(items) => {
+                            Go::Array(items.iter().map(|i| object(inner, i.as_object())).collect())
+                        }
                         other_value => other(other_value),
                     }),
                     Kind::Other => v.map_or(Go::Null, other),
@@ -418,9 +433,13 @@ mod tests {
             "securityContext": {}, "schedulerName": "default-scheduler"});
         let text = pod_spec_json(Some(&spec));
         assert!(text.starts_with(r#"{"Volumes":null,"InitContainers":null,"Containers":[{"Name":"app","Image":"busybox","Command":null"#), "{text}");
-        assert!(text.contains(r#""Resources":{"Limits":null,"Requests":null,"Claims":null},"ResizePolicy":null"#));
+        assert!(text.contains(
+            r#""Resources":{"Limits":null,"Requests":null,"Claims":null},"ResizePolicy":null"#
+        ));
         assert!(text.contains(r#""SecurityContext":{"HostNetwork":false,"HostPID":false,"HostIPC":false,"ShareProcessNamespace":null"#));
-        assert!(text.ends_with(r#""Resources":null,"HostnameOverride":null,"SchedulingGroup":null}"#));
+        assert!(
+            text.ends_with(r#""Resources":null,"HostnameOverride":null,"SchedulingGroup":null}"#)
+        );
         let indented = pod_spec_json_indented(Some(&spec));
         assert!(indented.starts_with("{\n \"Volumes\": null,\n \"InitContainers\": null,\n \"Containers\": [\n  {\n   \"Name\": \"app\","), "{indented}");
     }

@@ -516,9 +516,11 @@ async fn a_log_request_should_name_the_container_of_a_pod_with_several() {
     let pods: Api<Pod> = Api::namespaced(env.client(), "default");
     pods.create(
         &PostParams::default(),
-        &from_json(json!({"metadata": {"name": "two"}, "spec": {"nodeName": "node-1", "containers": [
-            {"name": "app", "image": "nginx"}, {"name": "proxy", "image": "envoy"}
-        ]}})),
+        &from_json(
+            json!({"metadata": {"name": "two"}, "spec": {"nodeName": "node-1", "containers": [
+                {"name": "app", "image": "nginx"}, {"name": "proxy", "image": "envoy"}
+            ]}}),
+        ),
     )
     .await
     .unwrap();
@@ -798,7 +800,10 @@ async fn exec_attach_and_portforward_of_a_pod_without_a_node_should_be_bad_reque
         async move { api_error(client.request_text(req).await.unwrap_err()) }
     };
     for (method, path) in [
-        (http::Method::POST, "two/exec?container=app&command=ls&stdout=true"),
+        (
+            http::Method::POST,
+            "two/exec?container=app&command=ls&stdout=true",
+        ),
         (http::Method::GET, "two/attach?container=proxy&stdout=true"),
         (http::Method::POST, "two/portforward?ports=80"),
     ] {
@@ -820,5 +825,8 @@ async fn exec_attach_and_portforward_of_a_pod_without_a_node_should_be_bad_reque
     );
     let err = call(http::Method::GET, "two/attach?container=nope").await;
     assert_eq!(err.message, "container nope is not valid for pod two");
-    assert_eq!(call(http::Method::POST, "gone/exec?command=ls").await.code, 404);
+    assert_eq!(
+        call(http::Method::POST, "gone/exec?command=ls").await.code,
+        404
+    );
 }

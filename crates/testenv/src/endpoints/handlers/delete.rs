@@ -37,7 +37,9 @@ pub(crate) fn delete_options(req: &Request) -> ApiResult<Value> {
     if let Some(policy) = req.param("propagationPolicy") {
         options.insert("propagationPolicy".into(), json!(policy));
     }
-    if let Some(orphan) = crate::endpoints::handlers::list::query_bool(req.param("orphanDependents")) {
+    if let Some(orphan) =
+        crate::endpoints::handlers::list::query_bool(req.param("orphanDependents"))
+    {
         options.insert("orphanDependents".into(), json!(orphan));
     }
     if let Some(grace) = req.param("gracePeriodSeconds") {

@@ -151,7 +151,10 @@ pub(crate) fn check_type(map: &Map<String, Value>, def: &ResourceDef) -> ApiResu
 /// Checks the type of an apply configuration: its group, version and kind must be the
 /// resource's (apimachinery's `versionCheckManager`: `invalid object type: <gvk>`).
 pub(crate) fn check_apply_type(map: &Map<String, Value>, def: &ResourceDef) -> ApiResult<()> {
-    let api_version = map.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    let api_version = map
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     if (group, version, kind) != (def.group.as_str(), def.version.as_str(), def.kind.as_str()) {

@@ -39,12 +39,18 @@ impl Strategy for CustomResourceDefinitionStrategy {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .any(|c| c.get("type") == Some(&json!("Established")) && c.get("status") == Some(&json!("True")));
+            .any(|c| {
+                c.get("type") == Some(&json!("Established"))
+                    && c.get("status") == Some(&json!("True"))
+            });
         let mut fields = Vec::new();
         if established {
             fields.extend([("scope", "/spec/scope"), ("names.kind", "/spec/names/kind")]);
         }
-        fields.extend([("group", "/spec/group"), ("names.plural", "/spec/names/plural")]);
+        fields.extend([
+            ("group", "/spec/group"),
+            ("names.plural", "/spec/names/plural"),
+        ]);
         let new = Value::Object(new.clone());
         fields
             .into_iter()

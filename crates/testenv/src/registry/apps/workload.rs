@@ -103,9 +103,7 @@ const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
 /// Sets a DaemonSet's template generation annotation.
 fn set_template_generation(obj: &mut Map<String, Value>, generation: i64) {
     let meta = crate::meta::metadata_mut(obj);
-    let annotations = meta
-        .entry("annotations")
-        .or_insert_with(|| json!({}));
+    let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
     if !annotations.is_object() {
         *annotations = json!({});
     }
@@ -160,7 +158,8 @@ impl Strategy for WorkloadStrategy {
     /// A DaemonSet keeps its template generation, bumped when the template changes.
     fn prepare_for_update(&self, old: &Value, new: &mut Map<String, Value>) {
         if self.kind == "DaemonSet" {
-            let changed = old.pointer("/spec/template") != new.get("spec").and_then(|s| s.get("template"));
+            let changed =
+                old.pointer("/spec/template") != new.get("spec").and_then(|s| s.get("template"));
             set_template_generation(new, template_generation(old) + i64::from(changed));
         }
     }

@@ -98,7 +98,10 @@ pub(crate) fn spec_update(old: Option<&Value>, new: Option<&Value>) -> Vec<Field
             return errs;
         }
         for (i, c) in after.iter().enumerate() {
-            if c.get("image").and_then(Value::as_str).is_none_or(str::is_empty) {
+            if c.get("image")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
                 errs.push(FieldError::required(format!("{path}[{i}].image"), ""));
             }
         }
@@ -185,7 +188,8 @@ pub(crate) fn spec_update(old: Option<&Value>, new: Option<&Value>) -> Vec<Field
             s.and_then(|s| s.get("terminationGracePeriodSeconds"))
                 .and_then(Value::as_i64)
         };
-        if grace(old).is_some_and(|g| g < 0) && grace(Some(&Value::Object(m.clone()))) == Some(1)
+        if grace(old).is_some_and(|g| g < 0)
+            && grace(Some(&Value::Object(m.clone()))) == Some(1)
             && let Some(g) = old.and_then(|o| o.get("terminationGracePeriodSeconds"))
         {
             m.insert("terminationGracePeriodSeconds".into(), g.clone());

@@ -41,7 +41,8 @@ fn externally_accessible(spec: &Map<String, Value>) -> bool {
 /// external traffic policy loses those it kept unchanged from before (values the update sets
 /// itself stay, and are then refused by validation).
 fn drop_type_dependent_fields(old_spec: &Map<String, Value>, spec: &mut Map<String, Value>) {
-    let node_ports = |s: &Map<String, Value>| matches!(str_of(s, "type"), "NodePort" | "LoadBalancer");
+    let node_ports =
+        |s: &Map<String, Value>| matches!(str_of(s, "type"), "NodePort" | "LoadBalancer");
     let external = |s: &Map<String, Value>| {
         node_ports(s)
             || s.get("externalIPs")
