@@ -6,6 +6,7 @@
 
 pub(crate) mod apiextensions;
 pub(crate) mod apps;
+pub(crate) mod batch;
 pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod custom_resource;

@@ -82,7 +82,7 @@ impl Strategy for DefaultStrategy {}
 
 /// The strategy of `def`'s kind.
 pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
-    use super::{apiextensions, apps, coordination, core, events};
+    use super::{apiextensions, apps, batch, coordination, core, events};
     if def.custom {
         return &super::custom_resource::CustomResourceStrategy;
     }
@@ -96,6 +96,7 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("apps", "ReplicaSet") => &apps::workload::REPLICA_SET,
         ("apps", "StatefulSet") => &apps::workload::STATEFUL_SET,
         ("apps", "DaemonSet") => &apps::workload::DAEMON_SET,
+        ("batch", "Job") => &batch::job::JobStrategy,
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
             &apiextensions::custom_resource_definition::CustomResourceDefinitionStrategy
         }

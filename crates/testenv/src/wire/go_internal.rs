@@ -404,7 +404,6 @@ fn write(out: &mut String, v: &Go, indent: Option<usize>) {
 }
 
 /// The internal Pod spec as `json.Marshal` writes it.
-#[allow(dead_code)] // for the messages that show a Pod spec compactly (Job templates)
 pub(crate) fn pod_spec_json(spec: Option<&Value>) -> String {
     let mut out = String::new();
     write(&mut out, &pod_spec(spec), None);
