@@ -207,7 +207,8 @@ impl<'a> Matcher<'a> {
             }
             group.push(c);
         }
-        if !group.is_empty() && !(group.len() == 1 && group[0].tag == Tag::Equal) {
+        let only_equal = group.len() == 1 && group[0].tag == Tag::Equal;
+        if !group.is_empty() && !only_equal {
             groups.push(group);
         }
         groups

@@ -151,7 +151,6 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         }
     }
     check_type(&patched, def)?;
-    let mut patched = patched;
     if def.custom {
         decode_fields(req, def, &mut patched)?;
     } else {

@@ -118,7 +118,7 @@ pub(crate) fn check_type(map: &Map<String, Value>, def: &ResourceDef) -> ApiResu
     } else {
         // Custom resources (and the kinds of apiextensions-apiserver and the aggregator): the
         // version must be the resource's.
-        if api_version != want_version && !(api_version.is_empty() && !def.custom) {
+        if (def.custom || !api_version.is_empty()) && api_version != want_version {
             return Err(ApiError::bad_request(format!(
                 "the API version in the data ({api_version}) does not match the expected API version ({want_version})"
             )));
