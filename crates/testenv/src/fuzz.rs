@@ -402,7 +402,12 @@ mod tests {
         #[test]
         fn continue_tokens(token in prop_oneof![".*", "[A-Za-z0-9_-]{0,64}"], rv in any::<u64>(), key in ".*") {
             let _ = continue_token::decode(&token);
-            if rv > 0 && !key.is_empty() && !key.contains('\u{0}') {
+            // A store key is made of object names: segments `path.Clean` keeps (a start key it
+            // would change is refused, as kube-apiserver refuses it).
+            let clean = key
+                .split('/')
+                .all(|segment| !segment.is_empty() && segment != "." && segment != "..");
+            if rv > 0 && clean && !key.contains('\u{0}') {
                 prop_assert_eq!(continue_token::decode(&continue_token::encode(rv, &key)), Ok((rv, key)));
             }
         }

@@ -90,6 +90,9 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("", "ConfigMap") => &core::config_map::ConfigMapStrategy,
         ("", "Namespace") => &core::namespace::NamespaceStrategy,
         ("", "Pod") => &core::pod::PodStrategy,
+        ("", "PersistentVolumeClaim") => {
+            &core::persistent_volume_claim::PersistentVolumeClaimStrategy
+        }
         ("", "Secret") => &core::secret::SecretStrategy,
         ("", "Service") => &core::service::ServiceStrategy,
         ("apps", "Deployment") => &apps::workload::DEPLOYMENT,

@@ -417,6 +417,69 @@ pub(crate) fn pod_spec_json_indented(spec: Option<&Value>) -> String {
     out
 }
 
+/// A struct of the given fields and (plain) values, in that order.
+pub(crate) fn ordered(fields: &[(&str, Value)]) -> Value {
+    // Carried as an array of pairs so that the order survives until it is written.
+    Value::Array(
+        fields
+            .iter()
+            .map(|(k, v)| json_pair(k, v.clone()))
+            .collect(),
+    )
+}
+
+const PAIR_MARKER: &str = "\u{0}go-field";
+
+fn json_pair(k: &str, v: Value) -> Value {
+    Value::Array(vec![Value::from(PAIR_MARKER), Value::from(k), v])
+}
+
+fn from_ordered(v: &Value) -> Go {
+    match v {
+        Value::Array(items)
+            if items
+                .iter()
+                .all(|i| i.get(0).and_then(Value::as_str) == Some(PAIR_MARKER))
+                && !items.is_empty() =>
+        {
+            Go::Object(
+                items
+                    .iter()
+                    .map(|i| {
+                        (
+                            i.get(1)
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_owned(),
+                            from_ordered(i.get(2).unwrap_or(&Value::Null)),
+                        )
+                    })
+                    .collect(),
+            )
+        }
+        other => plain(other),
+    }
+}
+
+/// A struct of the given Go fields (values as they are, or [`ordered`] structs), as
+/// `json.MarshalIndent(value, "", " ")` writes it.
+pub(crate) fn indented(fields: &[(&str, Value)]) -> String {
+    let mut out = String::new();
+    write(&mut out, &from_ordered(&ordered(fields)), Some(0));
+    out
+}
+
+/// An ephemeral container as `json.MarshalIndent(container, "", " ")` writes its internal type.
+pub(crate) fn ephemeral_container_json_indented(container: &Value) -> String {
+    let mut out = String::new();
+    write(
+        &mut out,
+        &object(EPHEMERAL_CONTAINER, container.as_object()),
+        Some(0),
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -614,7 +614,7 @@ async fn ephemeral_container_writes_should_be_recorded_as_the_subresource_and_re
     .await;
     assert!(
         err.message.starts_with(
-            "Pod \"p\" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers \"debugger\" may not be changed\n"
+            "Pod \"p\" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers \"debugger\" may not be changed\n@@ -1,6 +1,6 @@\n {\n  \"Name\": \"debugger\",\n- \"Image\": \"busybox\",\n+ \"Image\": \"alpine\",\n"
         ),
         "{}",
         err.message

@@ -460,3 +460,45 @@ async fn service_ports_should_be_unique_by_name_and_by_port_and_protocol() {
     .await;
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
 }
+
+#[tokio::test]
+async fn a_claim_spec_should_be_immutable_but_for_what_binding_sets() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let path = "/api/v1/namespaces/default/persistentvolumeclaims";
+    let created = create(
+        addr,
+        path,
+        json!({"metadata": {"name": "c"}, "spec": {"accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}}}}),
+    )
+    .await;
+    assert_eq!(created["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(created["status"], json!({"phase": "Pending"}));
+    let merge = "application/merge-patch+json";
+    // A volume name and a storage class it did not have yet.
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/c"),
+        merge,
+        json!({"spec": {"volumeName": "pv-1", "storageClassName": "fast"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    // Not another volume mode.
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/c"),
+        merge,
+        json!({"spec": {"volumeMode": "Block"}}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        causes(&v),
+        [(
+            "spec".to_owned(),
+            "Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n@@ -11,7 +11,7 @@\n  },\n  \"VolumeName\": \"pv-1\",\n  \"StorageClassName\": \"fast\",\n- \"VolumeMode\": \"Filesystem\",\n+ \"VolumeMode\": \"Block\",\n  \"DataSource\": null,\n  \"DataSourceRef\": null,\n  \"VolumeAttributesClassName\": null\n".to_owned()
+        )]
+    );
+}

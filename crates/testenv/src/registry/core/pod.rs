@@ -27,10 +27,25 @@ impl Strategy for PodStrategy {
             .get("spec")
             .and_then(Value::as_object)
             .map_or("BestEffort", qos_class);
-        obj.insert(
-            "status".into(),
-            json!({"phase": "Pending", "qosClass": qos}),
-        );
+        let mut status = json!({"phase": "Pending", "qosClass": qos});
+        // A Pod created with scheduling gates says why it is not scheduled
+        // (`applySchedulingGatedCondition`).
+        let gated = obj
+            .get("spec")
+            .and_then(|s| s.get("schedulingGates"))
+            .and_then(Value::as_array)
+            .is_some_and(|g| !g.is_empty());
+        if gated {
+            status["conditions"] = json!([{
+                "type": "PodScheduled",
+                "status": "False",
+                "lastProbeTime": null,
+                "lastTransitionTime": meta::now_rfc3339(),
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+            }]);
+        }
+        obj.insert("status".into(), status);
     }
 
     fn prepare_for_update(&self, _old: &Value, new: &mut Map<String, Value>) {
