@@ -107,7 +107,10 @@
 //!   directives), with the generated selector checked; Services keep their cluster IPs, refuse
 //!   duplicate port names and `port`/`protocol` pairs, a `clusterIPs` not starting with
 //!   `clusterIP` and dual-stack policies (a single-stack cluster), and drop the node ports and
-//!   external traffic policy a new type no longer needs; CRDs keep `group` and
+//!   external traffic policy a new type no longer needs; PersistentVolumeClaims keep their spec
+//!   (but for a volume name or storage class not set yet, and a bound claim's storage request),
+//!   refused with the internal diff; ephemeral containers are neither removed nor changed
+//!   (with their diff); CRDs keep `group` and
 //!   `names.plural`, and `scope` and `names.kind` once established; `immutable: true`
 //!   ConfigMaps and Secrets; metadata as `ValidateObjectMetaUpdate`.
 //! - **Decode errors** as kube-apiserver's decoder and handlers word them: a body of a version
@@ -339,8 +342,8 @@
 //! - Also not yet: custom resource schema validation and defaulting beyond what the conformance
 //!   list above covers, the ServiceAccount admission plugin's refusal of a Pod whose
 //!   ServiceAccount does not exist (kcr-testenv admits it without the token volume),
-//!   dual-stack Services, the update rules of PersistentVolumeClaims, Ingresses, HPAs and the
-//!   other kinds not listed under *Update validation*, exact lists older than the watch cache window but not compacted in
+//!   dual-stack Services, the update rules of Ingresses, HPAs, CronJobs and the other kinds not
+//!   listed under *Update validation*, exact lists older than the watch cache window but not compacted in
 //!   storage (kube-apiserver reads them from etcd; kcr-testenv keeps no history beyond its
 //!   window), and protobuf responses for kinds without a protobuf table and for errors of
 //!   custom resources. Of
