@@ -55,8 +55,9 @@ pub(crate) fn parse_object(body: &[u8], kind: &str) -> ApiResult<Map<String, Val
     if let Some(e) = go_json::syntax_error(body) {
         return Err(unrecognized(kind, &e, body));
     }
-    let value: Value =
-        serde_json::from_slice(body).map_err(|e| unrecognized(kind, &e.to_string(), body))?;
+    let body_fixed = replace_lone_surrogates(body);
+    let value: Value = serde_json::from_slice(&body_fixed)
+        .map_err(|e| unrecognized(kind, &e.to_string(), body))?;
     let map = match value {
         Value::Object(map) => map,
         Value::Null => {
@@ -133,6 +134,66 @@ static GROUP_KINDS: LazyLock<Vec<(String, String)>> = LazyLock::new(|| {
     kinds.dedup();
     kinds
 });
+
+/// `body` with every `\\u` escape of a UTF-16 surrogate that is not part of a pair replaced by
+/// `\\ufffd`, as Go's `encoding/json` decodes such an escape (serde_json refuses it).
+fn replace_lone_surrogates(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    fn escape_at(b: &[u8], i: usize) -> Option<u16> {
+        if b.get(i) != Some(&b'\\') || b.get(i + 1) != Some(&b'u') {
+            return None;
+        }
+        let hex = std::str::from_utf8(b.get(i + 2..i + 6)?).ok()?;
+        u16::from_str_radix(hex, 16).ok()
+    }
+    let has_surrogate = body.windows(3).any(|w| {
+        w[0] == b'u'
+            && matches!(w[1], b'd' | b'D')
+            && matches!(w[2], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+    });
+    if !has_surrogate {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut out = Vec::with_capacity(body.len());
+    let (mut i, mut in_string) = (0, false);
+    while i < body.len() {
+        let c = body[i];
+        if !in_string {
+            in_string = c == b'"';
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        match c {
+            b'"' => {
+                in_string = false;
+                out.push(c);
+                i += 1;
+            }
+            b'\\' => match escape_at(body, i) {
+                Some(0xD800..=0xDBFF)
+                    if escape_at(body, i + 6)
+                        .is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) =>
+                {
+                    out.extend_from_slice(&body[i..i + 12]);
+                    i += 12;
+                }
+                Some(0xD800..=0xDFFF) => {
+                    out.extend_from_slice(b"\\ufffd");
+                    i += 6;
+                }
+                _ => {
+                    out.extend_from_slice(&body[i..(i + 2).min(body.len())]);
+                    i += 2;
+                }
+            },
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
 
 /// Whether kube-apiserver's scheme decodes `kind` in `group`/`version` (approximately: the
 /// group's kinds in every version the scheme registers for it; `List`, `Status` and the
@@ -282,6 +343,18 @@ mod tests {
                 .message,
             "Status in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Status) to (core.ConfigMap): unknown conversion"
         );
+    }
+
+    #[test]
+    fn a_lone_surrogate_should_decode_as_the_replacement_character() {
+        let map = parse_object(
+            br#"{"data":{"a":"\ud800","b":"\ud83d\ude00","c":"\\ud800"}}"#,
+            "ConfigMap",
+        )
+        .unwrap();
+        assert_eq!(map["data"]["a"], "\u{fffd}");
+        assert_eq!(map["data"]["b"], "\u{1f600}");
+        assert_eq!(map["data"]["c"], "\\ud800");
     }
 
     #[test]

@@ -154,6 +154,13 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
     if def.custom {
         decode_fields(req, def, &mut patched)?;
     } else {
+        // The patched object is decoded into the kind's Go types: a field they lack is dropped
+        // with a warning (refused under `fieldValidation=Strict`).
+        use crate::validation::unknown_fields::{FieldValidation, decode};
+        let raw = serde_json::to_vec(&patched).unwrap_or_default();
+        let mode = FieldValidation::from_param(req.param("fieldValidation"));
+        let warnings = decode(def, &mut patched, mode, &raw)?;
+        req.warnings.lock().extend(warnings);
         decoded(def, &mut patched);
     }
     if let Some(n) = patched

@@ -142,7 +142,10 @@ pub(crate) fn check_type(map: &Map<String, Value>, def: &ResourceDef) -> ApiResu
             )));
         }
     }
-    if map.get("metadata").is_some_and(|m| !m.is_object()) {
+    if map
+        .get("metadata")
+        .is_some_and(|m| !m.is_object() && !m.is_null())
+    {
         return Err(ApiError::bad_request("metadata must be an object"));
     }
     Ok(())
