@@ -125,6 +125,15 @@ pub(crate) fn prepare_update(
     };
     result.insert("kind".into(), Value::String(def.kind.clone()));
     result.insert("apiVersion".into(), Value::String(def.api_version()));
+    if let Part::Status = part {
+        let strategy = strategy_for(def);
+        validation::field::check(
+            strategy.error_group(def),
+            &def.kind,
+            name,
+            strategy.validate_status_update(old, &result),
+        )?;
+    }
     if let Part::Main = part {
         if def.status {
             match old.get("status") {

@@ -45,6 +45,11 @@ pub(crate) trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// The status strategy's `ValidateUpdate`: the rules of a write through `status`.
+    fn validate_status_update(&self, _old: &Value, _new: &Map<String, Value>) -> Vec<FieldError> {
+        Vec::new()
+    }
+
     /// Whether the kind's `ValidateUpdate` checks the new state ([`validate`](Self::validate))
     /// before what may not change ([`validate_update`](Self::validate_update)), which decides
     /// the order of the causes (Pods and workloads do; ConfigMaps, Secrets, Services check what

@@ -502,3 +502,60 @@ async fn a_claim_spec_should_be_immutable_but_for_what_binding_sets() {
         )]
     );
 }
+
+#[tokio::test]
+async fn a_service_status_should_hold_load_balancer_ingress_only_for_a_load_balancer() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let path = "/api/v1/namespaces/default/services";
+    let ports = json!([{"port": 80}]);
+    create(
+        addr,
+        path,
+        json!({"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "ports": ports}}),
+    )
+    .await;
+    create(
+        addr,
+        path,
+        json!({"metadata": {"name": "plain"}, "spec": {"ports": ports}}),
+    )
+    .await;
+    let merge = "application/merge-patch+json";
+    let ingress = |point: Value| json!({"status": {"loadBalancer": {"ingress": [point]}}});
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/lb/status"),
+        merge,
+        ingress(json!({"hostname": "10.0.0.1"})),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        causes(&v),
+        [(
+            "status.loadBalancer.ingress[0].hostname".to_owned(),
+            "Invalid value: \"10.0.0.1\": must be a DNS name, not an IP address".to_owned()
+        )]
+    );
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/lb/status"),
+        merge,
+        ingress(json!({"hostname": "lb.example.com"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/plain/status"),
+        merge,
+        ingress(json!({"ip": "192.0.2.1"})),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        causes(&v)[0].1,
+        "Forbidden: may only be used when `spec.type` is 'LoadBalancer'"
+    );
+}

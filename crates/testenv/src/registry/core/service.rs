@@ -39,6 +39,10 @@ impl Strategy for ServiceStrategy {
         validation::update(old, new)
     }
 
+    fn validate_status_update(&self, _old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+        validation::load_balancer_status(new)
+    }
+
     fn name_rule(&self) -> NameRule {
         names::dns1035_label
     }

@@ -66,6 +66,70 @@ pub(crate) fn policies(obj: &Map<String, Value>) -> Vec<FieldError> {
     errs
 }
 
+/// `ValidateLoadBalancerStatus`: ingress points only for a `LoadBalancer`, each with a valid IP
+/// or a DNS name (the status subresource writes them; an update of the main resource keeps the
+/// stored, already valid, status).
+pub(crate) fn load_balancer_status(obj: &Map<String, Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let ingress = obj
+        .get("status")
+        .and_then(|s| s.pointer("/loadBalancer/ingress"))
+        .and_then(Value::as_array)
+        .filter(|i| !i.is_empty());
+    let Some(ingress) = ingress else {
+        return errs;
+    };
+    let ty = obj
+        .get("spec")
+        .and_then(|s| s.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP");
+    if ty != "LoadBalancer" {
+        errs.push(FieldError::forbidden(
+            "status.loadBalancer.ingress",
+            "may only be used when `spec.type` is 'LoadBalancer'",
+        ));
+        return errs;
+    }
+    for (i, point) in ingress.iter().enumerate() {
+        let path = format!("status.loadBalancer.ingress[{i}]");
+        if let Some(ip) = point
+            .get("ip")
+            .and_then(Value::as_str)
+            .filter(|ip| !ip.is_empty())
+            && ip.parse::<std::net::IpAddr>().is_err()
+        {
+            errs.push(FieldError::invalid(
+                format!("{path}.ip"),
+                &Value::from(ip),
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+            ));
+        }
+        if let Some(host) = point
+            .get("hostname")
+            .and_then(Value::as_str)
+            .filter(|h| !h.is_empty())
+        {
+            let problems = crate::validation::names::dns1123_subdomain(host);
+            if !problems.is_empty() {
+                errs.push(FieldError::invalid(
+                    format!("{path}.hostname"),
+                    &Value::from(host),
+                    &problems.join("; "),
+                ));
+            }
+            if host.parse::<std::net::IpAddr>().is_ok() {
+                errs.push(FieldError::invalid(
+                    format!("{path}.hostname"),
+                    &Value::from(host),
+                    "must be a DNS name, not an IP address",
+                ));
+            }
+        }
+    }
+    errs
+}
+
 fn cluster_ips(spec: Option<&Value>) -> Vec<Value> {
     spec.and_then(|s| s.get("clusterIPs"))
         .and_then(Value::as_array)
@@ -82,6 +146,14 @@ pub(crate) fn update(old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
     let (old_spec, new_spec) = (old.get("spec"), new.get("spec"));
     let mut errs = Vec::new();
     if !(needs_cluster_ip(old_spec) && needs_cluster_ip(new_spec)) {
+        return errs;
+    }
+    // A headless Service's "None" is no allocation that could not change.
+    if old_spec
+        .and_then(|s| s.get("clusterIP"))
+        .and_then(Value::as_str)
+        == Some("None")
+    {
         return errs;
     }
     let (before, after) = (cluster_ips(old_spec), cluster_ips(new_spec));
