@@ -303,7 +303,9 @@
 //!   ServiceAccount, DefaultTolerationSeconds, Priority), mutating plugins then validating ones.
 //! - `registry`: the `generic` store (commit, update preparation, graceful deletion with
 //!   finalizers) calls the kind's `rest::Strategy` (defaults, prepare for create and update,
-//!   validate, validate update, name rule, unconditional update, deleted state); each kind with
+//!   validate, validate update and its order, status update validation, name rule,
+//!   unconditional update, deleted state, resources a kind declares, termination on delete,
+//!   field selectors in `registry::field_labels`); each kind with
 //!   rules of its own has its file under `registry/<group>/` (`core`, `apps`, `batch`,
 //!   `coordination`, `events`, `apiextensions`), custom resources theirs (`registry::custom_resource`, with
 //!   `custom_resource` for schemas). Rules shared by several kinds are in `defaults` (pod specs)

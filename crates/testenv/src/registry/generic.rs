@@ -269,8 +269,7 @@ pub(crate) fn store_update(
         }
         return Ok((200, to_bytes(&new)));
     }
-    let is_crd =
-        t.def.group == "apiextensions.k8s.io" && t.def.plural == "customresourcedefinitions";
+    let is_crd = strategy_for(&t.def).declares_resources();
     let ns = t.namespace.as_deref().filter(|_| t.def.namespaced);
     let key = t.key();
     if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new).is_empty() {
@@ -395,7 +394,7 @@ pub(crate) fn delete_one(
             ));
         }
     }
-    if namespace::is_namespaces(def) {
+    if strategy_for(def).terminates_on_delete() {
         return namespace::delete(shared, store, def, key, &old, dry);
     }
     if dry {
@@ -437,7 +436,7 @@ pub(crate) fn delete_one(
     if let Some(last) = strategy_for(def).deleted_state(&removed.value) {
         removed = Stored::new(last);
     }
-    if def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions" {
+    if strategy_for(def).declares_resources() {
         remove_crd(shared, store, &removed.value);
     }
     Ok((200, removed))

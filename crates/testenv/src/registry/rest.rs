@@ -45,6 +45,19 @@ pub(crate) trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// Whether an object of the kind declares resources to serve (CustomResourceDefinitions):
+    /// the store registers them when it is written and stops serving them when it goes.
+    fn declares_resources(&self) -> bool {
+        false
+    }
+
+    /// Whether a DELETE makes the object terminate (Namespaces: `Terminating` until their
+    /// finalizers are gone, see `namespace`) instead of going at once or when its
+    /// `metadata.finalizers` allow.
+    fn terminates_on_delete(&self) -> bool {
+        false
+    }
+
     /// The status strategy's `ValidateUpdate`: the rules of a write through `status`.
     fn validate_status_update(&self, _old: &Value, _new: &Map<String, Value>) -> Vec<FieldError> {
         Vec::new()

@@ -30,6 +30,10 @@ impl Strategy for CustomResourceDefinitionStrategy {
         crd_on_write(obj);
     }
 
+    fn declares_resources(&self) -> bool {
+        true
+    }
+
     /// `ValidateCustomResourceDefinitionSpecUpdate`: once established, the scope and kind
     /// (which decide the storage) cannot change; the group and plural (the resource's name)
     /// never can.

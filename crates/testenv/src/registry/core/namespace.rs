@@ -66,6 +66,10 @@ pub(crate) fn on_write(obj: &mut Map<String, Value>) {
 pub(crate) struct NamespaceStrategy;
 
 impl Strategy for NamespaceStrategy {
+    fn terminates_on_delete(&self) -> bool {
+        true
+    }
+
     fn defaults(&self, obj: &mut Map<String, Value>) {
         on_write(obj);
     }
