@@ -276,8 +276,9 @@ pub(crate) fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16
     if let Some(info) = o.shard_info(&t.def) {
         list_meta.insert("shardInfo".into(), info);
     }
-    if t.def.custom && !list_meta.contains_key("continue") {
-        // Custom resource lists (unstructured on kube-apiserver) always carry `continue`.
+    if t.def.custom && !t.metadata_only && !list_meta.contains_key("continue") {
+        // Custom resource lists (unstructured on kube-apiserver) always carry `continue`; their
+        // metadata-only form is a typed `PartialObjectMetadataList`, which does not.
         list_meta.insert("continue".into(), Value::String(String::new()));
     }
     if let Some(schema) = t.protobuf
