@@ -559,3 +559,33 @@ async fn a_service_status_should_hold_load_balancer_ingress_only_for_a_load_bala
         "Forbidden: may only be used when `spec.type` is 'LoadBalancer'"
     );
 }
+
+#[tokio::test]
+async fn a_service_leaving_node_ports_behind_should_lose_what_it_kept_from_them() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let path = "/api/v1/namespaces/default/services";
+    let created = create(
+        addr,
+        path,
+        json!({"metadata": {"name": "np"}, "spec": {"type": "LoadBalancer",
+            "ports": [{"port": 80}]}}),
+    )
+    .await;
+    assert!(
+        created["spec"]["ports"][0]["nodePort"].is_u64(),
+        "{created}"
+    );
+    assert_eq!(created["spec"]["externalTrafficPolicy"], "Cluster");
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/np"),
+        "application/merge-patch+json",
+        json!({"spec": {"type": "ClusterIP"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert!(v["spec"]["ports"][0].get("nodePort").is_none(), "{v}");
+    assert!(v["spec"].get("externalTrafficPolicy").is_none(), "{v}");
+    assert_eq!(v["spec"]["type"], "ClusterIP");
+}

@@ -265,7 +265,11 @@ pub(crate) fn prepare_for_update(old: &Value, new: &mut Map<String, Value>) {
             }
         }
     }
-    // Node ports a request leaves out keep their values (matched by port and protocol).
+    // Node ports a request leaves out keep their values (matched by port and protocol) while
+    // the Service still needs them.
+    if !matches!(str_of(spec, "type"), "NodePort" | "LoadBalancer") {
+        return;
+    }
     let old_ports: Vec<&Value> = old_spec
         .get("ports")
         .and_then(Value::as_array)
