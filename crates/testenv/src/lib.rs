@@ -167,7 +167,7 @@
 //!   and map semantics, from a table of the built-in types or the CRD's `openAPIV3Schema`;
 //!   apply conflicts (`409`), `force`, removal of fields an applier stops applying), `delete`
 //!   (finalizers set `deletionTimestamp` and keep the object until the last one is removed;
-//!   `preconditions`; a `Status` `Success` answer except for Pods and Namespaces, which answer
+//!   `preconditions`; a `Status` `Success` answer except for Pods, Namespaces and Services, which answer
 //!   with the object; `propagationPolicy=Foreground`/`Orphan` add the
 //!   `foregroundDeletion`/`orphan` finalizer, which stays unless the garbage collector runs
 //!   ([`TestEnvBuilder::garbage_collector`], in [`TestEnvBuilder::realistic`])),
@@ -305,6 +305,7 @@
 //!   finalizers) calls the kind's `rest::Strategy` (defaults, prepare for create and update,
 //!   validate, validate update and its order, status update validation, name rule,
 //!   unconditional update, deleted state, resources a kind declares, termination on delete,
+//!   answering a delete with the object,
 //!   field selectors in `registry::field_labels`); each kind with
 //!   rules of its own has its file under `registry/<group>/` (`core`, `apps`, `batch`,
 //!   `coordination`, `events`, `apiextensions`), custom resources theirs (`registry::custom_resource`, with

@@ -75,12 +75,6 @@ impl ResourceDef {
             )
     }
 
-    /// Whether a DELETE that removes the object at once answers with the object (Pods,
-    /// Namespaces) rather than a `Status` `Success`, as kube-apiserver's registries do.
-    pub(crate) fn returns_deleted_object(&self) -> bool {
-        self.group.is_empty() && matches!(self.plural.as_str(), "pods" | "namespaces")
-    }
-
     pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()

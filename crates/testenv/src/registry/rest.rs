@@ -58,6 +58,13 @@ pub(crate) trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether a DELETE that removes the object at once answers with the object rather than a
+    /// `Status` `Success` (the registries with `ReturnDeletedObject`: Pods, Namespaces,
+    /// Services).
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
     /// The status strategy's `ValidateUpdate`: the rules of a write through `status`.
     fn validate_status_update(&self, _old: &Value, _new: &Map<String, Value>) -> Vec<FieldError> {
         Vec::new()

@@ -588,4 +588,14 @@ async fn a_service_leaving_node_ports_behind_should_lose_what_it_kept_from_them(
     assert!(v["spec"]["ports"][0].get("nodePort").is_none(), "{v}");
     assert!(v["spec"].get("externalTrafficPolicy").is_none(), "{v}");
     assert_eq!(v["spec"]["type"], "ClusterIP");
+    // The field manager saw the update before the strategy dropped those fields: the writer
+    // still owns them, as on kube-apiserver.
+    let owned = &v["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"];
+    assert!(owned.get("f:externalTrafficPolicy").is_some(), "{v}");
+    // A Service's DELETE answers with the Service.
+    let r = raw(addr, "DELETE", &format!("{path}/np"), &[], b"").await;
+    assert_eq!(
+        (r.status, r.json()["kind"].clone()),
+        (200, json!("Service"))
+    );
 }

@@ -14,6 +14,7 @@ use crate::endpoints::installer::Target;
 use crate::meta::meta_str;
 use crate::registry::generic::delete_one;
 use crate::registry::generic::finalizers;
+use crate::registry::rest::strategy_for;
 use crate::server::{Request, Shared};
 use crate::status::{ApiError, ApiResult};
 use crate::validation;
@@ -76,7 +77,7 @@ pub(crate) fn delete(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         .pointer("/metadata/deletionTimestamp")
         .is_some()
         || (dry && !finalizers(&stored.value).is_empty());
-    if kept || t.def.returns_deleted_object() || t.metadata_only {
+    if kept || strategy_for(&t.def).returns_deleted_object() || t.metadata_only {
         return Ok((code, served_json(t, &stored)));
     }
     let mut details = json!({

@@ -11,7 +11,7 @@ use crate::endpoints::handlers::list::bool_param;
 use crate::endpoints::handlers::rest::decode_fields;
 use crate::endpoints::handlers::rest::decoded;
 use crate::endpoints::handlers::rest::dry_run;
-use crate::endpoints::handlers::rest::manage_update;
+use crate::endpoints::handlers::rest::manage_write;
 use crate::endpoints::handlers::rest::to_bytes;
 use crate::endpoints::handlers::rest::{check_apply_type, check_type};
 use crate::endpoints::handlers::scale::write_scale;
@@ -20,6 +20,7 @@ use crate::managed_fields;
 use crate::meta::metadata_mut;
 use crate::patch::{self, JsonPatchError, SmpError};
 use crate::registry::generic::Part;
+use crate::registry::generic::managed_already;
 use crate::registry::generic::prepare_update;
 use crate::registry::generic::store_update;
 use crate::server::{Request, Shared};
@@ -187,8 +188,8 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         false,
         false,
         store.next_rv(),
+        &|old, new| manage_write(&store, t, req, old, new),
     )?;
-    let new = manage_update(&store, t, req, &old.value, new);
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
 
@@ -273,6 +274,7 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         false,
         false,
         store.next_rv(),
+        &managed_already,
     )?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }

@@ -173,29 +173,14 @@ pub(crate) fn manager_of(req: &Request) -> String {
     managed_fields::manager_name(req.param("fieldManager"), req.user_agent())
 }
 
-/// Records an update or patch in the new object's `managedFields`; `None` when the write
-/// changes nothing, `managedFields` included.
-pub(crate) fn manage_update(
-    store: &Store,
-    t: &Target,
-    req: &Request,
-    old: &Value,
-    new: Option<Value>,
-) -> Option<Value> {
-    let mut new = new?;
+/// Records an update or patch of `t` in the new object's `managedFields` (see
+/// [`crate::registry::generic::Manage`]).
+pub(crate) fn manage_write(store: &Store, t: &Target, req: &Request, old: &Value, new: &mut Value) {
     managed_fields::field_manager_for(store, &t.def, t.sub.as_deref()).update(
         Some(old),
-        &mut new,
+        new,
         &manager_of(req),
     );
-    let without_rv = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.remove("resourceVersion");
-        }
-        v
-    };
-    (without_rv(old) != without_rv(&new)).then_some(new)
 }
 
 pub(crate) fn str_of<'a>(v: &'a Value, pointer: &str) -> &'a str {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::conversion;
 use crate::endpoints::handlers::rest::decode_fields;
 use crate::endpoints::handlers::rest::dry_run;
-use crate::endpoints::handlers::rest::manage_update;
+use crate::endpoints::handlers::rest::manage_write;
 use crate::endpoints::handlers::rest::manager_of;
 use crate::endpoints::handlers::rest::parse_object;
 use crate::endpoints::handlers::rest::served_json;
@@ -94,7 +94,7 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         rv_required,
         true,
         store.next_rv(),
+        &|old, new| manage_write(&store, t, req, old, new),
     )?;
-    let new = manage_update(&store, t, req, &old.value, new);
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }

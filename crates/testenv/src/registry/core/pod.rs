@@ -15,6 +15,10 @@ use crate::wire::go_internal;
 pub(crate) struct PodStrategy;
 
 impl Strategy for PodStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn defaults(&self, obj: &mut Map<String, Value>) {
         crate::defaults::pod::pod(obj);
     }

@@ -17,6 +17,10 @@ use crate::validation::names;
 pub(crate) struct ServiceStrategy;
 
 impl Strategy for ServiceStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn defaults(&self, obj: &mut Map<String, Value>) {
         defaults::on_write(obj);
     }
