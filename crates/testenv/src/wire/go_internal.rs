@@ -5,9 +5,11 @@
 //! messages show it: the diff of a forbidden Pod update, the template of an immutable Job.
 //!
 //! The field orders are those of Kubernetes v1.36's `pkg/apis/core/types.go` for the types a
-//! Pod spec usually holds (`PodSpec`, `Container`, `PodSecurityContext`, `ResourceRequirements`,
-//! `Toleration`, `EnvVar`, `ContainerPort`, `VolumeMount`); other nested types are written
-//! with their JSON names capitalised, in sorted order, which may differ from Go's order.
+//! Pod spec usually holds (`PodSpec`, `Container`, `EphemeralContainer`, `PodSecurityContext`,
+//! `ResourceRequirements`, `Toleration`, `EnvVar`, `ContainerPort`, `VolumeMount`, `Volume`
+//! with its common sources: host path, empty dir, Secret, ConfigMap, claim, downward API,
+//! projected with the service account token); other nested types are written with their JSON
+//! names capitalised, in sorted order, which may differ from Go's order.
 
 use serde_json::{Map, Value};
 
@@ -160,8 +162,140 @@ const TOLERATION: &[Field] = &[
     f("TolerationSeconds", "tolerationSeconds", Kind::Value),
 ];
 
+const KEY_TO_PATH: &[Field] = &[
+    f("Key", "key", Kind::Str),
+    f("Path", "path", Kind::Str),
+    f("Mode", "mode", Kind::Value),
+];
+
+const OBJECT_FIELD_SELECTOR: &[Field] = &[
+    f("APIVersion", "apiVersion", Kind::Str),
+    f("FieldPath", "fieldPath", Kind::Str),
+];
+
+const DOWNWARD_API_FILE: &[Field] = &[
+    f("Path", "path", Kind::Str),
+    f("FieldRef", "fieldRef", Kind::Ptr(OBJECT_FIELD_SELECTOR)),
+    f("ResourceFieldRef", "resourceFieldRef", Kind::Other),
+    f("Mode", "mode", Kind::Value),
+];
+
+/// `ConfigMapProjection` and `SecretProjection` (a `LocalObjectReference` embedded, then
+/// the items).
+const NAMED_PROJECTION: &[Field] = &[
+    f("Name", "name", Kind::Str),
+    f("Items", "items", Kind::List(KEY_TO_PATH)),
+    f("Optional", "optional", Kind::Value),
+];
+
+const VOLUME_PROJECTION: &[Field] = &[
+    f("Secret", "secret", Kind::Ptr(NAMED_PROJECTION)),
+    f(
+        "DownwardAPI",
+        "downwardAPI",
+        Kind::Ptr(&[f("Items", "items", Kind::List(DOWNWARD_API_FILE))]),
+    ),
+    f("ConfigMap", "configMap", Kind::Ptr(NAMED_PROJECTION)),
+    f(
+        "ServiceAccountToken",
+        "serviceAccountToken",
+        Kind::Ptr(&[
+            f("Audience", "audience", Kind::Str),
+            f("ExpirationSeconds", "expirationSeconds", Kind::Int),
+            f("Path", "path", Kind::Str),
+        ]),
+    ),
+    f("ClusterTrustBundle", "clusterTrustBundle", Kind::Other),
+    f("PodCertificate", "podCertificate", Kind::Other),
+];
+
+/// `Volume`: its name, then the fields of the embedded `VolumeSource` (one of them set).
+const VOLUME: &[Field] = &[
+    f("Name", "name", Kind::Str),
+    f(
+        "HostPath",
+        "hostPath",
+        Kind::Ptr(&[f("Path", "path", Kind::Str), f("Type", "type", Kind::Value)]),
+    ),
+    f(
+        "EmptyDir",
+        "emptyDir",
+        Kind::Ptr(&[
+            f("Medium", "medium", Kind::Str),
+            f("SizeLimit", "sizeLimit", Kind::Value),
+        ]),
+    ),
+    f("GCEPersistentDisk", "gcePersistentDisk", Kind::Other),
+    f("AWSElasticBlockStore", "awsElasticBlockStore", Kind::Other),
+    f("GitRepo", "gitRepo", Kind::Other),
+    f(
+        "Secret",
+        "secret",
+        Kind::Ptr(&[
+            f("SecretName", "secretName", Kind::Str),
+            f("Items", "items", Kind::List(KEY_TO_PATH)),
+            f("DefaultMode", "defaultMode", Kind::Value),
+            f("Optional", "optional", Kind::Value),
+        ]),
+    ),
+    f("NFS", "nfs", Kind::Other),
+    f("ISCSI", "iscsi", Kind::Other),
+    f("Glusterfs", "glusterfs", Kind::Other),
+    f(
+        "PersistentVolumeClaim",
+        "persistentVolumeClaim",
+        Kind::Ptr(&[
+            f("ClaimName", "claimName", Kind::Str),
+            f("ReadOnly", "readOnly", Kind::Bool),
+        ]),
+    ),
+    f("RBD", "rbd", Kind::Other),
+    f("Quobyte", "quobyte", Kind::Other),
+    f("FlexVolume", "flexVolume", Kind::Other),
+    f("Cinder", "cinder", Kind::Other),
+    f("CephFS", "cephfs", Kind::Other),
+    f("Flocker", "flocker", Kind::Other),
+    f(
+        "DownwardAPI",
+        "downwardAPI",
+        Kind::Ptr(&[
+            f("Items", "items", Kind::List(DOWNWARD_API_FILE)),
+            f("DefaultMode", "defaultMode", Kind::Value),
+        ]),
+    ),
+    f("FC", "fc", Kind::Other),
+    f("AzureFile", "azureFile", Kind::Other),
+    f(
+        "ConfigMap",
+        "configMap",
+        Kind::Ptr(&[
+            f("Name", "name", Kind::Str),
+            f("Items", "items", Kind::List(KEY_TO_PATH)),
+            f("DefaultMode", "defaultMode", Kind::Value),
+            f("Optional", "optional", Kind::Value),
+        ]),
+    ),
+    f("VsphereVolume", "vsphereVolume", Kind::Other),
+    f("AzureDisk", "azureDisk", Kind::Other),
+    f("PhotonPersistentDisk", "photonPersistentDisk", Kind::Other),
+    f(
+        "Projected",
+        "projected",
+        Kind::Ptr(&[
+            f("Sources", "sources", Kind::List(VOLUME_PROJECTION)),
+            f("DefaultMode", "defaultMode", Kind::Value),
+        ]),
+    ),
+    f("PortworxVolume", "portworxVolume", Kind::Other),
+    f("ScaleIO", "scaleIO", Kind::Other),
+    f("StorageOS", "storageos", Kind::Other),
+    f("CSI", "csi", Kind::Other),
+    f("Ephemeral", "ephemeral", Kind::Other),
+    f("Image", "image", Kind::Other),
+];
+
 const POD_SPEC: &[Field] = &[
-    f("Volumes", "volumes", Kind::Other),
+    f("Volumes", "volumes", Kind::List(VOLUME)),
     f("InitContainers", "initContainers", Kind::List(CONTAINER)),
     f("Containers", "containers", Kind::List(CONTAINER)),
     f(
@@ -484,6 +618,26 @@ pub(crate) fn ephemeral_container_json_indented(container: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_projected_token_volume_should_encode_with_every_source_field() {
+        let spec = json!({"volumes": [{"name": "kube-api-access-x", "projected": {
+            "defaultMode": 420, "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}]});
+        let text = pod_spec_json(Some(&spec));
+        assert!(
+            text.starts_with(
+                r#"{"Volumes":[{"Name":"kube-api-access-x","HostPath":null,"EmptyDir":null,"#
+            ),
+            "{text}"
+        );
+        assert!(text.contains(r#""Projected":{"Sources":[{"Secret":null,"DownwardAPI":null,"ConfigMap":null,"ServiceAccountToken":{"Audience":"","ExpirationSeconds":3607,"Path":"token"},"ClusterTrustBundle":null,"PodCertificate":null},{"Secret":null,"DownwardAPI":null,"ConfigMap":{"Name":"kube-root-ca.crt","Items":[{"Key":"ca.crt","Path":"ca.crt","Mode":null}],"Optional":null},"#), "{text}");
+        assert!(
+            text.contains(r#""DefaultMode":420},"PortworxVolume":null"#),
+            "{text}"
+        );
+    }
 
     #[test]
     fn a_pod_spec_should_encode_as_the_internal_go_type() {
