@@ -6,7 +6,8 @@
 //!
 //! The field orders are those of Kubernetes v1.36's `pkg/apis/core/types.go` for the types a
 //! Pod spec usually holds (`PodSpec`, `Container`, `EphemeralContainer`, `PodSecurityContext`,
-//! `ResourceRequirements`, `Toleration`, `EnvVar`, `ContainerPort`, `VolumeMount`, `Volume`
+//! `ResourceRequirements`, `Toleration`, `EnvVar`, `ContainerPort`, `VolumeMount`, `Probe`,
+//! `SecurityContext`, `Volume`
 //! with its common sources: host path, empty dir, Secret, ConfigMap, claim, downward API,
 //! projected with the service account token); other nested types are written with their JSON
 //! names capitalised, in sorted order, which may differ from Go's order.
@@ -77,6 +78,77 @@ const VOLUME_MOUNT: &[Field] = &[
     f("SubPathExpr", "subPathExpr", Kind::Str),
 ];
 
+/// `Probe`: the embedded `ProbeHandler`, then the timings.
+const PROBE: &[Field] = &[
+    f(
+        "Exec",
+        "exec",
+        Kind::Ptr(&[f("Command", "command", Kind::Value)]),
+    ),
+    f(
+        "HTTPGet",
+        "httpGet",
+        Kind::Ptr(&[
+            f("Path", "path", Kind::Str),
+            f("Port", "port", Kind::Int),
+            f("Host", "host", Kind::Str),
+            f("Scheme", "scheme", Kind::Str),
+            f("HTTPHeaders", "httpHeaders", Kind::Other),
+        ]),
+    ),
+    f(
+        "TCPSocket",
+        "tcpSocket",
+        Kind::Ptr(&[f("Port", "port", Kind::Int), f("Host", "host", Kind::Str)]),
+    ),
+    f(
+        "GRPC",
+        "grpc",
+        Kind::Ptr(&[
+            f("Port", "port", Kind::Int),
+            f("Service", "service", Kind::Value),
+        ]),
+    ),
+    f("InitialDelaySeconds", "initialDelaySeconds", Kind::Int),
+    f("TimeoutSeconds", "timeoutSeconds", Kind::Int),
+    f("PeriodSeconds", "periodSeconds", Kind::Int),
+    f("SuccessThreshold", "successThreshold", Kind::Int),
+    f("FailureThreshold", "failureThreshold", Kind::Int),
+    f(
+        "TerminationGracePeriodSeconds",
+        "terminationGracePeriodSeconds",
+        Kind::Value,
+    ),
+];
+
+/// A container's `SecurityContext`.
+const SECURITY_CONTEXT: &[Field] = &[
+    f(
+        "Capabilities",
+        "capabilities",
+        Kind::Ptr(&[f("Add", "add", Kind::Value), f("Drop", "drop", Kind::Value)]),
+    ),
+    f("Privileged", "privileged", Kind::Value),
+    f("SELinuxOptions", "seLinuxOptions", Kind::Other),
+    f("WindowsOptions", "windowsOptions", Kind::Other),
+    f("RunAsUser", "runAsUser", Kind::Value),
+    f("RunAsGroup", "runAsGroup", Kind::Value),
+    f("RunAsNonRoot", "runAsNonRoot", Kind::Value),
+    f(
+        "ReadOnlyRootFilesystem",
+        "readOnlyRootFilesystem",
+        Kind::Value,
+    ),
+    f(
+        "AllowPrivilegeEscalation",
+        "allowPrivilegeEscalation",
+        Kind::Value,
+    ),
+    f("ProcMount", "procMount", Kind::Value),
+    f("SeccompProfile", "seccompProfile", Kind::Other),
+    f("AppArmorProfile", "appArmorProfile", Kind::Other),
+];
+
 /// The fields of `Container`, which `EphemeralContainerCommon` repeats.
 macro_rules! container_fields {
     ($($extra:expr),*) => {
@@ -95,9 +167,9 @@ macro_rules! container_fields {
     f("RestartPolicyRules", "restartPolicyRules", Kind::Other),
     f("VolumeMounts", "volumeMounts", Kind::List(VOLUME_MOUNT)),
     f("VolumeDevices", "volumeDevices", Kind::Other),
-    f("LivenessProbe", "livenessProbe", Kind::Other),
-    f("ReadinessProbe", "readinessProbe", Kind::Other),
-    f("StartupProbe", "startupProbe", Kind::Other),
+    f("LivenessProbe", "livenessProbe", Kind::Ptr(PROBE)),
+    f("ReadinessProbe", "readinessProbe", Kind::Ptr(PROBE)),
+    f("StartupProbe", "startupProbe", Kind::Ptr(PROBE)),
     f("Lifecycle", "lifecycle", Kind::Other),
     f(
         "TerminationMessagePath",
@@ -110,7 +182,11 @@ macro_rules! container_fields {
         Kind::Str,
     ),
     f("ImagePullPolicy", "imagePullPolicy", Kind::Str),
-    f("SecurityContext", "securityContext", Kind::Other),
+    f(
+            "SecurityContext",
+            "securityContext",
+            Kind::Ptr(SECURITY_CONTEXT),
+        ),
     f("Stdin", "stdin", Kind::Bool),
     f("StdinOnce", "stdinOnce", Kind::Bool),
     f("TTY", "tty", Kind::Bool),
@@ -635,6 +711,21 @@ mod tests {
         assert!(text.contains(r#""Projected":{"Sources":[{"Secret":null,"DownwardAPI":null,"ConfigMap":null,"ServiceAccountToken":{"Audience":"","ExpirationSeconds":3607,"Path":"token"},"ClusterTrustBundle":null,"PodCertificate":null},{"Secret":null,"DownwardAPI":null,"ConfigMap":{"Name":"kube-root-ca.crt","Items":[{"Key":"ca.crt","Path":"ca.crt","Mode":null}],"Optional":null},"#), "{text}");
         assert!(
             text.contains(r#""DefaultMode":420},"PortworxVolume":null"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn probes_and_security_contexts_should_encode_in_go_order() {
+        let spec = json!({"containers": [{"name": "a", "image": "i",
+            "readinessProbe": {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 5},
+            "securityContext": {"runAsNonRoot": true, "capabilities": {"drop": ["ALL"]}}}]});
+        let text = pod_spec_json(Some(&spec));
+        assert!(text.contains(r#""ReadinessProbe":{"Exec":null,"HTTPGet":{"Path":"/","Port":"http","Host":"","Scheme":"","HTTPHeaders":null},"TCPSocket":null,"GRPC":null,"InitialDelaySeconds":0,"TimeoutSeconds":0,"PeriodSeconds":5,"SuccessThreshold":0,"FailureThreshold":0,"TerminationGracePeriodSeconds":null}"#), "{text}");
+        assert!(
+            text.contains(
+                r#""SecurityContext":{"Capabilities":{"Add":null,"Drop":["ALL"]},"Privileged":null"#
+            ),
             "{text}"
         );
     }
