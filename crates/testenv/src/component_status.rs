@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::body::Body;
 use crate::endpoints::Target;
+use crate::registry::field_labels::FieldLabels;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::server::{Request, error_response, json_response};
 use crate::status::ApiError;
@@ -53,7 +54,10 @@ fn status_of(name: &str, healthy: &str, message: &str) -> Value {
 /// The components a list's label and field selectors keep (`metadata.name` is the one field).
 fn selected(req: &Request) -> Result<Vec<Value>, ApiError> {
     let labels = LabelSelector::parse(req.param("labelSelector").unwrap_or_default())?;
-    let fields = FieldSelector::parse(req.param("fieldSelector").unwrap_or_default(), &[])?;
+    let fields = FieldSelector::parse(
+        req.param("fieldSelector").unwrap_or_default(),
+        FieldLabels::metadata(),
+    )?;
     Ok(COMPONENTS
         .iter()
         .map(|(n, h, m)| status_of(n, h, m))

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use crate::managed_fields::{self, Schema};
 use crate::patch::{self, JsonPatchError, SmpError};
 use crate::protobuf;
+use crate::registry::field_labels::FieldLabels;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 
@@ -54,7 +55,10 @@ pub fn label_selector(data: &[u8]) {
 /// A `fieldSelector` query parameter of a kind with two selectable fields of its own.
 pub fn field_selector(data: &[u8]) {
     let input = String::from_utf8_lossy(data);
-    match FieldSelector::parse(&input, &["spec.nodeName", "status.phase"]) {
+    match FieldSelector::parse(
+        &input,
+        FieldLabels::with_fields(&["spec.nodeName", "status.phase"]),
+    ) {
         Ok(s) => {
             let _ = s.matches(&deployment());
         }
@@ -398,7 +402,12 @@ mod tests {
         #[test]
         fn continue_tokens(token in prop_oneof![".*", "[A-Za-z0-9_-]{0,64}"], rv in any::<u64>(), key in ".*") {
             let _ = continue_token::decode(&token);
-            if rv > 0 && !key.is_empty() && !key.contains('\u{0}') {
+            // A store key is made of object names: segments `path.Clean` keeps (a start key it
+            // would change is refused, as kube-apiserver refuses it).
+            let clean = key
+                .split('/')
+                .all(|segment| !segment.is_empty() && segment != "." && segment != "..");
+            if rv > 0 && clean && !key.contains('\u{0}') {
                 prop_assert_eq!(continue_token::decode(&continue_token::encode(rv, &key)), Ok((rv, key)));
             }
         }

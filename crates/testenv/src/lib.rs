@@ -75,16 +75,53 @@
 //!   (`ValidateDefaults`), `x-kubernetes-validations` rules beyond their text (no CEL
 //!   compilation, no cost limits), the fields other than `type` allowed at the root with the
 //!   status subresource, version and name formats (DNS-1035 labels), printer columns,
-//!   selectable fields and conversion webhooks, and the rules of updates only (immutable
-//!   scope and kind once established, the approval kept unchecked while unchanged). A
+//!   selectable fields and conversion webhooks, and the approval kept unchecked while
+//!   unchanged on update. A
 //!   `pattern` is compiled with the `regex` crate, so an invalid one is refused with that
 //!   crate's error text rather than Go's; kube-apiserver walks `properties` in random order,
 //!   kcr-testenv in sorted order. Built-in objects are decoded
 //!   through their k8s-openapi types: a value of the wrong type is a `400`; unknown fields are
 //!   dropped with a `Warning` header, dropped silently under `fieldValidation=Ignore`, refused
-//!   with `400` under `fieldValidation=Strict`. Write options are validated (`dryRun` only
-//!   `All`, `fieldValidation`, `propagationPolicy`). Custom resources are pruned, defaulted
-//!   and validated by their version's `openAPIV3Schema`.
+//!   with `400` under `fieldValidation=Strict`. Write options are validated as
+//!   `ValidateCreateOptions`, `ValidateUpdateOptions`, `ValidatePatchOptions` and
+//!   `ValidateDeleteOptions` do, every error of one request in one `422` (`dryRun` only `All`,
+//!   `fieldValidation`, `fieldManager` at most 128 bytes of printable characters, `force` only
+//!   for apply, which requires a `fieldManager`, `propagationPolicy` values and not with
+//!   `orphanDependents`); DeleteOptions come from the body when there is one, else from the
+//!   query, as kube-apiserver reads them.
+//!   Custom resources are pruned, defaulted and validated by their version's `openAPIV3Schema`.
+//! - **Update validation** (each kind's `ValidateXUpdate` of v1.36, after the new state is
+//!   validated where kube-apiserver does so first): Pods may change only their containers'
+//!   images, a lower `activeDeadlineSeconds`, added tolerations, removed scheduling gates and a
+//!   negative grace period to 1; anything else is `spec: Forbidden: pod updates may not change
+//!   fields other than ...` followed by the unified diff of the two internal specs as Go encodes
+//!   them (`registry/core/pod.rs`, `wire::go_internal`, `wire::difflib`; nested types without a
+//!   table of their Go field order are written with sorted, capitalised names, so a diff inside
+//!   probes, volumes or affinities may differ in its line order from kube-apiserver's);
+//!   StatefulSets only `replicas`, `ordinals`, `template`, `updateStrategy`,
+//!   `revisionHistoryLimit`, `persistentVolumeClaimRetentionPolicy`, `minReadySeconds`;
+//!   Deployment, ReplicaSet and DaemonSet selectors are immutable (a DaemonSet counts its
+//!   template generations in `deprecated.daemonset.template.generation`); Jobs keep
+//!   `completions` (Indexed Jobs scale it with `parallelism`), `selector`, `completionMode` and
+//!   their pod template (a suspended Job that never started may change its scheduling
+//!   directives), with the generated selector checked; Services keep their cluster IPs, refuse
+//!   duplicate port names and `port`/`protocol` pairs, a `clusterIPs` not starting with
+//!   `clusterIP` and dual-stack policies (a single-stack cluster), and drop the node ports and
+//!   external traffic policy a new type no longer needs; PersistentVolumeClaims keep their spec
+//!   (but for a volume name or storage class not set yet, and a bound claim's storage request),
+//!   refused with the internal diff; ephemeral containers are neither removed nor changed
+//!   (with their diff); CRDs keep `group` and
+//!   `names.plural`, and `scope` and `names.kind` once established; `immutable: true`
+//!   ConfigMaps and Secrets; metadata as `ValidateObjectMetaUpdate`.
+//! - **Decode errors** as kube-apiserver's decoder and handlers word them: a body of a version
+//!   its scheme registers but another than the URL's (`the API version in the data (...) does not
+//!   match ...`), of a version it does not register (`no kind "X" is registered for version
+//!   ...`), of another kind (`converting (v1.X) to (core.Y): unknown conversion`), without a
+//!   name on `PUT`; an apply configuration of another group, version or kind (`invalid object
+//!   type`); protobuf without its prefix or with an illegal wire type (`400`); merge and
+//!   strategic merge patches that are not objects; `415` for a body (DeleteOptions too) of a
+//!   media type kube-apiserver does not decode; `406` listing an item's or a collection's
+//!   representations, or for an unknown `as=` conversion.
 //! - **Defaulting** as kube-apiserver v1.36: what its decoder defaults (and the writer owns in
 //!   `managedFields`): workloads (Deployment strategy, revision history, progress deadline,
 //!   replicas; StatefulSet and DaemonSet strategies), pod specs (restart and DNS policy,
@@ -109,8 +146,13 @@
 //!   `kubernetes.io/metadata.name` label. Deleting one makes it `Terminating`; creates in it get
 //!   `403`. kcr-testenv's own namespace finalizer (kube-controller-manager's namespace
 //!   controller on a cluster; [`TestEnvBuilder::finalize_namespaces`], on by default) deletes
-//!   its objects, waits for their finalizers, then removes the namespace; with it off the
-//!   namespace stays `Terminating` until `PUT .../finalize` empties `spec.finalizers`.
+//!   its objects, waits for their finalizers while stating what remains in the conditions
+//!   kube-controller-manager writes through `status` (`NamespaceDeletionDiscoveryFailure`,
+//!   `...GroupVersionParsingFailure`, `...ContentFailure` `False`; `NamespaceContentRemaining`
+//!   and `NamespaceFinalizersRemaining` with their counts), then removes its `kubernetes`
+//!   finalizer and so the namespace (another `spec.finalizers` entry keeps it `Terminating`);
+//!   with it off (`kcr-apiserver --namespace-controller=false`) the namespace stays
+//!   `Terminating` until `PUT .../finalize` empties `spec.finalizers`.
 //! - **Verbs**, following the API conventions: `create` (`generateName`, `uid`,
 //!   `creationTimestamp`, `resourceVersion`, `generation` = 1, `409 AlreadyExists`, `404` for a
 //!   missing namespace), `get`, `list`, `watch`, `update` (a stale `resourceVersion` gets
@@ -125,7 +167,7 @@
 //!   and map semantics, from a table of the built-in types or the CRD's `openAPIV3Schema`;
 //!   apply conflicts (`409`), `force`, removal of fields an applier stops applying), `delete`
 //!   (finalizers set `deletionTimestamp` and keep the object until the last one is removed;
-//!   `preconditions`; a `Status` `Success` answer except for Pods and Namespaces, which answer
+//!   `preconditions`; a `Status` `Success` answer except for Pods, Namespaces and Services, which answer
 //!   with the object; `propagationPolicy=Foreground`/`Orphan` add the
 //!   `foregroundDeletion`/`orphan` finalizer, which stays unless the garbage collector runs
 //!   ([`TestEnvBuilder::garbage_collector`], in [`TestEnvBuilder::realistic`])),
@@ -136,8 +178,18 @@
 //!   name `400`; `creationTimestamp` and `generation` are reset silently. Only workloads, Pods,
 //!   CRDs and custom resources carry
 //!   `generation`. Errors are `metav1.Status` bodies.
-//! - **List**: `labelSelector` (full syntax), `fieldSelector` (`metadata.name`,
-//!   `metadata.namespace`, and a few per-type fields), `limit` + `continue` (a token older than
+//! - **List**: `labelSelector` (full syntax, key and value errors as `labels.NewRequirement`
+//!   words them), `fieldSelector` as `fields.ParseSelector` parses it (escapes, sorted terms)
+//!   with each kind's field label conversion (`registry::field_labels`): the labels
+//!   kube-apiserver's conversion for the kind accepts (Pods' `spec.nodeName`,
+//!   `spec.hostNetwork`, `status.phase` ...; Nodes' `spec.unschedulable`; Secrets' `type`;
+//!   Services' `spec.clusterIP`, `spec.type`; Events'; Jobs' `status.successful`; CSRs';
+//!   ResourceSlices'; a CRD's `selectableFields`; no `metadata.namespace` for Nodes, Namespaces
+//!   and cluster-scoped custom resources), its message for the others (`field label not
+//!   supported: x`, or `"x" is not a known field selector: only "metadata.name",
+//!   "metadata.namespace"` for kinds without a conversion of their own), and Go's zero value
+//!   for a field the object leaves out (`spec.unschedulable=false` matches a new Node);
+//!   `limit` + `continue` (a token older than
 //!   the history gets `410 Expired`), `resourceVersion` + `resourceVersionMatch`, validated as
 //!   kube-apiserver does (`422` on `ListOptions`). The history is the watch cache's window: exact
 //!   lists and continue tokens in it are served after a storage compaction
@@ -157,8 +209,8 @@
 //!   `410 Expired`), `allowWatchBookmarks` (a `BOOKMARK` every
 //!   [`TestEnvBuilder::bookmark_interval`], a minute by default, and 2 s before the watch's
 //!   timeout), `timeoutSeconds`,
-//!   `sendInitialEvents=true` (the state as `ADDED`, then a `BOOKMARK` annotated
-//!   `k8s.io/initial-events-end: "true"`), selectors (an object that stops matching is sent as
+//!   `sendInitialEvents=true` (the state as `ADDED`, then, when bookmarks are allowed, a
+//!   `BOOKMARK` annotated `k8s.io/initial-events-end: "true"`), selectors (an object that stops matching is sent as
 //!   `DELETED`, one that starts matching as `ADDED`); a watch-list from the future ends with an
 //!   `ERROR` after 3 s, a plain watch from the future waits for it silently, as kube-apiserver's.
 //!   Events are chunked JSON lines. Each watch
@@ -199,10 +251,14 @@
 //!   StatefulSets and ReplicationControllers; `serviceaccounts/token`; `pods/eviction` (the
 //!   Pod is deleted unless its PodDisruptionBudget allows no disruption: `429` as on
 //!   kube-apiserver; no disruption controller runs, so a test sets the budget's `status`);
-//!   `pods/log` (what [`TestEnv::set_pod_log`], [`TestEnv::append_pod_log`] and
-//!   [`TestEnv::set_previous_pod_log`] wrote, empty by default, with the `PodLogOptions` of
-//!   kube-apiserver and the kubelet: `container`, `previous`, `timestamps`, `sinceSeconds`,
-//!   `sinceTime`, `tailLines`, `limitBytes`, `follow`); `pods/binding`;
+//!   `pods/log` (for a Pod bound to a node, what [`TestEnv::set_pod_log`],
+//!   [`TestEnv::append_pod_log`] and [`TestEnv::set_previous_pod_log`] wrote, empty by
+//!   default, with the `PodLogOptions` of kube-apiserver and the kubelet: `container`,
+//!   `previous`, `timestamps`, `sinceSeconds`, `sinceTime`, `tailLines`, `limitBytes`,
+//!   `follow`; for a Pod without `spec.nodeName`, `204 No Content` at once, as on a cluster);
+//!   `pods/exec`, `pods/attach` and `pods/portforward` (the Pod and container checked, then
+//!   `400 pod <name> does not have a host assigned` for a Pod without a node; kcr-testenv runs
+//!   no kubelet to stream from); `pods/binding`;
 //!   `pods/ephemeralcontainers`; `pods/resize`; `certificatesigningrequests/approval`;
 //!   `namespaces/finalize`.
 //! - **Component statuses**: `componentstatuses` (`get`, `list`) answer as kube-apiserver does
@@ -213,7 +269,8 @@
 //!   `apiVersion`, `metadata` in `ObjectMeta`'s order, then the rest); `PartialObjectMetadata` when asked for (metadata informers);
 //!   protobuf request bodies for the built-in kinds kcr-protobuf has tables for (those of the
 //!   stable groups of k8s.io/api: typed `kubectl create` commands send them), other protobuf
-//!   bodies (and fields the decoder does not know, unless zero) get `415`. A client that asks
+//!   bodies (and fields the decoder does not know, unless zero) get `415`, a body that is not
+//!   protobuf at all (no `k8s\0` prefix, an illegal wire type) a `400` as on kube-apiserver. A client that asks
 //!   for protobuf first (`Accept: application/vnd.kubernetes.protobuf, application/json`,
 //!   client-go's default) gets objects and list pages of those kinds in protobuf (`k8s\0` +
 //!   `runtime.Unknown`, through kcr-protobuf), and watches of the kinds with complete tables
@@ -246,9 +303,12 @@
 //!   ServiceAccount, DefaultTolerationSeconds, Priority), mutating plugins then validating ones.
 //! - `registry`: the `generic` store (commit, update preparation, graceful deletion with
 //!   finalizers) calls the kind's `rest::Strategy` (defaults, prepare for create and update,
-//!   validate, validate update, name rule, unconditional update, deleted state); each kind with
-//!   rules of its own has its file under `registry/<group>/` (`core`, `apps`, `coordination`,
-//!   `events`, `apiextensions`), custom resources theirs (`registry::custom_resource`, with
+//!   validate, validate update and its order, status update validation, name rule,
+//!   unconditional update, deleted state, resources a kind declares, termination on delete,
+//!   answering a delete with the object,
+//!   field selectors in `registry::field_labels`); each kind with
+//!   rules of its own has its file under `registry/<group>/` (`core`, `apps`, `batch`,
+//!   `coordination`, `events`, `apiextensions`), custom resources theirs (`registry::custom_resource`, with
 //!   `custom_resource` for schemas). Rules shared by several kinds are in `defaults` (pod specs)
 //!   and `validation` (metadata, pod specs, options).
 //! - storage: `store` (objects, history, continue tokens) and `watch_cache`; the optional
@@ -270,9 +330,8 @@
 //!
 //! - **No kubelets**: Pods stay `Pending` without `nodeName`, no container starts, no status is
 //!   reported; Nodes are plain objects that nobody heartbeats; `pods/log` plays the kubelet's
-//!   part with the logs a test writes (served whether or not the Pod has a `nodeName`; a real
-//!   cluster answers an empty log for a Pod not yet scheduled); `pods/exec`, `pods/attach`,
-//!   `pods/portforward` and the `proxy` subresources have no backend.
+//!   part with the logs a test writes for a Pod with a `nodeName`; `pods/exec`, `pods/attach`,
+//!   `pods/portforward` of a Pod with a node and the `proxy` subresources have no backend.
 //! - **No scheduling**: nothing binds Pods to Nodes or preempts by priority.
 //! - **No kube-controller-manager** beyond the namespace finalizer (on by default) and, when
 //!   asked for, the ServiceAccounts controller, the root CA publisher and the garbage collector:
@@ -286,7 +345,8 @@
 //! - Also not yet: custom resource schema validation and defaulting beyond what the conformance
 //!   list above covers, the ServiceAccount admission plugin's refusal of a Pod whose
 //!   ServiceAccount does not exist (kcr-testenv admits it without the token volume),
-//!   dual-stack Services, exact lists older than the watch cache window but not compacted in
+//!   dual-stack Services, the update rules of Ingresses, HPAs, CronJobs and the other kinds not
+//!   listed under *Update validation*, exact lists older than the watch cache window but not compacted in
 //!   storage (kube-apiserver reads them from etcd; kcr-testenv keeps no history beyond its
 //!   window), and protobuf responses for kinds without a protobuf table and for errors of
 //!   custom resources. Of

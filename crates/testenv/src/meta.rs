@@ -100,20 +100,6 @@ pub(crate) fn meta_str<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
     obj.get("metadata")?.get(key)?.as_str()
 }
 
-/// Whether `s` is a valid DNS-1123 subdomain (object names).
-pub(crate) fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|label| {
-            !label.is_empty()
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,13 +118,5 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a.len(), 36);
         assert_eq!(a.matches('-').count(), 4);
-    }
-
-    #[test]
-    fn names_should_be_checked_as_dns_subdomains() {
-        assert!(is_dns_subdomain("a.b-c"));
-        assert!(!is_dns_subdomain("A"));
-        assert!(!is_dns_subdomain("-a"));
-        assert!(!is_dns_subdomain(""));
     }
 }

@@ -97,12 +97,14 @@ pub(crate) fn delete(
 
 /// `PUT .../finalize`: sets `spec.finalizers`; removes a terminating namespace whose finalizers
 /// are all gone. Answers with the namespace as stored (or as it was when it went).
+/// `manager`: the writer recorded in `managedFields` (subresource `finalize`).
 pub(crate) fn finalize(
     shared: &Shared,
     store: &mut Store,
     def: &ResourceDef,
     name: &str,
     body: &Value,
+    manager: &str,
     dry: bool,
 ) -> ApiResult<(u16, Stored)> {
     let old = store
@@ -126,6 +128,11 @@ pub(crate) fn finalize(
             spec.remove("finalizers");
         }
     }
+    crate::managed_fields::field_manager_for(store, def, Some("finalize")).update(
+        Some(&old.value),
+        &mut new,
+        manager,
+    );
     // A dry run stores nothing, so it keeps the stored resourceVersion.
     if dry {
         return Ok((200, Stored::new(new)));
@@ -180,12 +187,9 @@ fn finalize_pass(shared: &Shared) {
                 }
             }
         }
-        let left = store
-            .storages()
-            .iter()
-            .map(|s| store.keys(s, Some(&name)).len())
-            .sum::<usize>();
-        if remaining > 0 && left > 0 {
+        let left = content_left(&store, &name);
+        if remaining > 0 && !left.is_empty() {
+            set_conditions(shared, &mut store, &ns_def, &name, &left);
             continue;
         }
         let Some(ns) = store.get(&ns_def.storage, &name).cloned() else {
@@ -195,15 +199,175 @@ fn finalize_pass(shared: &Shared) {
             .into_iter()
             .filter(|f| f != KUBERNETES)
             .collect();
+        if !rest.is_empty() {
+            // Another finalizer keeps the namespace: the controller states that its content
+            // is gone and leaves the rest to that finalizer's owner.
+            set_conditions(shared, &mut store, &ns_def, &name, &[]);
+        }
         let _ = finalize(
             shared,
             &mut store,
             &ns_def,
             &name,
             &json!({"spec": {"finalizers": rest}}),
+            "kube-controller-manager",
             false,
         );
     }
+}
+
+/// What is left in a terminating namespace, per resource (`<plural>.<group>`): how many objects
+/// and the finalizers they still carry.
+fn content_left(store: &Store, namespace: &str) -> Vec<(String, usize, Vec<String>)> {
+    let mut left = Vec::new();
+    for storage in store.storages() {
+        let keys = store.keys(&storage, Some(namespace));
+        if keys.is_empty() {
+            continue;
+        }
+        let mut finalizers = Vec::new();
+        for key in &keys {
+            if let Some(s) = store.get(&storage, key) {
+                finalizers.extend(generic::finalizers(&s.value));
+            }
+        }
+        // The storage key is `group/plural`; the controller names a resource `plural.group`.
+        let (group, plural) = storage.split_once('/').unwrap_or(("", &storage));
+        left.push((format!("{plural}.{group}"), keys.len(), finalizers));
+    }
+    left.sort();
+    left
+}
+
+/// The namespace controller's conditions on a terminating namespace (its deletion status), as
+/// kube-controller-manager writes them through `status`: discovery, parsing and deletion went
+/// well; what content and which finalizers remain.
+fn conditions(
+    left: &[(String, usize, Vec<String>)],
+) -> Vec<(&'static str, bool, &'static str, String)> {
+    let mut out = vec![
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            false,
+            "ResourcesDiscovered",
+            "All resources successfully discovered".to_owned(),
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            false,
+            "ParsedGroupVersions",
+            "All legacy kube types successfully parsed".to_owned(),
+        ),
+        (
+            "NamespaceDeletionContentFailure",
+            false,
+            "ContentDeleted",
+            "All content successfully deleted, may be waiting on finalization".to_owned(),
+        ),
+    ];
+    if left.is_empty() {
+        out.push((
+            "NamespaceContentRemaining",
+            false,
+            "ContentRemoved",
+            "All content successfully removed".to_owned(),
+        ));
+    } else {
+        let list: Vec<String> = left
+            .iter()
+            .map(|(resource, n, _)| format!("{resource} has {n} resource instances"))
+            .collect();
+        out.push((
+            "NamespaceContentRemaining",
+            true,
+            "SomeResourcesRemain",
+            format!("Some resources are remaining: {}", list.join(", ")),
+        ));
+    }
+    let mut by_finalizer: std::collections::BTreeMap<&str, usize> = Default::default();
+    for (_, _, finalizers) in left {
+        for f in finalizers {
+            *by_finalizer.entry(f).or_default() += 1;
+        }
+    }
+    if by_finalizer.is_empty() {
+        out.push((
+            "NamespaceFinalizersRemaining",
+            false,
+            "ContentHasNoFinalizers",
+            "All content-preserving finalizers finished".to_owned(),
+        ));
+    } else {
+        let list: Vec<String> = by_finalizer
+            .iter()
+            .map(|(f, n)| format!("{f} in {n} resource instances"))
+            .collect();
+        out.push((
+            "NamespaceFinalizersRemaining",
+            true,
+            "SomeFinalizersRemain",
+            format!(
+                "Some content in the namespace has finalizers remaining: {}",
+                list.join(", ")
+            ),
+        ));
+    }
+    out
+}
+
+/// Writes the conditions of [`conditions`] on the namespace `name` when they differ from its
+/// current ones (a condition keeps its `lastTransitionTime` while its status stays).
+fn set_conditions(
+    shared: &Shared,
+    store: &mut Store,
+    ns_def: &ResourceDef,
+    name: &str,
+    left: &[(String, usize, Vec<String>)],
+) {
+    let Some(ns) = store.get(&ns_def.storage, name).cloned() else {
+        return;
+    };
+    let current = ns
+        .value
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let now = meta::now_rfc3339();
+    let wanted: Vec<Value> = conditions(left)
+        .into_iter()
+        .map(|(kind, status, reason, message)| {
+            let status = if status { "True" } else { "False" };
+            let since = current
+                .iter()
+                .find(|c| {
+                    c.get("type") == Some(&json!(kind)) && c.get("status") == Some(&json!(status))
+                })
+                .and_then(|c| c.get("lastTransitionTime").cloned())
+                .unwrap_or_else(|| json!(now));
+            json!({"type": kind, "status": status, "lastTransitionTime": since,
+                   "reason": reason, "message": message})
+        })
+        .collect();
+    if wanted == current {
+        return;
+    }
+    let mut new = (*ns.value).clone();
+    if let Some(status) = new.get_mut("status").and_then(Value::as_object_mut) {
+        status.insert("conditions".into(), Value::Array(wanted));
+    }
+    crate::managed_fields::field_manager_for(store, ns_def, Some("status")).update(
+        Some(&ns.value),
+        &mut new,
+        "kube-controller-manager",
+    );
+    if let Some(m) = new.as_object_mut() {
+        metadata_mut(m).insert(
+            "resourceVersion".into(),
+            Value::String(store.next_rv().to_string()),
+        );
+    }
+    generic::commit(shared, store, ns_def, None, name, EventType::Modified, new);
 }
 
 /// Runs the namespace finalizer until the server is dropped: a pass after every change.

@@ -47,6 +47,34 @@ pub(crate) fn decode(body: &[u8]) -> Result<Value, Unsupported> {
     })
 }
 
+/// Decodes the protobuf body of a create or update of `kind` into its JSON form; a body that is
+/// not protobuf is a `400` worded as kube-apiserver's protobuf serializer and handler word it,
+/// a kind or field kcr-testenv cannot decode a `415` (see [`decode`]).
+pub(crate) fn decode_request(body: &[u8], kind: &str) -> Result<Value, crate::status::ApiError> {
+    use crate::wire::decode_error::undecodable;
+    match kcr_protobuf::object::to_json(body) {
+        Ok(v) => Ok(v),
+        Err(kcr_protobuf::Error::MissingPrefix) => Err(undecodable(
+            kind,
+            "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]",
+            body,
+        )),
+        Err(kcr_protobuf::Error::UnknownWireType { wire, .. }) => Err(undecodable(
+            kind,
+            &format!("proto: illegal wireType {wire}"),
+            body,
+        )),
+        Err(kcr_protobuf::Error::UnknownKind { .. } | kcr_protobuf::Error::UnknownField { .. }) => {
+            Err(crate::status::ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                decode(body).err().map(|u| u.0).unwrap_or_default(),
+            ))
+        }
+        Err(e) => Err(undecodable(kind, &e.to_string(), body)),
+    }
+}
+
 /// Whether an `Accept` header asks for protobuf before anything else kcr-testenv serves.
 pub(crate) fn wanted(accept: &str) -> bool {
     for range in accept.split(',') {

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::meta::field_string;
+use crate::registry::field_labels::FieldLabels;
 use crate::status::{ApiError, ApiResult};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -30,47 +30,38 @@ pub(crate) struct LabelSelector {
     requirements: Vec<Requirement>,
 }
 
-fn is_label_value(v: &str) -> bool {
-    v.is_empty()
-        || (v.len() <= 63
-            && v.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
-            && v.as_bytes()[0].is_ascii_alphanumeric()
-            && v.as_bytes()[v.len() - 1].is_ascii_alphanumeric())
-}
-
-fn is_label_key(k: &str) -> bool {
-    let (prefix, name) = match k.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, k),
-    };
-    if let Some(p) = prefix
-        && !crate::meta::is_dns_subdomain(p)
-    {
-        return false;
-    }
-    !name.is_empty() && is_label_value(name)
-}
-
 impl LabelSelector {
     /// Parses `a=b,c!=d,e in (f,g),!h,i,j>3` as `labels.Parse` does (see
     /// [`crate::wire::labels_parser`]), with its error messages.
     pub(crate) fn parse(input: &str) -> ApiResult<Self> {
         use crate::wire::labels_parser::{self, Operator};
+        // `labels.NewRequirement`'s checks, as `field.Invalid` errors without a root path.
         let check = |r: &labels_parser::Requirement| -> Result<(), String> {
-            if !is_label_key(&r.key) {
-                return Err(format!("invalid label key {:?}", r.key));
-            }
-            if let Some(v) = r.values.iter().find(|v| !is_label_value(v)) {
-                return Err(format!("invalid label value: {v:?}"));
+            let key_errors = crate::validation::names::qualified_name(&r.key);
+            if !key_errors.is_empty() {
+                return Err(format!(
+                    "<nil>: Invalid value: {:?}: {}",
+                    r.key,
+                    key_errors.join("; ")
+                ));
             }
             if matches!(r.op, Operator::GreaterThan | Operator::LessThan)
-                && r.values
-                    .first()
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .is_none()
+                && let Some(v) = r.values.first()
+                && v.parse::<i64>().is_err()
             {
-                return Err("for 'Gt', 'Lt' operators, the value must be an integer".into());
+                return Err(format!(
+                    "values[0]: Invalid value: {v:?}: for 'Gt', 'Lt' operators, the value must be an integer"
+                ));
+            }
+            for (i, v) in r.values.iter().enumerate() {
+                let errors = crate::validation::names::label_value(v);
+                if !errors.is_empty() {
+                    return Err(format!(
+                        "values[{i}][{}]: Invalid value: {v:?}: {}",
+                        r.key,
+                        errors.join("; ")
+                    ));
+                }
             }
             Ok(())
         };
@@ -124,39 +115,112 @@ impl LabelSelector {
     }
 }
 
-/// A parsed field selector (`metadata.name=x,metadata.namespace!=y`).
-#[derive(Debug, Clone, PartialEq, Default)]
+/// A parsed field selector (`metadata.name=x,metadata.namespace!=y`), with the kind's field
+/// labels (see [`FieldLabels`]) that give each object's values.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FieldSelector {
     terms: Vec<(String, bool, String)>,
+    labels: FieldLabels,
+}
+
+/// Splits a field selector at its unescaped commas, as `fields.ParseSelector` does.
+fn split_terms(input: &str) -> Vec<&str> {
+    let mut terms = Vec::new();
+    let (mut start, mut escaped) = (0, false);
+    for (i, c) in input.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == ',' {
+            terms.push(&input[start..i]);
+            start = i + 1;
+        }
+    }
+    terms.push(&input[start..]);
+    terms
+}
+
+/// A term's field, operator (`true`: equal) and value: the first position where `!=`, `==` or
+/// `=` starts.
+fn split_term(term: &str) -> Option<(&str, bool, &str)> {
+    for (i, _) in term.char_indices() {
+        let rest = &term[i..];
+        for (op, equal) in [("!=", false), ("==", true), ("=", true)] {
+            if let Some(value) = rest.strip_prefix(op) {
+                return Some((&term[..i], equal, value));
+            }
+        }
+    }
+    None
+}
+
+/// A term's value with its escapes (`\\`, `\,`, `\=`) resolved, or `fields.UnescapeValue`'s
+/// error.
+fn unescape_value(value: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut escaped = false;
+    for c in value.chars() {
+        if escaped {
+            if !matches!(c, '\\' | ',' | '=') {
+                return Err(format!(
+                    "invalid field selector: invalid escape sequence: \\{c}"
+                ));
+            }
+            out.push(c);
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            ',' | '=' => {
+                return Err(format!(
+                    "invalid field selector: unescaped character in value: {}",
+                    u32::from(c)
+                ));
+            }
+            c => out.push(c),
+        }
+    }
+    if escaped {
+        return Err("invalid field selector: invalid escape sequence: \\".into());
+    }
+    Ok(out)
+}
+
+impl Default for FieldSelector {
+    /// The empty selector of a kind without field labels of its own: it matches everything.
+    fn default() -> Self {
+        Self {
+            terms: Vec::new(),
+            labels: FieldLabels::metadata(),
+        }
+    }
 }
 
 impl FieldSelector {
-    /// Parses a field selector; only `metadata.name`, `metadata.namespace` and `extra` fields are
-    /// supported, as each resource's field label conversion allows.
-    pub(crate) fn parse(input: &str, extra: &[&str]) -> ApiResult<Self> {
-        let mut terms = Vec::new();
-        for part in input.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (field, equal, value) = if let Some((f, v)) = part.split_once("!=") {
-                (f, false, v)
-            } else if let Some((f, v)) = part.split_once("==") {
-                (f, true, v)
-            } else if let Some((f, v)) = part.split_once('=') {
-                (f, true, v)
-            } else {
+    /// Parses a field selector as `fields.ParseSelector` does (terms sorted, values unescaped,
+    /// nothing trimmed), then converts each field label by the kind's conversion (`labels`),
+    /// with their errors as `400 BadRequest`.
+    pub(crate) fn parse(input: &str, labels: FieldLabels) -> ApiResult<Self> {
+        let mut parts = split_terms(input);
+        parts.sort_unstable();
+        let mut parsed = Vec::new();
+        for part in parts.into_iter().filter(|p| !p.is_empty()) {
+            let Some((field, equal, value)) = split_term(part) else {
                 return Err(ApiError::bad_request(format!(
                     "invalid selector: '{input}'; can't understand '{part}'"
                 )));
             };
-            let field = field.trim();
-            if field != "metadata.name" && field != "metadata.namespace" && !extra.contains(&field)
-            {
-                return Err(ApiError::bad_request(format!(
-                    "field label not supported: {field}"
-                )));
-            }
-            terms.push((field.to_owned(), equal, value.trim().to_owned()));
+            let value = unescape_value(value).map_err(ApiError::bad_request)?;
+            parsed.push((field, equal, value));
         }
-        Ok(Self { terms })
+        let mut terms = Vec::with_capacity(parsed.len());
+        for (field, equal, value) in parsed {
+            let field = labels.convert(field).map_err(ApiError::bad_request)?;
+            terms.push((field, equal, value));
+        }
+        Ok(Self { terms, labels })
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -177,7 +241,7 @@ impl FieldSelector {
     pub(crate) fn matches(&self, obj: &Value) -> bool {
         self.terms
             .iter()
-            .all(|(field, equal, value)| (field_string(obj, field) == *value) == *equal)
+            .all(|(field, equal, value)| (self.labels.value(obj, field) == *value) == *equal)
     }
 }
 
@@ -248,22 +312,66 @@ mod tests {
     #[test]
     fn field_selectors_should_match_names_and_namespaces_and_refuse_other_fields() {
         let o = obj(json!({}));
+        let meta = FieldLabels::metadata;
         assert!(
-            FieldSelector::parse("metadata.name=n", &[])
+            FieldSelector::parse("metadata.name=n", meta())
                 .unwrap()
                 .matches(&o)
         );
         assert!(
-            FieldSelector::parse("metadata.namespace!=x", &[])
+            FieldSelector::parse("metadata.namespace!=x", meta())
                 .unwrap()
                 .matches(&o)
         );
         assert!(
-            !FieldSelector::parse("metadata.name==m", &[])
+            !FieldSelector::parse("metadata.name==m", meta())
                 .unwrap()
                 .matches(&o)
         );
-        assert!(FieldSelector::parse("spec.x=1", &[]).is_err());
-        assert!(FieldSelector::parse("spec.x=1", &["spec.x"]).is_ok());
+        assert_eq!(
+            FieldSelector::parse("spec.x=1", meta())
+                .unwrap_err()
+                .message,
+            "\"spec.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        );
+        assert_eq!(
+            FieldSelector::parse("spec.y=1", FieldLabels::with_fields(&["spec.x"]))
+                .unwrap_err()
+                .message,
+            "field label not supported: spec.y"
+        );
+        assert!(FieldSelector::parse("spec.x=1", FieldLabels::with_fields(&["spec.x"])).is_ok());
+    }
+
+    #[test]
+    fn field_selector_values_should_be_unescaped_as_go_does() {
+        let o = json!({"metadata": {"name": "a,b=c"}});
+        let meta = FieldLabels::metadata;
+        assert!(
+            FieldSelector::parse(r"metadata.name=a\,b\=c", meta())
+                .unwrap()
+                .matches(&o)
+        );
+        let err = |s: &str| FieldSelector::parse(s, meta()).unwrap_err().message;
+        assert_eq!(
+            err("metadata.name=a=b"),
+            "invalid field selector: unescaped character in value: 61"
+        );
+        assert_eq!(
+            err(r"metadata.name=a\x"),
+            r"invalid field selector: invalid escape sequence: \x"
+        );
+        assert_eq!(
+            err("metadata.name"),
+            "invalid selector: 'metadata.name'; can't understand 'metadata.name'"
+        );
+        // Terms are sorted before their labels are converted: the first refused label in that
+        // order is named.
+        assert_eq!(
+            err("z.b=1,a.b=1"),
+            "\"a.b\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        );
+        // Nothing is trimmed: a space before the operator is part of the label.
+        assert!(FieldSelector::parse("metadata.name =n", meta()).is_err());
     }
 }

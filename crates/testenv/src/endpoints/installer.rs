@@ -157,7 +157,13 @@ pub(crate) async fn handle(shared: &Arc<Shared>, req: Request) -> Response<Body>
         Err(e) => return error_response(&e),
     };
     if !crate::wire::negotiation::acceptable(req.header("accept")) {
-        return error_response(&crate::wire::negotiation::not_acceptable());
+        let item = target.name.is_some();
+        return error_response(&crate::wire::negotiation::not_acceptable(item));
+    }
+    if req.method == Method::GET
+        && crate::wire::negotiation::unknown_conversion(req.header("accept"))
+    {
+        return error_response(&crate::wire::negotiation::conversion_not_acceptable());
     }
     target.metadata_only = req.header("accept").contains("as=PartialObjectMetadata");
     // kube-apiserver writes an error `Status` in the format it negotiated with the client
@@ -207,11 +213,9 @@ pub(crate) async fn serve(
         let ct = req.header("content-type");
         let media = ct.split(';').next().unwrap_or_default().trim().to_owned();
         if media == "application/vnd.kubernetes.protobuf" {
-            match crate::protobuf::decode(&req.body) {
+            match crate::protobuf::decode_request(&req.body, &target.def.kind) {
                 Ok(v) => req.body = to_bytes(&v),
-                Err(e) => {
-                    return error_response(&ApiError::new(415, "UnsupportedMediaType", e.0));
-                }
+                Err(e) => return error_response(&e),
             }
         } else if media == "application/yaml" {
             match serde_yaml::from_slice::<Value>(&req.body) {
@@ -222,8 +226,24 @@ pub(crate) async fn serve(
             return error_response(&crate::wire::negotiation::unsupported_media_type());
         }
     }
-    if matches!(verb, "create" | "update" | "patch")
-        && let Err(e) = validation::options::validate(&req, verb, None)
+    if matches!(verb, "delete" | "deletecollection") && !req.body.is_empty() {
+        // DeleteOptions in a body go through the same input negotiation.
+        let ct = req.header("content-type");
+        let media = ct.split(';').next().unwrap_or_default().trim().to_owned();
+        if media == "application/yaml" {
+            match serde_yaml::from_slice::<Value>(&req.body) {
+                Ok(v) => req.body = to_bytes(&v),
+                Err(e) => return error_response(&ApiError::bad_request(e.to_string())),
+            }
+        } else if !matches!(
+            media.as_str(),
+            "" | "application/json" | "*/*" | "application/vnd.kubernetes.protobuf"
+        ) {
+            return error_response(&crate::wire::negotiation::unsupported_media_type());
+        }
+    }
+    if matches!(verb, "create" | "update")
+        && let Err(e) = validation::options::validate(&req, verb, false)
     {
         return error_response(&e);
     }

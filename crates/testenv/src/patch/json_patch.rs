@@ -19,9 +19,11 @@ fn tokens(pointer: &str) -> Result<Vec<String>, JsonPatchError> {
     if pointer.is_empty() {
         return Ok(Vec::new());
     }
-    let Some(rest) = pointer.strip_prefix('/') else {
-        return Err(JsonPatchError::Malformed(format!(
-            "invalid JSON pointer {pointer:?}"
+    // As evanphx/json-patch (v4) reads a path: split at `/`, the first part (empty for a
+    // pointer) ignored; a path with no `/` names nothing, so the operation fails.
+    let Some((_, rest)) = pointer.split_once('/') else {
+        return Err(JsonPatchError::Failed(format!(
+            "doc is missing path: {pointer:?}"
         )));
     };
     Ok(rest.split('/').map(unescape).collect())
@@ -109,7 +111,8 @@ pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), JsonPa
                 JsonPatchError::Malformed(format!("operation {op} has no \"value\""))
             })
         };
-        let path = tokens(field("path")?)?;
+        // An operation without a path works on the path "unknown", which names nothing.
+        let path = tokens(op.get("path").and_then(Value::as_str).unwrap_or("unknown"))?;
         match field("op")? {
             "add" => add(target, &path, value()?)?,
             "remove" => {

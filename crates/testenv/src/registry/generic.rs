@@ -74,6 +74,16 @@ pub(crate) enum Part {
 }
 
 /// Builds the object an update stores: `Ok(None)` for a no-op.
+/// The field manager's part of an update (`old`, the object as the request makes it): it runs
+/// after the decoder's defaults and before the strategy prepares the update, as
+/// kube-apiserver's handlers run the field manager before the registry, so what
+/// `PrepareForUpdate` changes is owned by nobody.
+pub(crate) type Manage<'a> = &'a dyn Fn(&Value, &mut Value);
+
+/// A [`Manage`] that records nothing (server-side apply has recorded the fields already).
+pub(crate) fn managed_already(_old: &Value, _new: &mut Value) {}
+
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn prepare_update(
     def: &ResourceDef,
     old: &Value,
@@ -82,6 +92,7 @@ pub(crate) fn prepare_update(
     rv_required: bool,
     uid_precondition: bool,
     next_rv: u64,
+    manage: Manage<'_>,
 ) -> ApiResult<Option<Value>> {
     let name = meta_str(old, "name").unwrap_or_default();
     let old_rv = meta_str(old, "resourceVersion").unwrap_or_default();
@@ -125,6 +136,21 @@ pub(crate) fn prepare_update(
     };
     result.insert("kind".into(), Value::String(def.kind.clone()));
     result.insert("apiVersion".into(), Value::String(def.api_version()));
+    if let Part::Status = part {
+        let mut managed = Value::Object(std::mem::take(&mut result));
+        manage(old, &mut managed);
+        let Value::Object(m) = managed else {
+            return Err(ApiError::internal("object is not a map"));
+        };
+        result = m;
+        let strategy = strategy_for(def);
+        validation::field::check(
+            strategy.error_group(def),
+            &def.kind,
+            name,
+            strategy.validate_status_update(old, &result),
+        )?;
+    }
     if let Part::Main = part {
         if def.status {
             match old.get("status") {
@@ -157,6 +183,12 @@ pub(crate) fn prepare_update(
         meta.remove("selfLink");
         let strategy = strategy_for(def);
         strategy.defaults(&mut result);
+        let mut managed = Value::Object(std::mem::take(&mut result));
+        manage(old, &mut managed);
+        let Value::Object(m) = managed else {
+            return Err(ApiError::internal("object is not a map"));
+        };
+        result = m;
         strategy.prepare_for_update(old, &mut result);
         validation::on_update(def, old, &result, &immutable)?;
     }
@@ -260,8 +292,7 @@ pub(crate) fn store_update(
         }
         return Ok((200, to_bytes(&new)));
     }
-    let is_crd =
-        t.def.group == "apiextensions.k8s.io" && t.def.plural == "customresourcedefinitions";
+    let is_crd = strategy_for(&t.def).declares_resources();
     let ns = t.namespace.as_deref().filter(|_| t.def.namespaced);
     let key = t.key();
     if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new).is_empty() {
@@ -386,7 +417,7 @@ pub(crate) fn delete_one(
             ));
         }
     }
-    if namespace::is_namespaces(def) {
+    if strategy_for(def).terminates_on_delete() {
         return namespace::delete(shared, store, def, key, &old, dry);
     }
     if dry {
@@ -428,7 +459,7 @@ pub(crate) fn delete_one(
     if let Some(last) = strategy_for(def).deleted_state(&removed.value) {
         removed = Stored::new(last);
     }
-    if def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions" {
+    if strategy_for(def).declares_resources() {
         remove_crd(shared, store, &removed.value);
     }
     Ok((200, removed))

@@ -6,10 +6,12 @@
 
 pub(crate) mod apiextensions;
 pub(crate) mod apps;
+pub(crate) mod batch;
 pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod custom_resource;
 pub(crate) mod events;
+pub(crate) mod field_labels;
 pub(crate) mod generic;
 pub(crate) mod rest;
 
@@ -71,12 +73,6 @@ impl ResourceDef {
                     | "ValidatingAdmissionPolicy"
                     | "ValidatingAdmissionPolicyBinding"
             )
-    }
-
-    /// Whether a DELETE that removes the object at once answers with the object (Pods,
-    /// Namespaces) rather than a `Status` `Success`, as kube-apiserver's registries do.
-    pub(crate) fn returns_deleted_object(&self) -> bool {
-        self.group.is_empty() && matches!(self.plural.as_str(), "pods" | "namespaces")
     }
 
     pub(crate) fn api_version(&self) -> String {
@@ -180,8 +176,11 @@ pub(crate) fn builtins() -> Vec<ResourceDef> {
                 "spec.restartPolicy",
                 "spec.schedulerName",
                 "spec.serviceAccountName",
+                "spec.hostNetwork",
                 "status.phase",
                 "status.podIP",
+                "status.podIPs",
+                "status.nominatedNodeName",
             ],
         ),
         builtin(
@@ -193,7 +192,7 @@ pub(crate) fn builtins() -> Vec<ResourceDef> {
             &["svc"],
             true,
             false,
-            &[],
+            &["spec.clusterIP", "spec.type"],
         ),
         builtin(
             "",

@@ -45,6 +45,39 @@ pub(crate) trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// Whether an object of the kind declares resources to serve (CustomResourceDefinitions):
+    /// the store registers them when it is written and stops serving them when it goes.
+    fn declares_resources(&self) -> bool {
+        false
+    }
+
+    /// Whether a DELETE makes the object terminate (Namespaces: `Terminating` until their
+    /// finalizers are gone, see `namespace`) instead of going at once or when its
+    /// `metadata.finalizers` allow.
+    fn terminates_on_delete(&self) -> bool {
+        false
+    }
+
+    /// Whether a DELETE that removes the object at once answers with the object rather than a
+    /// `Status` `Success` (the registries with `ReturnDeletedObject`: Pods, Namespaces,
+    /// Services).
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
+    /// The status strategy's `ValidateUpdate`: the rules of a write through `status`.
+    fn validate_status_update(&self, _old: &Value, _new: &Map<String, Value>) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// Whether the kind's `ValidateUpdate` checks the new state ([`validate`](Self::validate))
+    /// before what may not change ([`validate_update`](Self::validate_update)), which decides
+    /// the order of the causes (Pods and workloads do; ConfigMaps, Secrets, Services check what
+    /// may not change first).
+    fn validates_new_state_first(&self) -> bool {
+        false
+    }
+
     /// The rule of `metadata.name` (`ValidateObjectMeta`'s name function).
     fn name_rule(&self) -> NameRule {
         names::dns1123_subdomain
@@ -74,7 +107,7 @@ impl Strategy for DefaultStrategy {}
 
 /// The strategy of `def`'s kind.
 pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
-    use super::{apiextensions, apps, coordination, core, events};
+    use super::{apiextensions, apps, batch, coordination, core, events};
     if def.custom {
         return &super::custom_resource::CustomResourceStrategy;
     }
@@ -82,12 +115,16 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("", "ConfigMap") => &core::config_map::ConfigMapStrategy,
         ("", "Namespace") => &core::namespace::NamespaceStrategy,
         ("", "Pod") => &core::pod::PodStrategy,
+        ("", "PersistentVolumeClaim") => {
+            &core::persistent_volume_claim::PersistentVolumeClaimStrategy
+        }
         ("", "Secret") => &core::secret::SecretStrategy,
         ("", "Service") => &core::service::ServiceStrategy,
         ("apps", "Deployment") => &apps::workload::DEPLOYMENT,
         ("apps", "ReplicaSet") => &apps::workload::REPLICA_SET,
         ("apps", "StatefulSet") => &apps::workload::STATEFUL_SET,
         ("apps", "DaemonSet") => &apps::workload::DAEMON_SET,
+        ("batch", "Job") => &batch::job::JobStrategy,
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
             &apiextensions::custom_resource_definition::CustomResourceDefinitionStrategy
         }

@@ -26,8 +26,10 @@
 //!   deleted, the byte limit is reached or the client goes away. The previous instance has
 //!   ended, so following it stops at its end.
 //!
-//! Unlike a real cluster, where the log of a Pod not yet scheduled to a node is empty (there is
-//! no kubelet to ask), the log a test set is served whatever `spec.nodeName` holds.
+//! As on a cluster, a Pod not yet bound to a node (no `spec.nodeName`) has no kubelet to ask:
+//! once the options, the Pod and the container are checked, the answer is `204 No Content`
+//! at once, also with `follow=true`. The log a test set is served for a Pod with a node (one
+//! created with `spec.nodeName`, or bound through `pods/binding`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -373,6 +375,16 @@ fn start(
         .map(|s| s.value.clone())
         .ok_or_else(|| ApiError::not_found("", "pods", name))?;
     let c = container(&pod, name, o.container.as_deref())?;
+    if pod
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        // `LogLocation` has no location for a Pod without a host: nothing to stream.
+        let mut resp = Response::new(Body::full(Bytes::new()));
+        *resp.status_mut() = http::StatusCode::NO_CONTENT;
+        return Ok(resp);
+    }
     let uid = pod
         .pointer("/metadata/uid")
         .and_then(Value::as_str)

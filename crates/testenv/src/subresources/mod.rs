@@ -6,10 +6,13 @@
 //! - `pods/log` ([`log`]): what a test wrote with [`TestEnv::set_pod_log`](crate::TestEnv::set_pod_log)
 //!   and its siblings, with kube-apiserver's and the kubelet's `PodLogOptions`.
 //! - `pods/binding` ([`binding`]): assigns the Pod to a node.
+//! - `pods/exec`, `pods/attach`, `pods/portforward` ([`connect`]): kube-apiserver's checks
+//!   before it would stream to the kubelet (`400` for a Pod without a node).
 //! - `pods/ephemeralcontainers`, `pods/resize`, `certificatesigningrequests/approval`
 //!   ([`partial_update`]): read and write one part of the object.
 
 pub(crate) mod binding;
+pub(crate) mod connect;
 pub(crate) mod eviction;
 pub(crate) mod log;
 pub(crate) mod partial_update;
@@ -34,7 +37,14 @@ pub(crate) fn serves(def: &ResourceDef, sub: &str) -> bool {
         (
             "",
             "pods",
-            "log" | "eviction" | "binding" | "ephemeralcontainers" | "resize"
+            "log"
+                | "eviction"
+                | "binding"
+                | "ephemeralcontainers"
+                | "resize"
+                | "exec"
+                | "attach"
+                | "portforward"
         ) | ("", "serviceaccounts", "token")
             | (
                 "certificates.k8s.io",
@@ -54,6 +64,9 @@ pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, t: &Target) -> Option<
     let name = t.name.as_deref().unwrap_or_default();
     let result = match (sub, &req.method) {
         ("log", &Method::GET) => return Some(log::get(shared, req, ns, name)),
+        ("exec" | "attach" | "portforward", &Method::GET | &Method::POST) => {
+            connect::connect(shared, req, sub, ns, name)
+        }
         ("eviction", &Method::POST) => eviction::create(shared, req, t),
         ("binding", &Method::POST) => binding::create(shared, req, t),
         ("token", &Method::POST) => token::create(shared, req, ns, name),

@@ -7,7 +7,7 @@
 //!   the Pod's containers, an image, a `targetContainerName` naming a container or init
 //!   container, and none of the fields an ephemeral container may not set (ports, resources,
 //!   probes, lifecycle, `subPath` mounts); a static Pod takes none. The `may not be changed`
-//!   message ends where kube-apiserver appends a Go diff of the two containers.
+//!   message ends with the diff of the two containers as their internal Go type encodes them.
 //! - `pods/resize`: the `resources` and `resizePolicy` of the containers and init containers
 //!   (`ValidatePodResize`): only `cpu` and `memory` may change, requests and limits may not be
 //!   removed, the QoS class may not change, a non-sidecar init container's resources not at
@@ -231,13 +231,20 @@ fn ephemeral_containers(old: &Value, new: &Value) -> (Value, Vec<FieldError>) {
                     json!(name_of(c))
                 ),
             )),
-            Some(n) if n != c => errs.push(FieldError::forbidden(
-                "spec.ephemeralContainers",
-                &format!(
-                    "existing ephemeral containers {} may not be changed\n",
-                    json!(name_of(c))
-                ),
-            )),
+            Some(n) if n != c => {
+                let (before, after) = (
+                    crate::wire::go_internal::ephemeral_container_json_indented(c),
+                    crate::wire::go_internal::ephemeral_container_json_indented(n),
+                );
+                errs.push(FieldError::forbidden(
+                    "spec.ephemeralContainers",
+                    &format!(
+                        "existing ephemeral containers {} may not be changed\n{}",
+                        json!(name_of(c)),
+                        crate::wire::difflib::unified_diff(&before, &after, 3)
+                    ),
+                ));
+            }
             Some(_) => {}
         }
     }

@@ -124,10 +124,42 @@ pub(crate) fn workload(obj: &Map<String, Value>) -> Vec<FieldError> {
     errs
 }
 
-/// A workload's selector cannot change.
-pub(crate) fn workload_update(old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+/// What a StatefulSet update may change in `spec` (`ValidateStatefulSetUpdate`).
+const STATEFUL_SET_MUTABLE: &[&str] = &[
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+];
+
+/// The update rules of the workload `kind`: a StatefulSet may change only
+/// [`STATEFUL_SET_MUTABLE`]; the selector of a Deployment, ReplicaSet or DaemonSet cannot
+/// change.
+pub(crate) fn workload_update(
+    kind: &str,
+    old: &Value,
+    new: &Map<String, Value>,
+) -> Vec<FieldError> {
+    let new_spec = new.get("spec");
+    if kind == "StatefulSet" {
+        let rest = |spec: Option<&Value>| -> Map<String, Value> {
+            let mut m = spec.and_then(Value::as_object).cloned().unwrap_or_default();
+            m.retain(|k, v| !STATEFUL_SET_MUTABLE.contains(&k.as_str()) && !v.is_null());
+            m
+        };
+        if rest(old.get("spec")) != rest(new_spec) {
+            return vec![FieldError::forbidden(
+                "spec",
+                "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            )];
+        }
+        return Vec::new();
+    }
     let before = old.pointer("/spec/selector");
-    let after = new.get("spec").and_then(|s| s.get("selector"));
+    let after = new_spec.and_then(|s| s.get("selector"));
     match (before, after) {
         (Some(b), Some(a)) if a != b => {
             vec![FieldError::invalid(
@@ -138,4 +170,35 @@ pub(crate) fn workload_update(old: &Value, new: &Map<String, Value>) -> Vec<Fiel
         }
         _ => Vec::new(),
     }
+}
+
+/// A DaemonSet's update strategy type (`ValidateDaemonSetUpdateStrategy`); the value shown is
+/// the internal strategy as Go encodes it.
+pub(crate) fn daemon_set(obj: &Map<String, Value>) -> Vec<FieldError> {
+    let Some(strategy) = obj.get("spec").and_then(|s| s.get("updateStrategy")) else {
+        return Vec::new();
+    };
+    let kind = strategy
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if matches!(kind, "RollingUpdate" | "OnDelete") {
+        return Vec::new();
+    }
+    let rolling = match strategy.get("rollingUpdate").filter(|r| !r.is_null()) {
+        Some(r) => format!(
+            "{{\"MaxUnavailable\":{},\"MaxSurge\":{}}}",
+            r.get("maxUnavailable").cloned().unwrap_or(Value::from(0)),
+            r.get("maxSurge").cloned().unwrap_or(Value::from(0))
+        ),
+        None => "null".to_owned(),
+    };
+    vec![FieldError {
+        field: "spec.updateStrategy".into(),
+        reason: "FieldValueNotSupported",
+        message: format!(
+            "Unsupported value: {{\"Type\":{},\"RollingUpdate\":{rolling}}}: supported values: \"RollingUpdate\", \"OnDelete\"",
+            Value::from(kind)
+        ),
+    }]
 }

@@ -153,16 +153,52 @@ pub(crate) fn service(obj: &Map<String, Value>) -> Vec<FieldError> {
         .get("type")
         .and_then(Value::as_str)
         .unwrap_or("ClusterIP");
+    let headless = spec.get("clusterIP").and_then(Value::as_str) == Some("None");
+    if ports.is_empty() && !headless && ty != "ExternalName" {
+        errs.push(FieldError::required("spec.ports", ""));
+    }
+    let mut names: Vec<&str> = Vec::new();
     for (i, port) in ports.iter().enumerate() {
         let name = port.get("name").and_then(Value::as_str).unwrap_or_default();
         if ports.len() > 1 && name.is_empty() {
             errs.push(FieldError::required(format!("spec.ports[{i}].name"), ""));
+        } else if !name.is_empty() {
+            if names.contains(&name) {
+                errs.push(FieldError::duplicate(
+                    format!("spec.ports[{i}].name"),
+                    &json!(name),
+                ));
+            } else {
+                names.push(name);
+            }
         }
         if let Some(p) = port.get("port") {
             port_range(format!("spec.ports[{i}].port"), p, &mut errs);
         }
         if let Some(t) = port.get("targetPort").filter(|t| t.is_number()) {
             port_range(format!("spec.ports[{i}].targetPort"), t, &mut errs);
+        }
+    }
+    // The same port twice for one protocol; the value shown is the internal `ServicePort` key
+    // (only its protocol and port set) as Go encodes it.
+    let mut seen: Vec<(&str, i64)> = Vec::new();
+    for (i, port) in ports.iter().enumerate() {
+        let protocol = port
+            .get("protocol")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let number = port.get("port").and_then(Value::as_i64).unwrap_or_default();
+        if seen.contains(&(protocol, number)) {
+            errs.push(FieldError {
+                field: format!("spec.ports[{i}]"),
+                reason: "FieldValueDuplicate",
+                message: format!(
+                    "Duplicate value: {{\"Name\":\"\",\"Protocol\":{},\"AppProtocol\":null,\"Port\":{number},\"TargetPort\":0,\"NodePort\":0}}",
+                    json!(protocol)
+                ),
+            });
+        } else {
+            seen.push((protocol, number));
         }
     }
     if !matches!(

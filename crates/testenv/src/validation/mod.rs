@@ -55,7 +55,12 @@ pub(crate) fn on_update(
     let mut errs = immutable.to_vec();
     errs.extend(immutable.iter().cloned());
     errs.extend(object_meta::validate(strategy.name_rule(), new));
-    errs.extend(strategy.validate_update(old, new));
-    errs.extend(strategy.validate(def, new));
+    if strategy.validates_new_state_first() {
+        errs.extend(strategy.validate(def, new));
+        errs.extend(strategy.validate_update(old, new));
+    } else {
+        errs.extend(strategy.validate_update(old, new));
+        errs.extend(strategy.validate(def, new));
+    }
     field::check(strategy.error_group(def), &def.kind, name_of(new), errs)
 }

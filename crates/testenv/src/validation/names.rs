@@ -92,7 +92,8 @@ pub(crate) fn qualified_name(s: &str) -> Vec<String> {
         errs.push("name part must be non-empty".to_owned());
     } else {
         if name.len() > 63 {
-            errs.push(format!("name part {}", too_long(63)));
+            // apimachinery words this one in bytes (the DNS name limits in characters).
+            errs.push("name part must be no more than 63 bytes".to_owned());
         }
         if !is_name_part(name) {
             errs.push(NAME_PART_MSG.to_owned());

@@ -19,31 +19,72 @@ fn options_kind(verb: &str) -> &'static str {
     }
 }
 
-/// Validates the options of a write (`verb` is `create`, `update`, `patch`, `delete` or
-/// `deletecollection`); `body_options` is the DeleteOptions body of a delete.
-pub(crate) fn validate(req: &Request, verb: &str, body_options: Option<&Value>) -> ApiResult<()> {
+/// The `dryRun` rule (`ValidateDryRun`): only `All`.
+fn dry_run(values: &[&str]) -> Option<FieldError> {
+    values
+        .iter()
+        .any(|v| *v != "All")
+        .then(|| FieldError::not_supported("dryRun", &json!(values), &["All"]))
+}
+
+/// `ValidateFieldManager`: at most 128 bytes, every character printable.
+fn field_manager(manager: &str) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    let mut dry_run: Vec<&str> = req
+    if manager.len() > 128 {
+        errors.push(FieldError::too_long("fieldManager", 128));
+    }
+    for (i, c) in manager.char_indices() {
+        if !is_go_printable(c) {
+            errors.push(FieldError {
+                field: "fieldManager".into(),
+                reason: "FieldValueInvalid",
+                message: format!(
+                    "Invalid value: {}: invalid character U+{:04X} (at position {i})",
+                    crate::wire::go_strconv::go_quote(manager),
+                    u32::from(c)
+                ),
+            });
+        }
+    }
+    errors
+}
+
+/// Go's `unicode.IsPrint` for what a query parameter holds: no control characters, the ASCII
+/// space printable.
+fn is_go_printable(c: char) -> bool {
+    c == ' ' || !(c.is_control() || c.is_whitespace())
+}
+
+/// Validates the query options of a create, update or patch (`verb`; `apply`: a patch is a
+/// server-side apply), as `ValidateCreateOptions`, `ValidateUpdateOptions` and
+/// `ValidatePatchOptions` do, every error in one `422`.
+pub(crate) fn validate(req: &Request, verb: &str, apply: bool) -> ApiResult<()> {
+    let mut errors = Vec::new();
+    if verb == "patch" {
+        if !apply && req.param("force").is_some() {
+            errors.push(FieldError::forbidden(
+                "force",
+                "may not be specified for non-apply patch",
+            ));
+        }
+        if apply && req.param("fieldManager").is_none_or(str::is_empty) {
+            errors.push(FieldError::required(
+                "fieldManager",
+                "is required for apply patch",
+            ));
+        }
+    }
+    if let Some(manager) = req.param("fieldManager") {
+        errors.extend(field_manager(manager));
+    }
+    let values: Vec<&str> = req
         .query
         .iter()
         .filter(|(k, _)| k == "dryRun")
         .map(|(_, v)| v.as_str())
         .collect();
-    if let Some(values) = body_options
-        .and_then(|o| o.get("dryRun"))
-        .and_then(Value::as_array)
-    {
-        dry_run.extend(values.iter().map(|v| v.as_str().unwrap_or_default()));
-    }
-    if dry_run.iter().any(|v| *v != "All") {
-        errors.push(FieldError::not_supported(
-            "dryRun",
-            &json!(dry_run),
-            &["All"],
-        ));
-    }
-    if matches!(verb, "create" | "update" | "patch")
-        && let Some(v) = req.param("fieldValidation")
+    errors.extend(dry_run(&values));
+    if let Some(v) = req.param("fieldValidation")
         && !matches!(v, "" | "Ignore" | "Strict" | "Warn")
     {
         errors.push(FieldError::not_supported(
@@ -52,51 +93,50 @@ pub(crate) fn validate(req: &Request, verb: &str, body_options: Option<&Value>) 
             &["", "Ignore", "Strict", "Warn"],
         ));
     }
-    if matches!(verb, "delete" | "deletecollection") {
-        let policy = req
-            .param("propagationPolicy")
-            .map(str::to_owned)
-            .or_else(|| {
-                body_options
-                    .and_then(|o| o.get("propagationPolicy"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            });
-        if let Some(p) = policy
-            && !matches!(p.as_str(), "Foreground" | "Background" | "Orphan")
+    check("meta.k8s.io", options_kind(verb), "", errors)
+}
+
+/// Validates the DeleteOptions of a delete or deletecollection (`ValidateDeleteOptions`, in its
+/// order): `orphanDependents` and `propagationPolicy` exclusive, the policy's values, `dryRun`.
+pub(crate) fn validate_delete(options: &Value) -> ApiResult<()> {
+    let mut errors = Vec::new();
+    let policy = options.get("propagationPolicy").filter(|p| !p.is_null());
+    if let Some(p) = policy {
+        if options
+            .get("orphanDependents")
+            .is_some_and(|o| !o.is_null())
         {
+            errors.push(FieldError::invalid(
+                "propagationPolicy",
+                p,
+                "orphanDependents and deletionPropagation cannot be both set",
+            ));
+        }
+        if !matches!(p.as_str(), Some("Foreground" | "Background" | "Orphan")) {
             errors.push(FieldError::not_supported(
                 "propagationPolicy",
-                &json!(p),
+                p,
                 &["Foreground", "Background", "Orphan", "nil"],
             ));
         }
     }
-    check("meta.k8s.io", options_kind(verb), "", errors)
+    if let Some(values) = options.get("dryRun").and_then(Value::as_array) {
+        let values: Vec<&str> = values
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default())
+            .collect();
+        errors.extend(dry_run(&values));
+    }
+    check("meta.k8s.io", "DeleteOptions", "", errors)
 }
 
-/// The deletion propagation a delete asks for (query first, then the DeleteOptions body).
-pub(crate) fn propagation_policy(req: &Request, body_options: &Value) -> Option<String> {
-    req.param("propagationPolicy")
-        .map(str::to_owned)
-        .or_else(|| {
-            body_options
-                .get("propagationPolicy")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-        .or_else(|| match body_options.get("orphanDependents") {
-            Some(Value::Bool(true)) => Some("Orphan".to_owned()),
-            _ => None,
-        })
-}
-
-/// The DeleteOptions with the query's `propagationPolicy` (which wins over the body's).
-pub(crate) fn with_query_policy(req: &Request, mut options: Value) -> Value {
-    if let Some(policy) = propagation_policy(req, &options)
+/// The DeleteOptions with the propagation `orphanDependents: true` asks for made explicit.
+pub(crate) fn with_policy(mut options: Value) -> Value {
+    if options.get("propagationPolicy").is_none_or(Value::is_null)
+        && options.get("orphanDependents") == Some(&Value::Bool(true))
         && let Some(map) = options.as_object_mut()
     {
-        map.insert("propagationPolicy".into(), Value::String(policy));
+        map.insert("propagationPolicy".into(), json!("Orphan"));
     }
     options
 }

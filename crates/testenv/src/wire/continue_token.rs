@@ -69,9 +69,10 @@ pub(crate) fn decode(token: &str) -> Result<(u64, String), String> {
     let field = |k: &str| value.get(k);
     match field("v").and_then(Value::as_str) {
         Some("meta.k8s.io/v1") => {}
-        _ => {
+        other => {
             return Err(format!(
-                "{invalid}: server does not recognize this encoded version"
+                "{invalid}: server does not recognize this encoded version {}",
+                other.unwrap_or_default()
             ));
         }
     }
@@ -82,10 +83,36 @@ pub(crate) fn decode(token: &str) -> Result<(u64, String), String> {
             format!("{invalid}: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
         })?;
     let start = field("start").and_then(Value::as_str).unwrap_or_default();
+    // A start key that `path.Clean` would change (one climbing out of the prefix) is refused.
+    if !start.is_empty() {
+        let rooted = if start.starts_with('/') {
+            start.to_owned()
+        } else {
+            format!("/{start}")
+        };
+        if clean_rooted(&rooted) != rooted {
+            return Err(format!("{invalid}: {start}"));
+        }
+    }
     let Some(key) = start.strip_suffix('\u{0}').filter(|k| !k.is_empty()) else {
         return Err(format!("{invalid}: encoded start key empty"));
     };
     Ok((rv, key.to_owned()))
+}
+
+/// Go's `path.Clean` of a path starting with `/`.
+fn clean_rooted(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 #[cfg(test)]
@@ -100,6 +127,16 @@ mod tests {
         assert_eq!(
             decode("garbage"),
             Err("continue key is not valid: invalid character '\\u0081' looking for beginning of value".into())
+        );
+        assert_eq!(
+            decode(&encode_base64(
+                br#"{"v":"meta.k8s.io/v1","rv":5,"start":"../../secrets/x"}"#
+            )),
+            Err("continue key is not valid: ../../secrets/x".into())
+        );
+        assert_eq!(
+            decode(&encode_base64(br#"{"v":"meta.k8s.io/v0","rv":5,"start":"a\u0000"}"#)),
+            Err("continue key is not valid: server does not recognize this encoded version meta.k8s.io/v0".into())
         );
         assert_eq!(
             decode("a*"),

@@ -6,8 +6,10 @@
 pub(crate) mod anonymous;
 pub(crate) mod continue_token;
 pub(crate) mod decode_error;
+pub(crate) mod difflib;
 pub(crate) mod go_decode;
 pub(crate) mod go_fields;
+pub(crate) mod go_internal;
 pub(crate) mod go_json;
 pub(crate) mod go_nulls;
 pub(crate) mod go_strconv;

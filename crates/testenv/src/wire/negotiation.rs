@@ -27,14 +27,55 @@ pub(crate) fn acceptable(accept: &str) -> bool {
     })
 }
 
-/// `406 Not Acceptable`.
-pub(crate) fn not_acceptable() -> ApiError {
+/// `406 Not Acceptable`: the representations of a collection (which also streams watches), or
+/// of one object (`item`).
+pub(crate) fn not_acceptable(item: bool) -> ApiError {
+    let streams = if item {
+        ""
+    } else {
+        ", application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+    };
     ApiError::new(
         406,
         "NotAcceptable",
-        "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+        format!(
+            "406: Not Acceptable\n\nAvailable representations: {}{streams}",
+            SERVED.join(", ")
+        ),
     )
     .with_details(json!({}))
+}
+
+/// Whether an `Accept` header asks only for conversions (`as=...`) the server does not know
+/// (kube-apiserver converts to `Table`, `PartialObjectMetadata` and
+/// `PartialObjectMetadataList`): then nothing it asks for can be served.
+pub(crate) fn unknown_conversion(accept: &str) -> bool {
+    let mut any = false;
+    for range in accept.split(',') {
+        let conversion = range
+            .split(';')
+            .skip(1)
+            .find_map(|p| p.trim().strip_prefix("as="));
+        match conversion {
+            Some("Table" | "PartialObjectMetadata" | "PartialObjectMetadataList") | None => {
+                return false;
+            }
+            Some(_) => any = true,
+        }
+    }
+    any
+}
+
+/// `406` for a conversion the server does not know.
+pub(crate) fn conversion_not_acceptable() -> ApiError {
+    ApiError::new(
+        406,
+        "NotAcceptable",
+        format!(
+            "only the following media types are accepted: {}",
+            SERVED.join(", ")
+        ),
+    )
 }
 
 /// `415 Unsupported Media Type` for a request body.

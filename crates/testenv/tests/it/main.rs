@@ -25,6 +25,7 @@ mod pod_validation;
 mod protobuf;
 mod protobuf_encoder;
 mod rbac;
+mod request_errors;
 mod reviews;
 mod robustness;
 mod server_side_apply;

@@ -177,3 +177,120 @@ async fn a_dry_run_delete_should_leave_the_namespace_active() {
     let ns = namespaces.get("kept").await.unwrap();
     assert_eq!(ns.status.and_then(|s| s.phase).as_deref(), Some("Active"));
 }
+
+/// The namespace controller's conditions on `name`, as `(type, status, reason, message)`.
+async fn deletion_conditions(
+    api: &Api<Namespace>,
+    name: &str,
+) -> Vec<(String, String, String, String)> {
+    let ns = api.get(name).await.unwrap();
+    ns.status
+        .and_then(|s| s.conditions)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| {
+            (
+                c.type_,
+                c.status,
+                c.reason.unwrap_or_default(),
+                c.message.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_terminating_namespace_should_state_what_content_and_finalizers_remain() {
+    let env = TestEnv::start().await.unwrap();
+    let namespaces: Api<Namespace> = Api::all(env.client());
+    namespaces
+        .create(&PostParams::default(), &namespace("held"))
+        .await
+        .unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "held");
+    for (name, finalizer) in [("a", "example.com/one"), ("b", "example.com/one")] {
+        let mut cm = configmap(name);
+        cm.metadata.finalizers = Some(vec![finalizer.into()]);
+        cms.create(&PostParams::default(), &cm).await.unwrap();
+    }
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(env.client(), "held");
+    let mut secret = k8s_openapi::api::core::v1::Secret::default();
+    secret.metadata.name = Some("s".into());
+    secret.metadata.finalizers = Some(vec!["example.com/two".into()]);
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    namespaces
+        .delete("held", &DeleteParams::default())
+        .await
+        .unwrap();
+    let remaining = |c: &[(String, String, String, String)]| {
+        c.iter()
+            .any(|c| c.0 == "NamespaceContentRemaining" && c.1 == "True")
+    };
+    assert!(
+        eventually(|| async { remaining(&deletion_conditions(&namespaces, "held").await) }).await
+    );
+    let conditions = deletion_conditions(&namespaces, "held").await;
+    fn strings(c: &(String, String, String, String)) -> (&str, &str, &str, &str) {
+        (c.0.as_str(), c.1.as_str(), c.2.as_str(), c.3.as_str())
+    }
+    assert_eq!(
+        conditions.iter().map(strings).collect::<Vec<_>>(),
+        [
+            (
+                "NamespaceDeletionDiscoveryFailure",
+                "False",
+                "ResourcesDiscovered",
+                "All resources successfully discovered"
+            ),
+            (
+                "NamespaceDeletionGroupVersionParsingFailure",
+                "False",
+                "ParsedGroupVersions",
+                "All legacy kube types successfully parsed"
+            ),
+            (
+                "NamespaceDeletionContentFailure",
+                "False",
+                "ContentDeleted",
+                "All content successfully deleted, may be waiting on finalization"
+            ),
+            (
+                "NamespaceContentRemaining",
+                "True",
+                "SomeResourcesRemain",
+                "Some resources are remaining: configmaps. has 2 resource instances, secrets. has 1 resource instances"
+            ),
+            (
+                "NamespaceFinalizersRemaining",
+                "True",
+                "SomeFinalizersRemain",
+                "Some content in the namespace has finalizers remaining: example.com/one in 2 resource instances, example.com/two in 1 resource instances"
+            ),
+        ]
+    );
+    // The conditions are kube-controller-manager's, written through status.
+    let ns = namespaces.get("held").await.unwrap();
+    let entry = ns
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .find(|e| e.manager.as_deref() == Some("kube-controller-manager"))
+        .expect("the controller's entry");
+    assert_eq!(entry.subresource.as_deref(), Some("status"));
+    // Once the finalizers go, so does the namespace.
+    let release = Patch::Merge(json!({"metadata": {"finalizers": null}}));
+    for name in ["a", "b"] {
+        cms.patch(name, &PatchParams::default(), &release)
+            .await
+            .unwrap();
+    }
+    secrets
+        .patch("s", &PatchParams::default(), &release)
+        .await
+        .unwrap();
+    assert!(eventually(|| async { namespaces.get_opt("held").await.unwrap().is_none() }).await);
+}

@@ -19,10 +19,11 @@ fn api_error(e: kube::Error) -> Status {
     }
 }
 
+/// A Pod bound to a node (the log of one without a node is `204 No Content`).
 fn pod(name: &str) -> Pod {
     serde_json::from_value(json!({
         "metadata": {"name": name},
-        "spec": {"containers": [{"name": "app", "image": "nginx"}]}
+        "spec": {"nodeName": "node-1", "containers": [{"name": "app", "image": "nginx"}]}
     }))
     .unwrap()
 }
@@ -51,6 +52,7 @@ async fn without_a_container_name_a_pod_with_several_should_list_them_all() {
     let p: Pod = serde_json::from_value(json!({
         "metadata": {"name": "multi"},
         "spec": {
+            "nodeName": "node-1",
             "initContainers": [{"name": "setup", "image": "busybox"}],
             "containers": [{"name": "app", "image": "nginx"}, {"name": "proxy", "image": "envoy"}]
         }
@@ -271,4 +273,50 @@ async fn follow_should_stop_at_the_byte_limit() {
         .await
         .unwrap();
     assert_eq!(all, "abc\nde");
+}
+
+#[tokio::test]
+async fn the_log_of_a_pod_without_a_node_should_be_no_content_at_once() {
+    let env = TestEnv::start().await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let unbound: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "pending"},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]}
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &unbound).await.unwrap();
+    // Even what a test set is not served: there is no kubelet to ask.
+    env.set_pod_log("default", "pending", "app", "ignored\n");
+    for query in ["", "follow=true", "follow=true&timestamps=true"] {
+        let req = http::Request::get(format!(
+            "/api/v1/namespaces/default/pods/pending/log?{query}"
+        ))
+        .body(Vec::new())
+        .unwrap();
+        // A follow that waited would never end: the answer comes at once.
+        let resp = tokio::time::timeout(
+            Duration::from_secs(10),
+            env.client().send(req.map(Into::into)),
+        )
+        .await
+        .expect("the answer comes at once")
+        .unwrap();
+        assert_eq!(resp.status(), http::StatusCode::NO_CONTENT, "{query}");
+    }
+    // The options, the Pod and the container are checked first.
+    let err = api_error(
+        raw_log(&env, "pending", "container=nope")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (400, "container nope is not valid for pod pending")
+    );
+    let err = api_error(raw_log(&env, "pending", "tailLines=-1").await.unwrap_err());
+    assert_eq!(err.code, 422);
+    assert_eq!(
+        api_error(raw_log(&env, "missing", "").await.unwrap_err()).code,
+        404
+    );
 }

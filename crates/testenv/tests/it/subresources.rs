@@ -244,9 +244,9 @@ async fn eviction_should_delete_the_pod_unless_its_disruption_budget_forbids_it(
 async fn pod_logs_should_return_what_the_test_set() {
     let env = TestEnv::start().await.unwrap();
     let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    pods.create(&PostParams::default(), &pod("p", json!({})))
-        .await
-        .unwrap();
+    let mut bound = pod("p", json!({}));
+    bound.spec.as_mut().unwrap().node_name = Some("node-1".into());
+    pods.create(&PostParams::default(), &bound).await.unwrap();
     assert_eq!(pods.logs("p", &LogParams::default()).await.unwrap(), "");
     env.set_pod_log("default", "p", "app", "one\ntwo\nthree\n");
     assert_eq!(
@@ -516,9 +516,11 @@ async fn a_log_request_should_name_the_container_of_a_pod_with_several() {
     let pods: Api<Pod> = Api::namespaced(env.client(), "default");
     pods.create(
         &PostParams::default(),
-        &from_json(json!({"metadata": {"name": "two"}, "spec": {"containers": [
-            {"name": "app", "image": "nginx"}, {"name": "proxy", "image": "envoy"}
-        ]}})),
+        &from_json(
+            json!({"metadata": {"name": "two"}, "spec": {"nodeName": "node-1", "containers": [
+                {"name": "app", "image": "nginx"}, {"name": "proxy", "image": "envoy"}
+            ]}}),
+        ),
     )
     .await
     .unwrap();
@@ -612,7 +614,7 @@ async fn ephemeral_container_writes_should_be_recorded_as_the_subresource_and_re
     .await;
     assert!(
         err.message.starts_with(
-            "Pod \"p\" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers \"debugger\" may not be changed\n"
+            "Pod \"p\" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers \"debugger\" may not be changed\n@@ -1,6 +1,6 @@\n {\n  \"Name\": \"debugger\",\n- \"Image\": \"busybox\",\n+ \"Image\": \"alpine\",\n"
         ),
         "{}",
         err.message
@@ -773,5 +775,58 @@ async fn approval_writes_should_be_recorded_as_the_subresource_and_refused_with_
         Some(
             "status.conditions: Forbidden: updates may not remove a condition of type \"Approved\""
         )
+    );
+}
+
+#[tokio::test]
+async fn exec_attach_and_portforward_of_a_pod_without_a_node_should_be_bad_requests() {
+    let env = TestEnv::start().await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(
+        &PostParams::default(),
+        &from_json(json!({"metadata": {"name": "two"}, "spec": {"containers": [
+            {"name": "app", "image": "nginx"}, {"name": "proxy", "image": "envoy"}
+        ]}})),
+    )
+    .await
+    .unwrap();
+    let call = |method: http::Method, path: &str| {
+        let req = http::Request::builder()
+            .method(method)
+            .uri(format!("/api/v1/namespaces/default/pods/{path}"))
+            .body(Vec::new())
+            .unwrap();
+        let client = env.client();
+        async move { api_error(client.request_text(req).await.unwrap_err()) }
+    };
+    for (method, path) in [
+        (
+            http::Method::POST,
+            "two/exec?container=app&command=ls&stdout=true",
+        ),
+        (http::Method::GET, "two/attach?container=proxy&stdout=true"),
+        (http::Method::POST, "two/portforward?ports=80"),
+    ] {
+        let err = call(method, path).await;
+        assert_eq!(
+            (err.code, err.reason.as_str(), err.message.as_str()),
+            (400, "BadRequest", "pod two does not have a host assigned"),
+            "{path}"
+        );
+    }
+    // exec and attach choose the container first; portforward has none.
+    let err = call(http::Method::POST, "two/exec?command=ls&stdout=true").await;
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (
+            400,
+            "a container name must be specified for pod two, choose one of: [app proxy]"
+        )
+    );
+    let err = call(http::Method::GET, "two/attach?container=nope").await;
+    assert_eq!(err.message, "container nope is not valid for pod two");
+    assert_eq!(
+        call(http::Method::POST, "gone/exec?command=ls").await.code,
+        404
     );
 }

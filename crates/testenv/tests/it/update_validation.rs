@@ -224,3 +224,378 @@ async fn system_fields_in_a_patch_should_be_reset_without_an_error() {
     );
     assert!(body["metadata"].get("generation").is_none());
 }
+
+const POD_UPDATE: &str = "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)\n";
+
+#[tokio::test]
+async fn a_pod_update_should_change_only_what_kube_apiserver_allows() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let path = "/api/v1/namespaces/default/pods";
+    create(
+        addr,
+        path,
+        json!({"metadata": {"name": "p"}, "spec": {
+            "initContainers": [{"name": "init", "image": "busybox:1"}],
+            "containers": [{"name": "app", "image": "nginx:1"}],
+            "activeDeadlineSeconds": 600}}),
+    )
+    .await;
+    let p = format!("{path}/p");
+    let merge = "application/merge-patch+json";
+    let json_patch = "application/json-patch+json";
+    // Images, a lower deadline and a new toleration (after those DefaultTolerationSeconds
+    // added) may change.
+    let (status, v) = patch(
+        addr,
+        &p,
+        json_patch,
+        json!([
+            {"op": "replace", "path": "/spec/initContainers/0/image", "value": "busybox:2"},
+            {"op": "replace", "path": "/spec/containers/0/image", "value": "nginx:2"},
+            {"op": "replace", "path": "/spec/activeDeadlineSeconds", "value": 300},
+            {"op": "add", "path": "/spec/tolerations/-", "value": {"key": "k", "operator": "Exists"}}
+        ]),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    // A command is another field: refused with the diff of the internal specs.
+    let (status, v) = patch(
+        addr,
+        &p,
+        json_patch,
+        json!([{"op": "add", "path": "/spec/containers/0/command", "value": ["sh"]}]),
+    )
+    .await;
+    assert_eq!(status, 422);
+    let c = causes(&v);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].0, "spec");
+    let diff = c[0]
+        .1
+        .strip_prefix(POD_UPDATE)
+        .expect("the allowed fields, then the diff");
+    assert!(diff.starts_with("@@ -"), "{diff}");
+    assert!(
+        diff.contains("\n    \"Image\": \"nginx:2\",\n-   \"Command\": null,\n+   \"Command\": [\n+    \"sh\"\n+   ],\n    \"Args\": null,\n"),
+        "{diff}"
+    );
+    // A longer deadline, and a deadline removed.
+    let (status, v) = patch(
+        addr,
+        &p,
+        merge,
+        json!({"spec": {"activeDeadlineSeconds": 900}}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        causes(&v),
+        [(
+            "spec.activeDeadlineSeconds".to_owned(),
+            "Invalid value: 900: must be less than or equal to previous value".to_owned()
+        )]
+    );
+    // Containers cannot be added (and nothing else is checked then).
+    let (status, v) = patch(
+        addr,
+        &p,
+        json_patch,
+        json!([{"op": "add", "path": "/spec/containers/-", "value": {"name": "b", "image": "b"}}]),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        causes(&v),
+        [(
+            "spec.containers".to_owned(),
+            "Forbidden: pod updates may not add or remove containers".to_owned()
+        )]
+    );
+    // An existing toleration cannot change (but for its seconds).
+    let (status, v) = patch(
+        addr,
+        &p,
+        json_patch,
+        json!([{"op": "replace", "path": "/spec/tolerations/0/key", "value": "other"}]),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        causes(&v)[0],
+        (
+            "spec.tolerations".to_owned(),
+            "Forbidden: existing toleration can not be modified except its tolerationSeconds"
+                .to_owned()
+        )
+    );
+}
+
+#[tokio::test]
+async fn workload_updates_should_keep_what_their_kind_fixes() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let template = json!({"metadata": {"labels": {"app": "w"}},
+                          "spec": {"containers": [{"name": "a", "image": "nginx"}]}});
+    let spec = json!({"selector": {"matchLabels": {"app": "w"}}, "template": template});
+    let sts = "/apis/apps/v1/namespaces/default/statefulsets";
+    let created = create(addr, sts, json!({"metadata": {"name": "w"}, "spec": spec})).await;
+    assert_eq!(
+        created["status"],
+        json!({"replicas": 0, "availableReplicas": 0})
+    );
+    let merge = "application/merge-patch+json";
+    // minReadySeconds and ordinals may change; the revision history too.
+    let (status, v) = patch(
+        addr,
+        &format!("{sts}/w"),
+        merge,
+        json!({"spec": {"minReadySeconds": 5, "revisionHistoryLimit": 3, "ordinals": {"start": 2}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    // A selector that still matches the template is still not an allowed change.
+    let (status, v) = patch(
+        addr,
+        &format!("{sts}/w"),
+        merge,
+        json!({"spec": {"selector": {"matchLabels": {"app": "w", "x": null}, "matchExpressions": [
+            {"key": "app", "operator": "Exists"}]}}}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(causes(&v).len(), 1);
+    assert!(causes(&v)[0].1.starts_with("Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template'"));
+    // A ReplicaSet's selector is immutable, after its spec is validated.
+    let rs = "/apis/apps/v1/namespaces/default/replicasets";
+    let created = create(addr, rs, json!({"metadata": {"name": "w"}, "spec": spec})).await;
+    assert_eq!(created["status"], json!({"replicas": 0}));
+    let (status, v) = patch(
+        addr,
+        &format!("{rs}/w"),
+        merge,
+        json!({"spec": {"selector": {"matchLabels": {"app": "other"}}}}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        causes(&v),
+        [
+            (
+                "spec.template.metadata.labels".to_owned(),
+                "Invalid value: {\"app\":\"w\"}: `selector` does not match template `labels`"
+                    .to_owned()
+            ),
+            (
+                "spec.selector".to_owned(),
+                "Invalid value: {\"matchLabels\":{\"app\":\"other\"}}: field is immutable"
+                    .to_owned()
+            ),
+        ]
+    );
+    // A DaemonSet counts its template generations in an annotation.
+    let ds = "/apis/apps/v1/namespaces/default/daemonsets";
+    let created = create(addr, ds, json!({"metadata": {"name": "w"}, "spec": spec})).await;
+    let generation = |v: &Value| {
+        v["metadata"]["annotations"]["deprecated.daemonset.template.generation"].clone()
+    };
+    assert_eq!(generation(&created), "1");
+    let (_, v) = patch(
+        addr,
+        &format!("{ds}/w"),
+        merge,
+        json!({"spec": {"minReadySeconds": 1}}),
+    )
+    .await;
+    assert_eq!(generation(&v), "1");
+    let (_, v) = patch(
+        addr,
+        &format!("{ds}/w"),
+        merge,
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "nginx:2"}]}}}}),
+    )
+    .await;
+    assert_eq!(generation(&v), "2");
+}
+
+#[tokio::test]
+async fn service_ports_should_be_unique_by_name_and_by_port_and_protocol() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let path = "/api/v1/namespaces/default/services";
+    let r = raw(
+        addr,
+        "POST",
+        path,
+        &[("Content-Type", "application/json")],
+        &serde_json::to_vec(&json!({"metadata": {"name": "s"}, "spec": {"ports": [
+            {"name": "a", "port": 53, "protocol": "UDP"},
+            {"name": "a", "port": 53, "protocol": "TCP"},
+            {"name": "b", "port": 53, "protocol": "UDP"}]}}))
+        .unwrap_or_default(),
+    )
+    .await;
+    assert_eq!(r.status, 422);
+    assert_eq!(
+        causes(&r.json()),
+        [
+            ("spec.ports[1].name".to_owned(), "Duplicate value: \"a\"".to_owned()),
+            (
+                "spec.ports[2]".to_owned(),
+                "Duplicate value: {\"Name\":\"\",\"Protocol\":\"UDP\",\"AppProtocol\":null,\"Port\":53,\"TargetPort\":0,\"NodePort\":0}".to_owned()
+            ),
+        ]
+    );
+    // No ports at all: only a headless Service may.
+    let r = raw(
+        addr,
+        "POST",
+        path,
+        &[("Content-Type", "application/json")],
+        &serde_json::to_vec(
+            &json!({"metadata": {"name": "headless"}, "spec": {"clusterIP": "None"}}),
+        )
+        .unwrap_or_default(),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+}
+
+#[tokio::test]
+async fn a_claim_spec_should_be_immutable_but_for_what_binding_sets() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let path = "/api/v1/namespaces/default/persistentvolumeclaims";
+    let created = create(
+        addr,
+        path,
+        json!({"metadata": {"name": "c"}, "spec": {"accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}}}}),
+    )
+    .await;
+    assert_eq!(created["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(created["status"], json!({"phase": "Pending"}));
+    let merge = "application/merge-patch+json";
+    // A volume name and a storage class it did not have yet.
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/c"),
+        merge,
+        json!({"spec": {"volumeName": "pv-1", "storageClassName": "fast"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    // Not another volume mode.
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/c"),
+        merge,
+        json!({"spec": {"volumeMode": "Block"}}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        causes(&v),
+        [(
+            "spec".to_owned(),
+            "Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n@@ -11,7 +11,7 @@\n  },\n  \"VolumeName\": \"pv-1\",\n  \"StorageClassName\": \"fast\",\n- \"VolumeMode\": \"Filesystem\",\n+ \"VolumeMode\": \"Block\",\n  \"DataSource\": null,\n  \"DataSourceRef\": null,\n  \"VolumeAttributesClassName\": null\n".to_owned()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn a_service_status_should_hold_load_balancer_ingress_only_for_a_load_balancer() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let path = "/api/v1/namespaces/default/services";
+    let ports = json!([{"port": 80}]);
+    create(
+        addr,
+        path,
+        json!({"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "ports": ports}}),
+    )
+    .await;
+    create(
+        addr,
+        path,
+        json!({"metadata": {"name": "plain"}, "spec": {"ports": ports}}),
+    )
+    .await;
+    let merge = "application/merge-patch+json";
+    let ingress = |point: Value| json!({"status": {"loadBalancer": {"ingress": [point]}}});
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/lb/status"),
+        merge,
+        ingress(json!({"hostname": "10.0.0.1"})),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        causes(&v),
+        [(
+            "status.loadBalancer.ingress[0].hostname".to_owned(),
+            "Invalid value: \"10.0.0.1\": must be a DNS name, not an IP address".to_owned()
+        )]
+    );
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/lb/status"),
+        merge,
+        ingress(json!({"hostname": "lb.example.com"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/plain/status"),
+        merge,
+        ingress(json!({"ip": "192.0.2.1"})),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        causes(&v)[0].1,
+        "Forbidden: may only be used when `spec.type` is 'LoadBalancer'"
+    );
+}
+
+#[tokio::test]
+async fn a_service_leaving_node_ports_behind_should_lose_what_it_kept_from_them() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let path = "/api/v1/namespaces/default/services";
+    let created = create(
+        addr,
+        path,
+        json!({"metadata": {"name": "np"}, "spec": {"type": "LoadBalancer",
+            "ports": [{"port": 80}]}}),
+    )
+    .await;
+    assert!(
+        created["spec"]["ports"][0]["nodePort"].is_u64(),
+        "{created}"
+    );
+    assert_eq!(created["spec"]["externalTrafficPolicy"], "Cluster");
+    let (status, v) = patch(
+        addr,
+        &format!("{path}/np"),
+        "application/merge-patch+json",
+        json!({"spec": {"type": "ClusterIP"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert!(v["spec"]["ports"][0].get("nodePort").is_none(), "{v}");
+    assert!(v["spec"].get("externalTrafficPolicy").is_none(), "{v}");
+    assert_eq!(v["spec"]["type"], "ClusterIP");
+    // The field manager saw the update before the strategy dropped those fields: the writer
+    // still owns them, as on kube-apiserver.
+    let owned = &v["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"];
+    assert!(owned.get("f:externalTrafficPolicy").is_some(), "{v}");
+    // A Service's DELETE answers with the Service.
+    let r = raw(addr, "DELETE", &format!("{path}/np"), &[], b"").await;
+    assert_eq!(
+        (r.status, r.json()["kind"].clone()),
+        (200, json!("Service"))
+    );
+}

@@ -107,7 +107,7 @@ pub(crate) fn create_managed(
     let strategy = strategy_for(def);
     strategy.defaults_on_create(&mut obj);
     validation::on_create(def, &obj)?;
-    let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
+    let is_crd = strategy.declares_resources();
     let mut new_defs = None;
     if is_crd {
         let status = custom_resource::crd_status::initial(&Value::Object(obj.clone()));

@@ -8,6 +8,7 @@ use crate::conversion;
 use crate::endpoints::handlers::rest::served_json;
 use crate::endpoints::installer::Target;
 use crate::registry::ResourceDef;
+use crate::registry::field_labels::FieldLabels;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::server::{Request, Shared};
 use crate::sharding::ShardSelector;
@@ -107,7 +108,7 @@ pub(crate) fn list_options(
         labels: LabelSelector::parse(req.param("labelSelector").unwrap_or_default())?,
         fields: FieldSelector::parse(
             req.param("fieldSelector").unwrap_or_default(),
-            def.extra_fields,
+            FieldLabels::of(def),
         )?
         .renamed(|f| conversion::field_label(def, f)),
         resource_version: req.param("resourceVersion").map(str::to_owned),
@@ -132,18 +133,8 @@ pub(crate) fn list_options(
     let mut causes: Vec<(&str, &str, String)> = Vec::new();
     let forbidden = "FieldValueForbidden";
     if watch {
-        if o.send_initial_events.is_some() {
-            if o.rv_match.as_deref() != Some("NotOlderThan") {
-                causes.push(("resourceVersionMatch", forbidden, "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan".into()));
-            }
-            if o.send_initial_events == Some(true) && !o.allow_bookmarks {
-                causes.push((
-                    "allowWatchBookmarks",
-                    forbidden,
-                    "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true"
-                        .into(),
-                ));
-            }
+        if o.send_initial_events.is_some() && o.rv_match.as_deref() != Some("NotOlderThan") {
+            causes.push(("resourceVersionMatch", forbidden, "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan".into()));
         }
         if let Some(m) = o.rv_match.as_deref() {
             if o.send_initial_events.is_none() {
@@ -285,8 +276,9 @@ pub(crate) fn list(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16
     if let Some(info) = o.shard_info(&t.def) {
         list_meta.insert("shardInfo".into(), info);
     }
-    if t.def.custom && !list_meta.contains_key("continue") {
-        // Custom resource lists (unstructured on kube-apiserver) always carry `continue`.
+    if t.def.custom && !t.metadata_only && !list_meta.contains_key("continue") {
+        // Custom resource lists (unstructured on kube-apiserver) always carry `continue`; their
+        // metadata-only form is a typed `PartialObjectMetadataList`, which does not.
         list_meta.insert("continue".into(), Value::String(String::new()));
     }
     if let Some(schema) = t.protobuf

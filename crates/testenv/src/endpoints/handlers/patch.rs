@@ -8,18 +8,19 @@ use serde_json::{Value, json};
 use crate::conversion;
 use crate::endpoints::handlers::create::create_managed;
 use crate::endpoints::handlers::list::bool_param;
-use crate::endpoints::handlers::rest::check_type;
 use crate::endpoints::handlers::rest::decode_fields;
 use crate::endpoints::handlers::rest::decoded;
 use crate::endpoints::handlers::rest::dry_run;
-use crate::endpoints::handlers::rest::manage_update;
+use crate::endpoints::handlers::rest::manage_write;
 use crate::endpoints::handlers::rest::to_bytes;
+use crate::endpoints::handlers::rest::{check_apply_type, check_type};
 use crate::endpoints::handlers::scale::write_scale;
 use crate::endpoints::installer::Target;
 use crate::managed_fields;
 use crate::meta::metadata_mut;
 use crate::patch::{self, JsonPatchError, SmpError};
 use crate::registry::generic::Part;
+use crate::registry::generic::managed_already;
 use crate::registry::generic::prepare_update;
 use crate::registry::generic::store_update;
 use crate::server::{Request, Shared};
@@ -32,20 +33,6 @@ pub(crate) enum PatchKind {
     Merge,
     Strategic,
     Apply,
-}
-
-/// `422 Invalid` for `PatchOptions`, as kube-apiserver words it.
-pub(crate) fn invalid_patch_options(field: &str, reason: &str, message: &str) -> ApiError {
-    ApiError::new(
-        422,
-        "Invalid",
-        format!("PatchOptions.meta.k8s.io \"\" is invalid: {field}: {message}"),
-    )
-    .with_details(json!({
-        "group": "meta.k8s.io",
-        "kind": "PatchOptions",
-        "causes": [{"reason": reason, "message": message, "field": field}],
-    }))
 }
 
 pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
@@ -71,13 +58,7 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             );
         }
     };
-    if kind != PatchKind::Apply && req.param("force").is_some() {
-        return Err(invalid_patch_options(
-            "force",
-            "FieldValueForbidden",
-            "Forbidden: may not be specified for non-apply patch",
-        ));
-    }
+    crate::validation::options::validate(req, "patch", kind == PatchKind::Apply)?;
     if kind == PatchKind::Apply {
         return apply(shared, req, t);
     }
@@ -93,9 +74,30 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             )));
         }
     };
-    if kind != PatchKind::Json && !body.is_object() {
-        return Err(ApiError::bad_request("a merge patch must be a JSON object"));
-    }
+    // A merge patch is first decoded into a Go map (unless `fieldValidation=Ignore`), then
+    // `jsonpatch.MergePatch` refuses what is not an object; a strategic merge patch is decoded
+    // into a map, where `null` is an empty patch.
+    let body = match (&kind, body) {
+        (PatchKind::Json, body) | (_, body @ Value::Object(_)) => body,
+        (PatchKind::Strategic, Value::Null) => json!({}),
+        (PatchKind::Merge, Value::Null) => {
+            return Err(ApiError::bad_request("Invalid JSON Patch"));
+        }
+        (PatchKind::Merge, _) if req.param("fieldValidation") == Some("Ignore") => {
+            return Err(ApiError::bad_request("Invalid JSON Patch"));
+        }
+        (kind, other) => {
+            let prefix = if *kind == PatchKind::Merge {
+                "error decoding patch: "
+            } else {
+                ""
+            };
+            return Err(ApiError::bad_request(format!(
+                "{prefix}json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                crate::wire::go_json::value_kind(&other)
+            )));
+        }
+    };
     let schema = managed_fields::schema_for(&shared.store.lock(), def);
     let apply_patch = |current: &Value| -> ApiResult<Value> {
         let mut target = current.clone();
@@ -134,16 +136,32 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         .map(|s| conversion::stored_as(def, s))
         .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
     let patched = apply_patch(&old.value)?;
-    let Value::Object(patched) = patched else {
+    let Value::Object(mut patched) = patched else {
         return Err(ApiError::bad_request(
             "the patched object is not a JSON object",
         ));
     };
+    if kind == PatchKind::Strategic {
+        // A strategic merge patch is applied to the typed object: `apiVersion` and `kind` in it
+        // change nothing.
+        for key in ["apiVersion", "kind"] {
+            match old.value.get(key) {
+                Some(v) => patched.insert(key.into(), v.clone()),
+                None => patched.remove(key),
+            };
+        }
+    }
     check_type(&patched, def)?;
-    let mut patched = patched;
     if def.custom {
         decode_fields(req, def, &mut patched)?;
     } else {
+        // The patched object is decoded into the kind's Go types: a field they lack is dropped
+        // with a warning (refused under `fieldValidation=Strict`).
+        use crate::validation::unknown_fields::{FieldValidation, decode};
+        let raw = serde_json::to_vec(&patched).unwrap_or_default();
+        let mode = FieldValidation::from_param(req.param("fieldValidation"));
+        let warnings = decode(def, &mut patched, mode, &raw)?;
+        req.warnings.lock().extend(warnings);
         decoded(def, &mut patched);
     }
     if let Some(n) = patched
@@ -170,8 +188,8 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         false,
         false,
         store.next_rv(),
+        &|old, new| manage_write(&store, t, req, old, new),
     )?;
-    let new = manage_update(&store, t, req, &old.value, new);
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
 
@@ -179,13 +197,8 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
 /// object (or creates it) with field ownership per manager.
 pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16, Bytes)> {
     let def = &t.def;
-    let Some(manager) = req.param("fieldManager").filter(|m| !m.is_empty()) else {
-        return Err(invalid_patch_options(
-            "fieldManager",
-            "FieldValueRequired",
-            "Required value: is required for apply patch",
-        ));
-    };
+    // Present: the options validation requires it.
+    let manager = req.param("fieldManager").unwrap_or_default();
     let force = bool_param(req, "force")?.unwrap_or(false);
     let config = managed_fields::parse_apply_body(&req.body)
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
@@ -194,7 +207,7 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             "the body of an apply patch must be an object",
         ));
     };
-    check_type(config_map, def)?;
+    check_apply_type(config_map, def)?;
     if let Some(n) = config_map
         .get("metadata")
         .and_then(|m| m.get("name"))
@@ -261,6 +274,7 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         false,
         false,
         store.next_rv(),
+        &managed_already,
     )?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }

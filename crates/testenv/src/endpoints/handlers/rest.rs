@@ -97,49 +97,73 @@ pub(crate) fn parse_object(req: &Request, def: &ResourceDef) -> ApiResult<Map<St
 
 pub(crate) fn check_type(map: &Map<String, Value>, def: &ResourceDef) -> ApiResult<()> {
     let want_version = def.api_version();
-    if let Some(v) = map.get("apiVersion") {
-        let Some(v) = v.as_str() else {
-            return Err(ApiError::bad_request("apiVersion must be a string"));
-        };
-        let same_group = match v.split_once('/') {
-            Some((g, _)) => g == def.group,
-            None => def.group.is_empty(),
-        };
-        if v != want_version && !(def.custom && same_group) {
+    let api_version = match map.get("apiVersion") {
+        None | Some(Value::Null) => "",
+        Some(Value::String(v)) => v.as_str(),
+        Some(_) => return Err(ApiError::bad_request("apiVersion must be a string")),
+    };
+    let kind = match map.get("kind") {
+        None | Some(Value::Null) => "",
+        Some(Value::String(k)) => k.as_str(),
+        Some(_) => return Err(ApiError::bad_request("kind must be a string")),
+    };
+    if !def.custom && crate::wire::decode_error::in_scheme(&def.group) {
+        crate::wire::decode_error::check_builtin_type(
+            api_version,
+            kind,
+            &def.group,
+            &def.version,
+            &def.kind,
+        )?;
+    } else {
+        // Custom resources (and the kinds of apiextensions-apiserver and the aggregator): the
+        // version must be the resource's.
+        if (def.custom || !api_version.is_empty()) && api_version != want_version {
             return Err(ApiError::bad_request(format!(
-                "the API version in the data ({v}) does not match the expected API version ({want_version})"
+                "the API version in the data ({api_version}) does not match the expected API version ({want_version})"
             )));
         }
-    }
-    if let Some(k) = map.get("kind") {
-        let Some(k) = k.as_str() else {
-            return Err(ApiError::bad_request("kind must be a string"));
-        };
-        let body_version = map
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or(&def.version);
-        if !k.is_empty()
-            && k != def.kind
-            && !def.custom
-            && crate::wire::decode_error::is_builtin_kind(k)
-        {
-            return Err(crate::wire::decode_error::wrong_kind(
-                body_version,
-                k,
-                &def.group,
-                &def.kind,
-            ));
-        }
-        if !k.is_empty() && k != def.kind {
+        if !kind.is_empty() && kind != def.kind {
+            if def.custom && kind == def.list_kind {
+                return Err(ApiError::invalid(
+                    &def.group,
+                    kind,
+                    "",
+                    &[(
+                        "kind",
+                        "FieldValueInvalid",
+                        format!("Invalid value: {kind:?}: must be {}", def.kind),
+                    )],
+                ));
+            }
             return Err(ApiError::bad_request(format!(
-                "{k} in version \"{}\" cannot be handled as a {}: the kind in the data does not match the kind of the resource",
+                "{kind} in version \"{}\" cannot be handled as a {}: the kind in the data does not match the kind of the resource",
                 def.version, def.kind
             )));
         }
     }
-    if map.get("metadata").is_some_and(|m| !m.is_object()) {
+    if map
+        .get("metadata")
+        .is_some_and(|m| !m.is_object() && !m.is_null())
+    {
         return Err(ApiError::bad_request("metadata must be an object"));
+    }
+    Ok(())
+}
+
+/// Checks the type of an apply configuration: its group, version and kind must be the
+/// resource's (apimachinery's `versionCheckManager`: `invalid object type: <gvk>`).
+pub(crate) fn check_apply_type(map: &Map<String, Value>, def: &ResourceDef) -> ApiResult<()> {
+    let api_version = map
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    if (group, version, kind) != (def.group.as_str(), def.version.as_str(), def.kind.as_str()) {
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {group}/{version}, Kind={kind}"
+        )));
     }
     Ok(())
 }
@@ -149,29 +173,14 @@ pub(crate) fn manager_of(req: &Request) -> String {
     managed_fields::manager_name(req.param("fieldManager"), req.user_agent())
 }
 
-/// Records an update or patch in the new object's `managedFields`; `None` when the write
-/// changes nothing, `managedFields` included.
-pub(crate) fn manage_update(
-    store: &Store,
-    t: &Target,
-    req: &Request,
-    old: &Value,
-    new: Option<Value>,
-) -> Option<Value> {
-    let mut new = new?;
+/// Records an update or patch of `t` in the new object's `managedFields` (see
+/// [`crate::registry::generic::Manage`]).
+pub(crate) fn manage_write(store: &Store, t: &Target, req: &Request, old: &Value, new: &mut Value) {
     managed_fields::field_manager_for(store, &t.def, t.sub.as_deref()).update(
         Some(old),
-        &mut new,
+        new,
         &manager_of(req),
     );
-    let without_rv = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.remove("resourceVersion");
-        }
-        v
-    };
-    (without_rv(old) != without_rv(&new)).then_some(new)
 }
 
 pub(crate) fn str_of<'a>(v: &'a Value, pointer: &str) -> &'a str {

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::conversion;
 use crate::custom_resource;
 use crate::endpoints::handlers::rest::dry_run;
-use crate::endpoints::handlers::rest::manage_update;
+use crate::endpoints::handlers::rest::manage_write;
 use crate::endpoints::handlers::rest::to_bytes;
 use crate::endpoints::installer::Target;
 use crate::registry::ResourceDef;
@@ -135,9 +135,9 @@ pub(crate) fn write_scale(
         false,
         false,
         store.next_rv(),
+        // Recorded as a write of the scale subresource (`spec.replicas`, subresource `scale`).
+        &|old, new| manage_write(&store, t, req, old, new),
     )?;
-    // Recorded as a write of the scale subresource (`spec.replicas`, subresource `scale`).
-    let prepared = manage_update(&store, t, req, &old.value, prepared);
     if dry_run(req) {
         // The Scale the write would give, at the stored resourceVersion (nothing is stored).
         let (code, would_be) = store_update(shared, &mut store, &target, &old, prepared, true)?;

@@ -6,7 +6,8 @@ use serde_json::Value;
 use crate::conversion;
 use crate::endpoints::handlers::rest::decode_fields;
 use crate::endpoints::handlers::rest::dry_run;
-use crate::endpoints::handlers::rest::manage_update;
+use crate::endpoints::handlers::rest::manage_write;
+use crate::endpoints::handlers::rest::manager_of;
 use crate::endpoints::handlers::rest::parse_object;
 use crate::endpoints::handlers::rest::served_json;
 use crate::endpoints::handlers::scale::write_scale;
@@ -31,6 +32,24 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
     }
     let mut obj = parse_object(req, def)?;
     decode_fields(req, def, &mut obj)?;
+    // `checkName`: the body must name the object of the URL.
+    let n = obj
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if n.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({} based on URL) was undeterminable: name must be provided",
+            t.name()
+        )));
+    }
+    if n != t.name() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({})",
+            t.name()
+        )));
+    }
     if t.sub.as_deref() == Some("finalize") {
         let mut store = shared.store.lock();
         let (code, stored) = namespace::finalize(
@@ -39,20 +58,10 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
             def,
             t.name(),
             &Value::Object(obj),
+            &manager_of(req),
             dry_run(req),
         )?;
         return Ok((code, served_json(t, &stored)));
-    }
-    if let Some(n) = obj
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        && n != t.name()
-    {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({n}) does not match the name on the URL ({})",
-            t.name()
-        )));
     }
     if let Some(ns) = obj
         .get("metadata")
@@ -85,7 +94,7 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         rv_required,
         true,
         store.next_rv(),
+        &|old, new| manage_write(&store, t, req, old, new),
     )?;
-    let new = manage_update(&store, t, req, &old.value, new);
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }

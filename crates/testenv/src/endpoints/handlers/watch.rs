@@ -264,7 +264,9 @@ impl WatchStream {
                 return;
             }
         }
-        if self.options.send_initial_events == Some(true) {
+        // The end of the initial events is marked by a bookmark, when bookmarks are allowed
+        // (kube-apiserver v1.36 no longer requires them with `sendInitialEvents`).
+        if self.options.send_initial_events == Some(true) && self.options.allow_bookmarks {
             let line = self.encoding.bookmark(&self.target, rv, true);
             if let Flow::Stop = self.send(line, false).await {
                 return;

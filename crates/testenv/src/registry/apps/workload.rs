@@ -84,10 +84,40 @@ pub(crate) fn workload(kind: &str, obj: &mut Map<String, Value>) {
     template(spec);
 }
 
-/// A new workload's status: empty (kube-apiserver's strategies reset it, and Go encodes the
-/// empty struct as `{}`).
-pub(crate) fn prepare_for_create(obj: &mut Map<String, Value>) {
-    obj.insert("status".into(), json!({}));
+/// A new workload's status: the zero status kube-apiserver's strategies reset it to, as Go
+/// encodes it (the counters without `omitempty` stay, as `0`).
+pub(crate) fn prepare_for_create(kind: &str, obj: &mut Map<String, Value>) {
+    let status = match kind {
+        "StatefulSet" => json!({"replicas": 0, "availableReplicas": 0}),
+        "ReplicaSet" => json!({"replicas": 0}),
+        "DaemonSet" => json!({"currentNumberScheduled": 0, "numberMisscheduled": 0,
+                              "desiredNumberScheduled": 0, "numberReady": 0}),
+        _ => json!({}),
+    };
+    obj.insert("status".into(), status);
+}
+
+/// The annotation apps/v1 DaemonSets carry their internal `spec.templateGeneration` in.
+const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
+
+/// Sets a DaemonSet's template generation annotation.
+fn set_template_generation(obj: &mut Map<String, Value>, generation: i64) {
+    let meta = crate::meta::metadata_mut(obj);
+    let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
+    if !annotations.is_object() {
+        *annotations = json!({});
+    }
+    if let Some(a) = annotations.as_object_mut() {
+        a.insert(TEMPLATE_GENERATION.into(), json!(generation.to_string()));
+    }
+}
+
+fn template_generation(obj: &Value) -> i64 {
+    obj.pointer("/metadata/annotations")
+        .and_then(|a| a.get(TEMPLATE_GENERATION))
+        .and_then(Value::as_str)
+        .and_then(|g| g.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The strategy of an apps/v1 workload (`kind`): its defaults, an empty status on create, the
@@ -108,20 +138,46 @@ pub(crate) static STATEFUL_SET: WorkloadStrategy = WorkloadStrategy {
 pub(crate) static DAEMON_SET: WorkloadStrategy = WorkloadStrategy { kind: "DaemonSet" };
 
 impl Strategy for WorkloadStrategy {
+    /// The workload defaults; a DaemonSet also always carries its template generation
+    /// annotation (the v1 form of the internal field, so its writer owns it).
     fn defaults(&self, obj: &mut Map<String, Value>) {
         workload(self.kind, obj);
+        if self.kind == "DaemonSet" {
+            let generation = template_generation(&Value::Object(obj.clone()));
+            set_template_generation(obj, generation);
+        }
     }
 
     fn prepare_for_create(&self, _store: &Store, _namespace: &str, obj: &mut Map<String, Value>) {
-        prepare_for_create(obj);
+        prepare_for_create(self.kind, obj);
+        if self.kind == "DaemonSet" {
+            set_template_generation(obj, 1);
+        }
+    }
+
+    /// A DaemonSet keeps its template generation, bumped when the template changes.
+    fn prepare_for_update(&self, old: &Value, new: &mut Map<String, Value>) {
+        if self.kind == "DaemonSet" {
+            let changed =
+                old.pointer("/spec/template") != new.get("spec").and_then(|s| s.get("template"));
+            set_template_generation(new, template_generation(old) + i64::from(changed));
+        }
     }
 
     fn validate(&self, _def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
-        validation::apps::workload(obj)
+        let mut errs = validation::apps::workload(obj);
+        if self.kind == "DaemonSet" {
+            errs.extend(validation::apps::daemon_set(obj));
+        }
+        errs
     }
 
     fn validate_update(&self, old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
-        validation::apps::workload_update(old, new)
+        validation::apps::workload_update(self.kind, old, new)
+    }
+
+    fn validates_new_state_first(&self) -> bool {
+        true
     }
 }
 

@@ -66,6 +66,14 @@ pub(crate) fn on_write(obj: &mut Map<String, Value>) {
 pub(crate) struct NamespaceStrategy;
 
 impl Strategy for NamespaceStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
+    fn terminates_on_delete(&self) -> bool {
+        true
+    }
+
     fn defaults(&self, obj: &mut Map<String, Value>) {
         on_write(obj);
     }

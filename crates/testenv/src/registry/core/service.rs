@@ -17,6 +17,10 @@ use crate::validation::names;
 pub(crate) struct ServiceStrategy;
 
 impl Strategy for ServiceStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn defaults(&self, obj: &mut Map<String, Value>) {
         defaults::on_write(obj);
     }
@@ -37,6 +41,10 @@ impl Strategy for ServiceStrategy {
 
     fn validate_update(&self, old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
         validation::update(old, new)
+    }
+
+    fn validate_status_update(&self, _old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+        validation::load_balancer_status(new)
     }
 
     fn name_rule(&self) -> NameRule {

@@ -37,10 +37,57 @@ fn externally_accessible(spec: &Map<String, Value>) -> bool {
 }
 
 /// The defaults kube-apiserver's decoder sets.
+/// `dropTypeDependentFields`: a Service whose new type no longer needs node ports or an
+/// external traffic policy loses those it kept unchanged from before (values the update sets
+/// itself stay, and are then refused by validation).
+fn drop_type_dependent_fields(old_spec: &Map<String, Value>, spec: &mut Map<String, Value>) {
+    let node_ports =
+        |s: &Map<String, Value>| matches!(str_of(s, "type"), "NodePort" | "LoadBalancer");
+    let external = |s: &Map<String, Value>| {
+        node_ports(s)
+            || s.get("externalIPs")
+                .and_then(Value::as_array)
+                .is_some_and(|ips| !ips.is_empty())
+    };
+    if node_ports(old_spec) && !node_ports(spec) {
+        let old_ports = old_spec
+            .get("ports")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if let Some(Value::Array(ports)) = spec.get_mut("ports") {
+            let same = ports.len() == old_ports.len()
+                && ports
+                    .iter()
+                    .zip(&old_ports)
+                    .all(|(p, o)| p.get("nodePort") == o.get("nodePort"));
+            if same {
+                for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+                    p.remove("nodePort");
+                }
+            }
+        }
+        if spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort") {
+            spec.remove("healthCheckNodePort");
+        }
+    }
+    if external(old_spec)
+        && !external(spec)
+        && spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy")
+    {
+        spec.remove("externalTrafficPolicy");
+    }
+}
+
 pub(crate) fn on_write(obj: &mut Map<String, Value>) {
     let Some(spec) = object(obj, "spec") else {
         return;
     };
+    // `clusterIP` is `omitempty`: an empty one is no value at all once decoded (an update
+    // then keeps the allocated one).
+    if spec.get("clusterIP").and_then(Value::as_str) == Some("") {
+        spec.remove("clusterIP");
+    }
     or_insert_str(spec, "sessionAffinity", "None");
     match str_of(spec, "sessionAffinity") {
         "None" => {
@@ -193,6 +240,7 @@ pub(crate) fn prepare_for_update(old: &Value, new: &mut Map<String, Value>) {
     let Some(spec) = existing(new, "spec") else {
         return;
     };
+    drop_type_dependent_fields(old_spec, spec);
     let old_ip = str_of(old_spec, "clusterIP").to_owned();
     let new_ip = str_of(spec, "clusterIP").to_owned();
     let same_ips = spec.get("clusterIPs") == old_spec.get("clusterIPs");
@@ -217,7 +265,11 @@ pub(crate) fn prepare_for_update(old: &Value, new: &mut Map<String, Value>) {
             }
         }
     }
-    // Node ports a request leaves out keep their values (matched by port and protocol).
+    // Node ports a request leaves out keep their values (matched by port and protocol) while
+    // the Service still needs them.
+    if !matches!(str_of(spec, "type"), "NodePort" | "LoadBalancer") {
+        return;
+    }
     let old_ports: Vec<&Value> = old_spec
         .get("ports")
         .and_then(Value::as_array)

@@ -28,6 +28,30 @@ pub(crate) fn policies(obj: &Map<String, Value>) -> Vec<FieldError> {
             ));
         }
     }
+    // The first cluster IP is `clusterIP`.
+    if let Some(ips) = spec
+        .and_then(|s| s.get("clusterIPs"))
+        .and_then(Value::as_array)
+        .filter(|ips| !ips.is_empty())
+        && spec.and_then(|s| s.get("clusterIP")) != ips.first()
+    {
+        errs.push(FieldError::invalid(
+            "spec.clusterIPs",
+            &Value::Array(ips.clone()),
+            "first value must match `clusterIP`",
+        ));
+    }
+    // kcr-testenv serves a single-stack (IPv4) cluster, as its allocator tells.
+    if let Some(policy) = spec
+        .and_then(|s| s.get("ipFamilyPolicy"))
+        .filter(|p| p.as_str() == Some("RequireDualStack"))
+    {
+        errs.push(FieldError::invalid(
+            "spec.ipFamilyPolicy",
+            policy,
+            "this cluster is not configured for dual-stack services",
+        ));
+    }
     if let Some(affinity) = spec
         .and_then(|s| s.get("sessionAffinity"))
         .and_then(Value::as_str)
@@ -38,6 +62,70 @@ pub(crate) fn policies(obj: &Map<String, Value>) -> Vec<FieldError> {
             &Value::from(affinity),
             &["ClientIP", "None"],
         ));
+    }
+    errs
+}
+
+/// `ValidateLoadBalancerStatus`: ingress points only for a `LoadBalancer`, each with a valid IP
+/// or a DNS name (the status subresource writes them; an update of the main resource keeps the
+/// stored, already valid, status).
+pub(crate) fn load_balancer_status(obj: &Map<String, Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let ingress = obj
+        .get("status")
+        .and_then(|s| s.pointer("/loadBalancer/ingress"))
+        .and_then(Value::as_array)
+        .filter(|i| !i.is_empty());
+    let Some(ingress) = ingress else {
+        return errs;
+    };
+    let ty = obj
+        .get("spec")
+        .and_then(|s| s.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP");
+    if ty != "LoadBalancer" {
+        errs.push(FieldError::forbidden(
+            "status.loadBalancer.ingress",
+            "may only be used when `spec.type` is 'LoadBalancer'",
+        ));
+        return errs;
+    }
+    for (i, point) in ingress.iter().enumerate() {
+        let path = format!("status.loadBalancer.ingress[{i}]");
+        if let Some(ip) = point
+            .get("ip")
+            .and_then(Value::as_str)
+            .filter(|ip| !ip.is_empty())
+            && ip.parse::<std::net::IpAddr>().is_err()
+        {
+            errs.push(FieldError::invalid(
+                format!("{path}.ip"),
+                &Value::from(ip),
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+            ));
+        }
+        if let Some(host) = point
+            .get("hostname")
+            .and_then(Value::as_str)
+            .filter(|h| !h.is_empty())
+        {
+            let problems = crate::validation::names::dns1123_subdomain(host);
+            if !problems.is_empty() {
+                errs.push(FieldError::invalid(
+                    format!("{path}.hostname"),
+                    &Value::from(host),
+                    &problems.join("; "),
+                ));
+            }
+            if host.parse::<std::net::IpAddr>().is_ok() {
+                errs.push(FieldError::invalid(
+                    format!("{path}.hostname"),
+                    &Value::from(host),
+                    "must be a DNS name, not an IP address",
+                ));
+            }
+        }
     }
     errs
 }
@@ -58,6 +146,14 @@ pub(crate) fn update(old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
     let (old_spec, new_spec) = (old.get("spec"), new.get("spec"));
     let mut errs = Vec::new();
     if !(needs_cluster_ip(old_spec) && needs_cluster_ip(new_spec)) {
+        return errs;
+    }
+    // A headless Service's "None" is no allocation that could not change.
+    if old_spec
+        .and_then(|s| s.get("clusterIP"))
+        .and_then(Value::as_str)
+        == Some("None")
+    {
         return errs;
     }
     let (before, after) = (cluster_ips(old_spec), cluster_ips(new_spec));

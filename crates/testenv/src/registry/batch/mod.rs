@@ -1,0 +1,3 @@
+//! The batch (`batch/v1`) kinds with rules of their own.
+
+pub(crate) mod job;
