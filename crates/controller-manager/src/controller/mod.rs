@@ -75,4 +75,6 @@ pub(crate) use builder::Shared;
 pub use cache_sync::DEFAULT_CACHE_SYNC_TIMEOUT;
 pub use handler::LOW_PRIORITY;
 pub use reconcile_context::ReconcileContext;
-pub use reconciler::{ReconcilerFn, TerminalError, is_terminal, reconciler_fn};
+pub use reconciler::{
+    ReconcilerFn, RetryPriority, TerminalError, is_terminal, reconciler_fn, retry_priority,
+};
