@@ -10,11 +10,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcr_controller_manager::controller::{RetryPriority, reconciler_fn};
 use kcr_controller_manager::leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock};
-use kcr_controller_manager::manager::InformerOptions;
+use kcr_controller_manager::manager::{ByObject, InformerOptions};
 use kcr_controller_manager::{Action, BoxError, Controller, Manager, Options, Request};
 use kcr_testenv::{Failure, TestCluster};
 use kcr_workqueue::AddOpts;
@@ -320,6 +320,63 @@ async fn reconciles_should_wait_until_the_controllers_event_handlers_have_synced
     })
     .await;
     assert!(waited.is_ok(), "reconciled once the handler synced");
+
+    let _ = stop.send(());
+    task.await??;
+    env.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_types_own_sync_period_should_replay_its_cache_alone() -> TestResult {
+    let env = TestCluster::start_paused("a-types-own-sync-period-should").await?;
+    let ns = env.namespace().to_owned();
+    let client = env.client();
+    create_config_map(&client, &ns, "replayed").await?;
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some("kept".into()),
+            namespace: Some(ns.clone()),
+            labels: Some(BTreeMap::from([(E2E_OBJECT.into(), "true".into())])),
+            ..ObjectMeta::default()
+        },
+        ..Secret::default()
+    };
+    Api::<Secret>::namespaced(client.clone(), &ns)
+        .create(&PostParams::default(), &secret)
+        .await?;
+    // Config maps are replayed every 2 s; secrets at the manager's period (10 hours).
+    let manager = Manager::new(
+        client,
+        quiet().informers(
+            InformerOptions::default()
+                .default_namespaces([ns.as_str()])
+                .default_label_selector(format!("{E2E_OBJECT}=true"))
+                .by_object::<ConfigMap>(ByObject::new().sync_period(Duration::from_secs(2))),
+        ),
+    )?;
+    let calls = Calls::default();
+    let build = |calls: &Calls| {
+        let log = calls.clone();
+        reconciler_fn(move |req: Request| {
+            log.record(&req);
+            async { Ok::<_, BoxError>(Action::done()) }
+        })
+    };
+    Controller::builder(&manager, "replayed-config-maps")
+        .for_::<ConfigMap>()
+        .build(build(&calls))?;
+    Controller::builder(&manager, "kept-secrets")
+        .for_::<Secret>()
+        .build(build(&calls))?;
+    let (stop, task) = start(&manager);
+    assert!(eventually(|| calls.count("replayed") == 1 && calls.count("kept") == 1).await);
+    tokio::time::sleep(Duration::from_millis(6500)).await;
+    // As client-go's: the informer checks every 2 s whether a handler is due, so a handler
+    // registered just after a check is replayed at the next check but one.
+    let replays = calls.count("replayed") - 1;
+    assert!((2..=3).contains(&replays), "{replays} replays in 6.5 s");
+    assert_eq!(calls.count("kept"), 1, "secrets are not replayed");
 
     let _ = stop.send(());
     task.await??;
