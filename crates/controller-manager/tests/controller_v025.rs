@@ -383,3 +383,116 @@ async fn a_types_own_sync_period_should_replay_its_cache_alone() -> TestResult {
     env.shutdown().await;
     Ok(())
 }
+
+/// The `kube::Config` of the test's cluster: kcr-testenv's, or the one `KCR_TEST_KUBECONFIG`
+/// names.
+async fn config_of(env: &TestCluster) -> Result<kube::Config, Box<dyn std::error::Error>> {
+    if let Some(test_env) = env.test_env() {
+        return Ok(test_env.config()?);
+    }
+    let path = std::env::var("KCR_TEST_KUBECONFIG")?;
+    let kubeconfig = kube::config::Kubeconfig::read_from(path)?;
+    Ok(kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?)
+}
+
+/// The value of the sample `series` (the name and its labels, as exposed) in `text`.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_managers_client_should_count_and_time_its_requests_as_controller_runtime()
+-> TestResult {
+    let env = TestCluster::start_paused("the-managers-client-should-cou").await?;
+    let ns = env.namespace().to_owned();
+    let config = config_of(&env).await?;
+    let url = &config.cluster_url;
+    let host = match url.port_u16() {
+        Some(port) => format!("{}:{port}", url.host().ok_or("no host")?),
+        None => url.host().ok_or("no host")?.to_owned(),
+    };
+    let registry = kcr_metrics::Registry::new();
+    let manager = Manager::from_config(
+        config,
+        scoped(&ns)
+            .metrics_registry(registry.clone())
+            .client_latency_metrics(true),
+    )?;
+    let client = manager.client().clone();
+    let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+    assert!(api.get_opt("missing").await?.is_none());
+    create_config_map(&client, &ns, "counted").await?;
+    // The manager's informers list and watch through the same client.
+    let calls = Calls::default();
+    let log = calls.clone();
+    Controller::builder(&manager, "client-metrics")
+        .for_::<ConfigMap>()
+        .build(reconciler_fn(move |req: Request| {
+            log.record(&req);
+            async { Ok::<_, BoxError>(Action::done()) }
+        }))?;
+    let (stop, task) = start(&manager);
+    assert!(eventually(|| calls.count("counted") == 1).await);
+    let _ = stop.send(());
+    task.await??;
+
+    let text = kcr_metrics::encode_text(&registry)?;
+    let requests = |code: &str, method: &str| {
+        sample(
+            &text,
+            &format!(r#"rest_client_requests_total{{code="{code}",host="{host}",method="{method}"}}"#),
+        )
+    };
+    assert_eq!(requests("404", "GET"), Some(1.0), "{text}");
+    assert_eq!(requests("201", "POST"), Some(1.0), "{text}");
+    assert!(requests("200", "GET").is_some_and(|n| n >= 1.0), "{text}");
+    let latency = |verb: &str, le: &str| {
+        sample(
+            &text,
+            &format!(
+                r#"rest_client_request_duration_seconds_bucket{{host="{host}",verb="{verb}",le="{le}"}}"#
+            ),
+        )
+    };
+    assert_eq!(latency("POST", "+Inf"), Some(1.0), "{text}");
+
+    let Some(test_env) = env.test_env() else {
+        TestCluster::skip_on_real_cluster(
+            "the_managers_client_should_count_and_time_its_requests",
+            "kcr-testenv's injected latency and a stopped server",
+        );
+        env.shutdown().await;
+        return Ok(());
+    };
+    // 300 ms on the server: between the 0.25 s and the 0.5 s bucket.
+    test_env.faults().set_latency(Duration::from_millis(300));
+    create_config_map(&client, &ns, "slow").await?;
+    test_env.faults().set_latency(Duration::ZERO);
+    // No response at all.
+    test_env.faults().stop_serving().await;
+    assert!(api.get_opt("unreachable").await.is_err());
+    test_env.faults().restart_serving().await?;
+
+    let text = kcr_metrics::encode_text(&registry)?;
+    let latency = |verb: &str, le: &str| {
+        sample(
+            &text,
+            &format!(
+                r#"rest_client_request_duration_seconds_bucket{{host="{host}",verb="{verb}",le="{le}"}}"#
+            ),
+        )
+    };
+    assert_eq!(latency("POST", "0.25"), Some(1.0), "{text}");
+    assert_eq!(latency("POST", "0.5"), Some(2.0), "{text}");
+    assert_eq!(
+        sample(
+            &text,
+            &format!(r#"rest_client_requests_total{{code="<error>",host="{host}",method="GET"}}"#)
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    env.shutdown().await;
+    Ok(())
+}

@@ -247,6 +247,25 @@ impl Manager {
         Ok(Self { inner })
     }
 
+    /// A manager whose client is built from `config` (controller-runtime's `manager.New` takes
+    /// a REST config too), with the request metrics of
+    /// [`kcr_metrics::client`]: every request counted in `rest_client_requests_total` by
+    /// status code, method and host, and timed in `rest_client_request_duration_seconds` when
+    /// [`Options::client_latency_metrics`] asks, both on the manager's registry
+    /// ([`Options::metrics_registry`], else the default one). See [`Manager::new`] for the
+    /// rest; [`ClientMetricsLayer`](crate::manager::ClientMetricsLayer) puts the same metrics
+    /// on a client of your own.
+    ///
+    /// Fails as [`Manager::new`] does, and when `config` cannot make a client.
+    pub fn from_config(config: kube::Config, options: Options) -> Result<Self> {
+        let metrics = client_metrics(&options);
+        let layer = super::ClientMetricsLayer::new(metrics, &config.cluster_url);
+        let client = kube::client::ClientBuilder::try_from(config)?
+            .with_layer(&layer)
+            .build();
+        Self::new(client, options)
+    }
+
     /// The client the manager was built with.
     pub fn client(&self) -> &Client {
         &self.inner.client
@@ -736,6 +755,28 @@ impl Inner {
         let handle = group.tracker.spawn_on(task, runtime);
         group.aborts.lock().push(handle.abort_handle());
     }
+}
+
+/// The client families on the manager's registry (the default one unless the options name
+/// one), with the latency histogram if the options ask for it.
+fn client_metrics(options: &Options) -> kcr_metrics::client::ClientMetrics {
+    use kcr_metrics::client::ClientMetrics;
+    let (metrics, registry) = match &options.registry {
+        Some(registry) => match ClientMetrics::register(registry) {
+            Ok(families) => (families, registry.clone()),
+            Err(e) => {
+                tracing::warn!(error = %e, "client metrics not registered on the manager's registry; using the default registry");
+                (ClientMetrics::global().clone(), kcr_metrics::registry().clone())
+            }
+        },
+        None => (ClientMetrics::global().clone(), kcr_metrics::registry().clone()),
+    };
+    if options.client_latency_metrics
+        && let Err(e) = metrics.register_latency(&registry)
+    {
+        tracing::warn!(error = %e, "client latency metric not registered");
+    }
+    metrics
 }
 
 /// The elector config of a manager; the callbacks reach the manager through
