@@ -117,14 +117,16 @@ async fn a_requeue_should_go_back_at_the_priority_the_reconcile_asks_for() -> Te
     let log = calls.clone();
     let gate = Arc::new(Notify::new());
     let held = gate.clone();
-    let controller = Controller::builder(&manager, "priorities")
-        .build(reconciler_fn(move |req: Request| {
+    let controller =
+        Controller::builder(&manager, "priorities").build(reconciler_fn(move |req: Request| {
             let n = log.record(&req);
             let held = held.clone();
             async move {
                 match (&*req.name, n) {
                     // A poll that matters more than fresh work.
-                    ("poll", 1) => Ok(Action::requeue_after(Duration::from_secs(1)).with_priority(2000)),
+                    ("poll", 1) => {
+                        Ok(Action::requeue_after(Duration::from_secs(1)).with_priority(2000))
+                    }
                     // A failure retried ahead of fresh work, behind the poll.
                     ("fails", 1) => Err(RetryPriority::new(Failed, 1000).into()),
                     ("block", 1) => {
@@ -157,7 +159,11 @@ async fn a_requeue_should_go_back_at_the_priority_the_reconcile_asks_for() -> Te
         .skip_while(|n| n != "block")
         .skip(1)
         .collect();
-    assert_eq!(after_block, ["poll", "fails", "fresh"], "order of reconciles");
+    assert_eq!(
+        after_block,
+        ["poll", "fails", "fresh"],
+        "order of reconciles"
+    );
 
     let _ = stop.send(());
     task.await??;
@@ -196,7 +202,10 @@ async fn a_warmed_up_controller_should_sync_before_it_leads_and_reconcile_at_onc
     }
     let other_stop = CancellationToken::new();
     let (other, other_task) = other_replica(client.clone(), &ns, "warmup-lock", &other_stop)?;
-    assert!(eventually(|| other.is_leader()).await, "the other replica leads");
+    assert!(
+        eventually(|| other.is_leader()).await,
+        "the other replica leads"
+    );
 
     let manager = Manager::new(
         client,
@@ -240,7 +249,11 @@ async fn a_warmed_up_controller_should_sync_before_it_leads_and_reconcile_at_onc
     }
     other_stop.cancel();
     other_task.await?;
-    tokio::time::timeout(TestCluster::bound(Duration::from_secs(30)), manager.elected()).await?;
+    tokio::time::timeout(
+        TestCluster::bound(Duration::from_secs(30)),
+        manager.elected(),
+    )
+    .await?;
     let elected = Instant::now();
     assert!(eventually(|| warm_calls.count("one") == 1 && warm_calls.count("two") == 1).await);
     assert!(eventually(|| cold_calls.count("one") == 1 && cold_calls.count("two") == 1).await);
@@ -307,7 +320,10 @@ async fn reconciles_should_wait_until_the_controllers_event_handlers_have_synced
         }
     })
     .await;
-    assert!(waited.is_ok(), "the informer synced and the other controller ran");
+    assert!(
+        waited.is_ok(),
+        "the informer synced and the other controller ran"
+    );
     // Several of the controller's sync polls later, still nothing: its handler has not synced.
     tokio::time::sleep(3 * kcr_informer::SYNCED_POLL_PERIOD).await;
     assert_eq!(held_calls.names(), Vec::<String>::new());
@@ -402,8 +418,8 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_managers_client_should_count_and_time_its_requests_as_controller_runtime()
--> TestResult {
+async fn the_managers_client_should_count_and_time_its_requests_as_controller_runtime() -> TestResult
+{
     let env = TestCluster::start_paused("the-managers-client-should-cou").await?;
     let ns = env.namespace().to_owned();
     let config = config_of(&env).await?;
@@ -441,7 +457,9 @@ async fn the_managers_client_should_count_and_time_its_requests_as_controller_ru
     let requests = |code: &str, method: &str| {
         sample(
             &text,
-            &format!(r#"rest_client_requests_total{{code="{code}",host="{host}",method="{method}"}}"#),
+            &format!(
+                r#"rest_client_requests_total{{code="{code}",host="{host}",method="{method}"}}"#
+            ),
         )
     };
     assert_eq!(requests("404", "GET"), Some(1.0), "{text}");

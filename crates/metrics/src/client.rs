@@ -161,16 +161,24 @@ mod tests {
         let metrics = ClientMetrics::register(&registry)?;
         metrics.observe("GET", "h:1", Some(200), Duration::from_millis(30));
         let text = crate::encode_text(&registry)?;
-        assert!(text.contains(r#"rest_client_requests_total{code="200",host="h:1",method="GET"} 1"#));
+        assert!(
+            text.contains(r#"rest_client_requests_total{code="200",host="h:1",method="GET"} 1"#)
+        );
         assert!(!text.contains("rest_client_request_duration_seconds"));
 
         metrics.register_latency(&registry)?;
         metrics.register_latency(&registry)?;
         metrics.observe("GET", "h:1", Some(200), Duration::from_millis(30));
         let text = crate::encode_text(&registry)?;
-        assert!(text.contains(r#"rest_client_request_duration_seconds_bucket{host="h:1",verb="GET",le="0.025"} 0"#));
-        assert!(text.contains(r#"rest_client_request_duration_seconds_bucket{host="h:1",verb="GET",le="0.1"} 1"#));
-        assert!(text.contains(r#"rest_client_request_duration_seconds_count{host="h:1",verb="GET"} 1"#));
+        assert!(text.contains(
+            r#"rest_client_request_duration_seconds_bucket{host="h:1",verb="GET",le="0.025"} 0"#
+        ));
+        assert!(text.contains(
+            r#"rest_client_request_duration_seconds_bucket{host="h:1",verb="GET",le="0.1"} 1"#
+        ));
+        assert!(
+            text.contains(r#"rest_client_request_duration_seconds_count{host="h:1",verb="GET"} 1"#)
+        );
         Ok(())
     }
 

@@ -766,10 +766,16 @@ fn client_metrics(options: &Options) -> kcr_metrics::client::ClientMetrics {
             Ok(families) => (families, registry.clone()),
             Err(e) => {
                 tracing::warn!(error = %e, "client metrics not registered on the manager's registry; using the default registry");
-                (ClientMetrics::global().clone(), kcr_metrics::registry().clone())
+                (
+                    ClientMetrics::global().clone(),
+                    kcr_metrics::registry().clone(),
+                )
             }
         },
-        None => (ClientMetrics::global().clone(), kcr_metrics::registry().clone()),
+        None => (
+            ClientMetrics::global().clone(),
+            kcr_metrics::registry().clone(),
+        ),
     };
     if options.client_latency_metrics
         && let Err(e) = metrics.register_latency(&registry)
