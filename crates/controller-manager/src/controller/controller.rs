@@ -185,7 +185,9 @@ impl<R: Reconciler> Runnable for Running<R> {
         tracing::info!(controller = %core.name, "Starting Controller");
         // Started here, or already by the warmup.
         if !core.start_sources(&ctx).await? {
-            core.queue.shut_down();
+            // Cancelled first: the sources may still run from a warmup, which leaves them to
+            // the start once it has begun.
+            core.stop_sources().await;
             return Ok(());
         }
 

@@ -78,3 +78,6 @@ pub use reconcile_context::ReconcileContext;
 pub use reconciler::{
     ReconcilerFn, RetryPriority, TerminalError, is_terminal, reconciler_fn, retry_priority,
 };
+
+#[cfg(test)]
+mod sources_model_tests;
