@@ -232,11 +232,16 @@ async fn a_warmed_up_controller_should_sync_before_it_leads_and_reconcile_at_onc
     // While the other replica leads, the warm controller's handlers have seen the cache: its
     // queue holds both requests. Nothing is reconciled; the cold controller has not started.
     assert!(eventually(|| warm.queue().len() == 2).await);
+    // One built once the manager runs warms up at once.
+    let late_calls = Calls::default();
+    let late = build("late-warm-config-maps", true, &late_calls)?;
+    assert!(eventually(|| late.queue().len() == 2).await);
     tokio::time::sleep(Duration::from_secs(5)).await;
     let elector = manager.leader_elector().ok_or("no elector")?;
     assert!(!elector.is_leader());
     assert_eq!((warm.queue().len(), cold.queue().len()), (2, 0));
-    assert_eq!(warm_calls.names().len() + cold_calls.names().len(), 0);
+    let reconciled = [&warm_calls, &cold_calls, &late_calls].map(|c| c.names().len());
+    assert_eq!(reconciled, [0, 0, 0]);
 
     // From now on no list of config maps can succeed (on kcr-testenv): leading must need none.
     if let Some(test_env) = env.test_env() {
@@ -257,6 +262,7 @@ async fn a_warmed_up_controller_should_sync_before_it_leads_and_reconcile_at_onc
     let elected = Instant::now();
     assert!(eventually(|| warm_calls.count("one") == 1 && warm_calls.count("two") == 1).await);
     assert!(eventually(|| cold_calls.count("one") == 1 && cold_calls.count("two") == 1).await);
+    assert!(eventually(|| late_calls.count("one") == 1 && late_calls.count("two") == 1).await);
     if !env.is_real() {
         // Its workers started with the lease: no wait for a sync.
         let first = warm_calls.first("one").ok_or("no reconcile")?;
