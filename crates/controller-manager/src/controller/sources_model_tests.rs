@@ -109,9 +109,8 @@ struct Seen {
 async fn run(ops: Vec<Op>, warmup: bool) -> Result<Seen, BoxError> {
     let synced = Arc::new(AtomicBool::new(false));
     let started_flag = Arc::new(AtomicBool::new(false));
-    let counters: Vec<(Arc<AtomicUsize>, Arc<AtomicUsize>)> = (0..2)
-        .map(|_| (Arc::default(), Arc::default()))
-        .collect();
+    let counters: Vec<(Arc<AtomicUsize>, Arc<AtomicUsize>)> =
+        (0..2).map(|_| (Arc::default(), Arc::default())).collect();
     let sources: Vec<Box<dyn Source>> = counters
         .iter()
         .map(|(starts, stops)| {
@@ -214,8 +213,14 @@ async fn run(ops: Vec<Op>, warmup: bool) -> Result<Seen, BoxError> {
         }
     }
     Ok(Seen {
-        starts: counters.iter().map(|(s, _)| s.load(Ordering::SeqCst)).collect(),
-        stops: counters.iter().map(|(_, s)| s.load(Ordering::SeqCst)).collect(),
+        starts: counters
+            .iter()
+            .map(|(s, _)| s.load(Ordering::SeqCst))
+            .collect(),
+        stops: counters
+            .iter()
+            .map(|(_, s)| s.load(Ordering::SeqCst))
+            .collect(),
         early_reconcile: early.load(Ordering::SeqCst),
         reconciled: reconciled.load(Ordering::SeqCst),
         ran: started || counters.iter().any(|(s, _)| s.load(Ordering::SeqCst) > 0),
