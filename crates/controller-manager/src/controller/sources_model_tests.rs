@@ -201,8 +201,9 @@ async fn run(ops: Vec<Op>, warmup: bool) -> Result<Seen, BoxError> {
     }
     // Long enough for a sync poll and a reconcile.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let live = !(started && did_sync && !warm_cancelled && !start_cancelled)
-        || reconciled.load(Ordering::SeqCst);
+    // Owed a reconcile: started and synced, neither run cancelled.
+    let owed = started && did_sync && !warm_cancelled && !start_cancelled;
+    let live = !owed || reconciled.load(Ordering::SeqCst);
     warm_ctx.cancel();
     start_ctx.cancel();
     let mut ended = true;
