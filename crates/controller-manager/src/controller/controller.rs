@@ -54,17 +54,18 @@ use crate::{BoxError, Error};
 ///   initial list (not only the informer), start the workers. With
 ///   [`enable_warmup`](super::Builder::enable_warmup) the watches are
 ///   registered and synced before the replica leads, and leading starts the
-///   workers at once.
+///   workers at once. If the lists are not seen within the cache-sync
+///   timeout (2 minutes by default), the start fails with
+///   [`Error::CacheSyncTimeout`] naming the informers; the manager's caches
+///   step applies the same timeout to the controllers built before it
+///   started, and its [`start`](crate::Manager::start) returns the error.
+///   Stop: workers take no new request, reconciles in flight finish (the
+///   manager bounds this by its graceful shutdown timeout), then the queue
+///   shuts down.
 /// - A reconcile can set the priority its request is queued back with
 ///   ([`Action::with_priority`], or an error wrapped in
 ///   [`RetryPriority`](super::RetryPriority)); otherwise it goes back at the
-///   priority it was taken with. If the lists are not seen within the cache-sync timeout
-///   (2 minutes by default), the start fails with
-///   [`Error::CacheSyncTimeout`] naming the informers; the manager's caches
-///   step applies the same timeout to the controllers built before it
-///   started, and its [`start`](crate::Manager::start) returns the error. Stop: workers take no new request, reconciles in flight
-///   finish (the manager bounds this by its graceful shutdown timeout), then
-///   the queue shuts down.
+///   priority it was taken with.
 ///
 /// The handle is cheap to clone.
 #[derive(Clone)]

@@ -144,7 +144,7 @@ struct Inner {
 ///
 /// Stop: on the shutdown signal, the first runnable error, or lost
 /// leadership. The manager cancels the leader-election runnables and then
-/// the others, waits for them up to the graceful shutdown timeout, releases
+/// the others and the warmups, waits for them up to the graceful shutdown timeout, releases
 /// the lease if configured, stops the HTTP servers and returns the first
 /// error. Losing the lease cancels the leader-election runnables at the
 /// renew deadline, before the lease can expire for another replica; the
