@@ -3,8 +3,8 @@
 //! event recorder (client-go `tools/record`).
 //!
 //! - [`Manager`]: starts the HTTP servers, then the runnables that need no
-//!   leader election, then, once this replica holds the lease, the
-//!   leader-election runnables; stops everything on a shutdown signal, a
+//!   leader election (and the warmups of those that need it), then, once
+//!   this replica holds the lease, the leader-election runnables; stops everything on a shutdown signal, a
 //!   runnable's failure or a lost lease, within a graceful timeout.
 //! - [`Runnable`]: anything that runs until a `CancellationToken` fires;
 //!   closures adapt with [`runnable_fn`].
@@ -30,7 +30,7 @@
 //! # Intended differences from client-go and controller-runtime
 //!
 //! The rules of client-go v1.36 (`tools/leaderelection`) and
-//! controller-runtime's main branch (`pkg/internal/controller`,
+//! controller-runtime v0.25 (`pkg/internal/controller`,
 //! `pkg/controller`) hold unless listed here.
 //!
 //! Leader election ([`leaderelection`]):
@@ -68,6 +68,17 @@
 //! - An unmanaged controller ([`Controller::unmanaged`]) records its metrics
 //!   in the default registry and runs informers of its own, which
 //!   [`Controller::start`] stops when it returns.
+//! - Warmup ([`enable_warmup`](controller::Builder::enable_warmup)) registers
+//!   and syncs the controller's handlers before the replica leads; the
+//!   informers of controllers built before the start are listed in the caches
+//!   step whether warmed up or not.
+//! - A failed reconcile sets its retry's priority with an error wrapped in
+//!   [`RetryPriority`](controller::RetryPriority) (a `Result` cannot carry an
+//!   [`Action`] beside the error).
+//! - The client request metrics ([`manager::ClientMetricsLayer`]) are
+//!   recorded for the client [`Manager::from_config`] builds (or any client
+//!   given the layer), not for every client of the process; their latency
+//!   runs until the response's headers arrive.
 //!
 //! ```
 //! use std::time::Duration;

@@ -6,7 +6,8 @@
 //! - [`encode_text`], which renders any registry in the Prometheus text
 //!   exposition format (what a `/metrics` endpoint serves);
 //! - the metric families, one module per group ([`workqueue`], [`cache`],
-//!   [`reflector`], [`informer`], [`leader_election`], [`controller`]), each
+//!   [`reflector`], [`informer`], [`leader_election`], [`controller`],
+//!   [`client`]), each
 //!   with the handle or provider trait that the instrumented crate calls and
 //!   its prometheus implementation.
 //!
@@ -56,6 +57,7 @@ pub use prometheus;
 pub use prometheus::Registry;
 
 pub mod cache;
+pub mod client;
 pub mod controller;
 mod exposition;
 mod histogram;

@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
 use super::cache_sync::{CacheSyncWaits, DEFAULT_CACHE_SYNC_TIMEOUT};
-use super::controller::{Controller, Core, Running};
+use super::controller::{Controller, Core, Running, SourcesState};
 use super::handler::{MapFn, Mapper, OwnerKind};
 use super::predicate::Predicate;
 use super::reconciler::{Reconciler, Request};
@@ -169,6 +169,7 @@ pub struct Builder {
     reconcile_timeout: Option<Duration>,
     cache_sync_timeout: Duration,
     need_leader_election: bool,
+    warmup: bool,
     skip_name_validation: bool,
     errors: Vec<String>,
     shard: Option<ShardMember>,
@@ -186,6 +187,7 @@ impl fmt::Debug for Builder {
             .field("max_concurrent_reconciles", &self.max_concurrent_reconciles)
             .field("reconcile_timeout", &self.reconcile_timeout)
             .field("need_leader_election", &self.need_leader_election)
+            .field("warmup", &self.warmup)
             .finish_non_exhaustive()
     }
 }
@@ -257,6 +259,7 @@ impl Builder {
             reconcile_timeout: None,
             cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
             need_leader_election: true,
+            warmup: false,
             skip_name_validation: false,
             errors: Vec::new(),
             shard: None,
@@ -421,6 +424,20 @@ impl Builder {
         self
     }
 
+    /// Starts the controller's sources before this replica leads
+    /// (controller-runtime's `EnableWarmup`; off by default, as there): while
+    /// another replica holds the lease, the controller registers its event
+    /// handlers, starts the informers it watches and waits for the handlers
+    /// to sync, so its queue holds the requests of every cached object; once
+    /// this replica wins the lease its workers start at once, without a new
+    /// list or a replay of the cache. A controller that needs no leader
+    /// election starts its sources at once anyway, so there it changes
+    /// nothing.
+    pub fn enable_warmup(mut self, warmup: bool) -> Self {
+        self.warmup = warmup;
+        self
+    }
+
     /// Allows a name another controller of this process already has
     /// (controller-runtime `SkipNameValidation`); their metrics then mix.
     pub fn skip_name_validation(mut self, skip: bool) -> Self {
@@ -523,6 +540,8 @@ impl Builder {
             reconcile_timeout: self.reconcile_timeout,
             cache_sync_timeout: self.cache_sync_timeout,
             sources,
+            source_state: tokio::sync::Mutex::new(SourcesState::Idle),
+            warmup: self.warmup,
             predicates: Arc::from(self.predicates),
             factory,
             need_leader_election: self.need_leader_election,

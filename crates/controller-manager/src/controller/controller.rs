@@ -20,7 +20,7 @@ use tracing::Instrument;
 
 use super::predicate::Predicate;
 use super::reconcile_context::ReconcileContext;
-use super::reconciler::{Action, Reconciler, Request, is_terminal};
+use super::reconciler::{Action, Next, Reconciler, Request, is_terminal, retry_priority};
 use super::source::{Source, StartedSource};
 use crate::Runnable;
 
@@ -50,14 +50,22 @@ use crate::{BoxError, Error};
 ///   treated as an error. The reconcile sees its deadline in its
 ///   [`ReconcileContext`] from the start.
 /// - Start (as a leader-election runnable unless told otherwise): register
-///   the watches, wait for them to see their informers' initial lists, start
-///   the workers. If the lists are not seen within the cache-sync timeout
-///   (2 minutes by default), the start fails with
+///   the watches, wait until each watch's handler has seen its informer's
+///   initial list (not only the informer), start the workers. With
+///   [`enable_warmup`](super::Builder::enable_warmup) the watches are
+///   registered and synced before the replica leads, and leading starts the
+///   workers at once. If the lists are not seen within the cache-sync
+///   timeout (2 minutes by default), the start fails with
 ///   [`Error::CacheSyncTimeout`] naming the informers; the manager's caches
 ///   step applies the same timeout to the controllers built before it
-///   started, and its [`start`](crate::Manager::start) returns the error. Stop: workers take no new request, reconciles in flight
-///   finish (the manager bounds this by its graceful shutdown timeout), then
-///   the queue shuts down.
+///   started, and its [`start`](crate::Manager::start) returns the error.
+///   Stop: workers take no new request, reconciles in flight finish (the
+///   manager bounds this by its graceful shutdown timeout), then the queue
+///   shuts down.
+/// - A reconcile can set the priority its request is queued back with
+///   ([`Action::with_priority`], or an error wrapped in
+///   [`RetryPriority`](super::RetryPriority)); otherwise it goes back at the
+///   priority it was taken with.
 ///
 /// The handle is cheap to clone.
 #[derive(Clone)]
@@ -137,6 +145,10 @@ pub(crate) struct Core {
     pub(crate) reconcile_timeout: Option<Duration>,
     pub(crate) cache_sync_timeout: Duration,
     pub(crate) sources: Vec<Box<dyn Source>>,
+    /// The sources' handlers once registered (see [`Core::start_sources`]).
+    pub(crate) source_state: tokio::sync::Mutex<SourcesState>,
+    /// Start the sources before the replica leads ([`Builder::enable_warmup`](super::Builder::enable_warmup)).
+    pub(crate) warmup: bool,
     pub(crate) predicates: Arc<[Box<dyn Predicate>]>,
     pub(crate) factory: SharedInformerFactory,
     pub(crate) need_leader_election: bool,
@@ -171,46 +183,13 @@ impl<R: Reconciler> Runnable for Running<R> {
             gate.set_primary(Arc::new(move |req| lookups.iter().find_map(|l| l(req))));
             gate.member.subscribe()
         });
-        let mut started: Vec<Box<dyn StartedSource>> = Vec::with_capacity(core.sources.len());
-        for source in &core.sources {
-            tracing::info!(controller = %core.name, source = %source.name(), "Starting EventSource");
-            match source.start(&core.queue, &core.predicates, core.shard.as_ref()) {
-                Ok(s) => started.push(s),
-                Err(e) => {
-                    stop_sources(&started);
-                    core.queue.shut_down();
-                    return Err(e.into());
-                }
-            }
-        }
-        // Informers asked for after the manager's caches step start here.
-        core.factory.start();
-
         tracing::info!(controller = %core.name, "Starting Controller");
-        let sync_deadline = Instant::now() + core.cache_sync_timeout;
-        while !started.iter().all(|s| s.has_synced()) {
-            if Instant::now() >= sync_deadline {
-                let resources = core
-                    .sources
-                    .iter()
-                    .zip(&started)
-                    .filter(|(_, s)| !s.has_synced())
-                    .map(|(source, _)| source.name())
-                    .collect();
-                stop_sources(&started);
-                core.queue.shut_down();
-                let error = core.cache_sync_error(resources);
-                tracing::error!(controller = %core.name, error = %error, "Could not wait for Cache to sync");
-                return Err(error.into());
-            }
-            tokio::select! {
-                () = ctx.cancelled() => {
-                    stop_sources(&started);
-                    core.queue.shut_down();
-                    return Ok(());
-                }
-                () = tokio::time::sleep(SYNCED_POLL_PERIOD.min(sync_deadline - Instant::now())) => {}
-            }
+        // Started here, or already by the warmup.
+        if !core.start_sources(&ctx).await? {
+            // Cancelled first: the sources may still run from a warmup, which leaves them to
+            // the start once it has begun.
+            core.stop_sources().await;
+            return Ok(());
         }
 
         let workers = core.max_concurrent_reconciles;
@@ -227,9 +206,8 @@ impl<R: Reconciler> Runnable for Running<R> {
         ctx.cancelled().await;
         tracing::info!(controller = %core.name, "Shutdown signal received, waiting for all workers to finish");
         core.stopping.store(true, Ordering::SeqCst);
-        stop_sources(&started);
-        // Wakes idle workers; busy ones finish their reconcile, then stop.
-        core.queue.shut_down();
+        // Also wakes idle workers; busy ones finish their reconcile, then stop.
+        core.stop_sources().await;
         while let Some(joined) = tasks.join_next().await {
             if let Err(e) = joined {
                 tracing::error!(controller = %core.name, error = %e, "worker ended abnormally");
@@ -241,6 +219,120 @@ impl<R: Reconciler> Runnable for Running<R> {
 
     fn need_leader_election(&self) -> bool {
         self.core.need_leader_election
+    }
+
+    fn needs_warmup(&self) -> bool {
+        self.core.warmup && self.core.need_leader_election
+    }
+
+    /// Starts the sources and waits for their handlers to sync while the replica waits for
+    /// the lease (controller-runtime's `Warmup`): their requests queue up, and once it leads
+    /// the workers start at once. Stops the sources when the manager stops before this
+    /// replica led.
+    async fn warmup(&self, ctx: CancellationToken) -> Result<(), BoxError> {
+        let core = &self.core;
+        if !self.needs_warmup() {
+            return Ok(());
+        }
+        tracing::info!(controller = %core.name, "Warming up: starting event sources before leader election");
+        if !core.start_sources(&ctx).await? {
+            return Ok(());
+        }
+        ctx.cancelled().await;
+        if !core.started.load(Ordering::SeqCst) {
+            // Never led: nothing else stops them.
+            core.stop_sources().await;
+        }
+        Ok(())
+    }
+}
+
+/// Where a controller's sources are: started once, by the warmup or the start, whichever
+/// comes first (the other finds them started), and stopped once.
+pub(crate) enum SourcesState {
+    /// Not started yet.
+    Idle,
+    /// Registered, and their handlers have synced.
+    Running(Vec<Box<dyn StartedSource>>),
+    /// Stopped, or failed to start or sync: they never run again.
+    Done,
+}
+
+impl Core {
+    /// Registers the sources' handlers, starts informers asked for late, and waits until every
+    /// handler has seen its informer's initial list (controller-runtime waits for each
+    /// handler registration's `HasSynced`, not only for the informer's), at most the
+    /// cache-sync timeout. Once per controller: true when the sources run and have synced;
+    /// false when `ctx` was cancelled first or they were already stopped; an error when they
+    /// failed to start or sync (they are stopped and the queue is shut down).
+    ///
+    /// Invariant: the sources are registered at most once and stopped at most once (the state
+    /// moves Idle → Running → Done or Idle → Done, under the lock).
+    async fn start_sources(&self, ctx: &CancellationToken) -> Result<bool, Error> {
+        let mut state = tokio::select! {
+            state = self.source_state.lock() => state,
+            () = ctx.cancelled() => return Ok(false),
+        };
+        match &*state {
+            SourcesState::Running(_) => return Ok(true),
+            SourcesState::Done => return Ok(false),
+            SourcesState::Idle => {}
+        }
+        let mut started: Vec<Box<dyn StartedSource>> = Vec::with_capacity(self.sources.len());
+        for source in &self.sources {
+            tracing::info!(controller = %self.name, source = %source.name(), "Starting EventSource");
+            match source.start(&self.queue, &self.predicates, self.shard.as_ref()) {
+                Ok(s) => started.push(s),
+                Err(e) => {
+                    *state = SourcesState::Done;
+                    stop_sources(&started);
+                    self.queue.shut_down();
+                    return Err(e);
+                }
+            }
+        }
+        // Informers asked for after the manager's caches step start here.
+        self.factory.start();
+
+        let sync_deadline = Instant::now() + self.cache_sync_timeout;
+        while !started.iter().all(|s| s.has_synced()) {
+            if Instant::now() >= sync_deadline {
+                let resources = self
+                    .sources
+                    .iter()
+                    .zip(&started)
+                    .filter(|(_, s)| !s.has_synced())
+                    .map(|(source, _)| source.name())
+                    .collect();
+                *state = SourcesState::Done;
+                stop_sources(&started);
+                self.queue.shut_down();
+                let error = self.cache_sync_error(resources);
+                tracing::error!(controller = %self.name, error = %error, "Could not wait for Cache to sync");
+                return Err(error);
+            }
+            tokio::select! {
+                () = ctx.cancelled() => {
+                    *state = SourcesState::Done;
+                    stop_sources(&started);
+                    self.queue.shut_down();
+                    return Ok(false);
+                }
+                () = tokio::time::sleep(SYNCED_POLL_PERIOD.min(sync_deadline - Instant::now())) => {}
+            }
+        }
+        *state = SourcesState::Running(started);
+        Ok(true)
+    }
+
+    /// Unregisters the sources' handlers (if they run) and shuts the queue down.
+    async fn stop_sources(&self) {
+        let mut state = self.source_state.lock().await;
+        if let SourcesState::Running(started) = std::mem::replace(&mut *state, SourcesState::Done) {
+            stop_sources(&started);
+        }
+        *state = SourcesState::Done;
+        self.queue.shut_down();
     }
 }
 
@@ -411,13 +503,26 @@ impl Core {
         token.cancel();
         let elapsed = started.elapsed().as_secs_f64();
 
+        // A priority the reconcile asks for replaces the one the request was taken with
+        // (controller-runtime's `Result.Priority`, honoured also with an error).
+        let priority = match &outcome {
+            Outcome::Ok(action) => action.priority(),
+            Outcome::Err(error) => retry_priority(&**error),
+            Outcome::Panic(_) | Outcome::Timeout(_) => None,
+        }
+        .unwrap_or(priority);
         let result = match outcome {
-            Outcome::Ok(Action::Done) => {
+            Outcome::Ok(Action {
+                next: Next::Done, ..
+            }) => {
                 span.in_scope(|| tracing::debug!("Reconcile successful"));
                 self.queue.forget(req);
                 ReconcileResult::Success
             }
-            Outcome::Ok(Action::Requeue) => {
+            Outcome::Ok(Action {
+                next: Next::Requeue,
+                ..
+            }) => {
                 span.in_scope(|| tracing::debug!("Reconcile done, requeueing"));
                 self.queue.add_with_opts(
                     req.clone(),
@@ -425,7 +530,10 @@ impl Core {
                 );
                 ReconcileResult::Requeue
             }
-            Outcome::Ok(Action::RequeueAfter(delay)) => {
+            Outcome::Ok(Action {
+                next: Next::RequeueAfter(delay),
+                ..
+            }) => {
                 span.in_scope(|| tracing::debug!(?delay, "Reconcile done, requeueing after"));
                 self.queue.forget(req);
                 self.queue.add_with_opts(

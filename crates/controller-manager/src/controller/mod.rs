@@ -9,9 +9,12 @@
 //! and calls a [`Reconciler`] from its workers while this replica leads.
 //! [`Controller::unmanaged`] builds one that runs without a manager, on
 //! informers of its own, with [`Controller::start`]. A reconcile reads its
-//! deadline and cancellation token from [`ReconcileContext`]; a controller
-//! whose informers do not sync within its
-//! [`cache_sync_timeout`](Builder::cache_sync_timeout) fails to start.
+//! deadline and cancellation token from [`ReconcileContext`], and may set the
+//! priority its request is requeued with ([`Action::with_priority`](crate::Action::with_priority),
+//! [`RetryPriority`]); a controller whose informers do not sync within its
+//! [`cache_sync_timeout`](Builder::cache_sync_timeout) fails to start. With
+//! [`enable_warmup`](Builder::enable_warmup) a leader-election controller
+//! syncs its handlers before its replica leads.
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::ConfigMap;
@@ -75,4 +78,9 @@ pub(crate) use builder::Shared;
 pub use cache_sync::DEFAULT_CACHE_SYNC_TIMEOUT;
 pub use handler::LOW_PRIORITY;
 pub use reconcile_context::ReconcileContext;
-pub use reconciler::{ReconcilerFn, TerminalError, is_terminal, reconciler_fn};
+pub use reconciler::{
+    ReconcilerFn, RetryPriority, TerminalError, is_terminal, reconciler_fn, retry_priority,
+};
+
+#[cfg(test)]
+mod sources_model_tests;

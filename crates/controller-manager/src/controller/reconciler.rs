@@ -79,10 +79,28 @@ impl fmt::Display for Request {
 }
 
 /// What a successful reconcile asks for next (controller-runtime
-/// `reconcile.Result`).
+/// `reconcile.Result`): nothing, a rate-limited requeue, or a requeue after
+/// a delay, each optionally at a [priority](Action::with_priority).
+///
+/// ```
+/// use std::time::Duration;
+/// use kcr_controller_manager::Action;
+///
+/// let poll = Action::requeue_after(Duration::from_secs(30)).with_priority(-50);
+/// assert_eq!(poll.requeue_delay(), Some(Duration::from_secs(30)));
+/// assert_eq!(poll.priority(), Some(-50));
+/// assert_eq!(Action::done().priority(), None);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[must_use]
-pub enum Action {
+pub struct Action {
+    pub(crate) next: Next,
+    priority: Option<i32>,
+}
+
+/// What comes after a reconcile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Next {
     /// Nothing: the object is reconciled until something changes.
     Done,
     /// Again, after the rate limiter's delay (counted as a requeue).
@@ -94,18 +112,125 @@ pub enum Action {
 impl Action {
     /// Nothing more to do until the object changes.
     pub fn done() -> Self {
-        Action::Done
+        Self {
+            next: Next::Done,
+            priority: None,
+        }
     }
 
     /// Reconcile again after the rate limiter's delay.
     pub fn requeue() -> Self {
-        Action::Requeue
+        Self {
+            next: Next::Requeue,
+            priority: None,
+        }
     }
 
     /// Reconcile again after `delay` (a zero delay reconciles again at once).
     pub fn requeue_after(delay: Duration) -> Self {
-        Action::RequeueAfter(delay)
+        Self {
+            next: Next::RequeueAfter(delay),
+            priority: None,
+        }
     }
+
+    /// Requeues the request at `priority` in the controller's priority queue
+    /// (controller-runtime's `Result.Priority`; higher goes first, live
+    /// changes are queued at 0, initial lists and resyncs at
+    /// [`LOW_PRIORITY`](crate::controller::LOW_PRIORITY)). Without it a
+    /// requeue keeps the priority the request was taken from the queue with.
+    /// Has no effect on [`done`](Self::done), which requeues nothing. For a
+    /// failed reconcile, wrap the error in
+    /// [`RetryPriority`](crate::controller::RetryPriority).
+    pub fn with_priority(mut self, priority: i32) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// The priority set with [`with_priority`](Self::with_priority).
+    pub fn priority(&self) -> Option<i32> {
+        self.priority
+    }
+
+    /// Whether this is [`requeue`](Self::requeue) (after the rate limiter's
+    /// delay).
+    pub fn is_requeue(&self) -> bool {
+        self.next == Next::Requeue
+    }
+
+    /// The delay of [`requeue_after`](Self::requeue_after), `None` for the
+    /// others.
+    pub fn requeue_delay(&self) -> Option<Duration> {
+        match self.next {
+            Next::RequeueAfter(delay) => Some(delay),
+            _ => None,
+        }
+    }
+}
+
+/// A reconcile error whose retry goes into the controller's priority queue
+/// at `priority` (controller-runtime's `Result.Priority` returned with an
+/// error); without it a retry keeps the priority the request was taken
+/// with. The controller looks for it along the error's source chain, as for
+/// [`TerminalError`] (a terminal error is not retried, whatever its
+/// priority).
+///
+/// ```
+/// use kcr_controller_manager::BoxError;
+/// use kcr_controller_manager::controller::{RetryPriority, retry_priority};
+///
+/// let err: BoxError = RetryPriority::new("quota exhausted", -10).into();
+/// assert_eq!(retry_priority(&*err), Some(-10));
+/// assert_eq!(err.to_string(), "quota exhausted");
+/// ```
+#[derive(Debug)]
+pub struct RetryPriority {
+    priority: i32,
+    error: BoxError,
+}
+
+impl RetryPriority {
+    /// Retries after `error` at `priority`.
+    pub fn new(error: impl Into<BoxError>, priority: i32) -> Self {
+        Self {
+            priority,
+            error: error.into(),
+        }
+    }
+
+    /// The priority of the retry.
+    pub fn priority(&self) -> i32 {
+        self.priority
+    }
+
+    /// The error.
+    pub fn into_inner(self) -> BoxError {
+        self.error
+    }
+}
+
+impl fmt::Display for RetryPriority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl std::error::Error for RetryPriority {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.error)
+    }
+}
+
+/// The priority of the first [`RetryPriority`] along `error`'s source chain.
+pub fn retry_priority(error: &(dyn std::error::Error + 'static)) -> Option<i32> {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if let Some(p) = e.downcast_ref::<RetryPriority>() {
+            return Some(p.priority);
+        }
+        current = e.source();
+    }
+    None
 }
 
 /// An error that retrying cannot fix (controller-runtime
@@ -171,12 +296,16 @@ pub fn is_terminal(error: &(dyn std::error::Error + 'static)) -> bool {
 ///
 /// | outcome | the controller |
 /// | --- | --- |
-/// | `Ok(Action::Done)` | forgets the request's failures |
-/// | `Ok(Action::Requeue)` | adds it back after the rate limiter's delay |
-/// | `Ok(Action::RequeueAfter(d))` | forgets its failures and adds it back after `d` |
+/// | `Ok(Action::done())` | forgets the request's failures |
+/// | `Ok(Action::requeue())` | adds it back after the rate limiter's delay |
+/// | `Ok(Action::requeue_after(d))` | forgets its failures and adds it back after `d` |
 /// | `Err(e)` | adds it back after the rate limiter's delay |
 /// | `Err(e)` with a [`TerminalError`] | logs and counts it, does not retry (its failure count stays) |
 /// | a panic, or running past the reconcile timeout | as `Err` |
+///
+/// A request goes back at the priority it was taken from the queue with,
+/// unless the action carries one ([`Action::with_priority`]) or the error
+/// wraps a [`RetryPriority`].
 ///
 /// ```
 /// use kcr_controller_manager::BoxError;
@@ -279,6 +408,27 @@ mod tests {
         assert!(is_terminal(&*wrapped));
         let transient: BoxError = MyError::Transient.into();
         assert!(!is_terminal(&*transient));
+    }
+
+    #[test]
+    fn a_retry_priority_should_be_found_along_the_source_chain_and_keep_terminal_errors() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("wrapped")]
+        struct Wrapper(#[source] RetryPriority);
+        let wrapped: BoxError = Wrapper(RetryPriority::new(TerminalError::new("bad"), 7)).into();
+        assert_eq!(retry_priority(&*wrapped), Some(7));
+        assert!(is_terminal(&*wrapped));
+        let plain: BoxError = MyError::Transient.into();
+        assert_eq!(retry_priority(&*plain), None);
+    }
+
+    #[test]
+    fn an_action_should_carry_its_priority() {
+        assert_eq!(Action::requeue().with_priority(3).priority(), Some(3));
+        assert!(Action::requeue().is_requeue());
+        assert!(!Action::done().is_requeue());
+        assert_eq!(Action::done().requeue_delay(), None);
+        assert_ne!(Action::requeue(), Action::requeue().with_priority(0));
     }
 
     #[test]

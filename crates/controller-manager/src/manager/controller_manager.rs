@@ -22,7 +22,7 @@ use tokio_util::task::TaskTracker;
 
 use super::informers::{InformerReader, InformerScope, Informers};
 use super::options::{Options, default_identity};
-use super::runnable::Runnable;
+use super::runnable::{Runnable, Warmup};
 use crate::controller::Shared as ControllerShared;
 use crate::healthz::{Checker, Checks, probes_handler};
 use crate::leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock};
@@ -86,8 +86,11 @@ struct State {
     runtime: Option<Handle>,
     pending_others: Vec<Arc<dyn Runnable>>,
     pending_leader: Vec<Arc<dyn Runnable>>,
+    /// Leader-election runnables to warm up once the warmup group starts.
+    pending_warmup: Vec<Arc<dyn Runnable>>,
     others_started: bool,
     leader_started: bool,
+    warmup_started: bool,
 }
 
 /// The addresses the HTTP servers listen on, once bound.
@@ -119,6 +122,8 @@ struct Inner {
     controllers: ControllerShared,
     others: Group,
     leader: Group,
+    /// The warmups of leader-election runnables (controller-runtime's `Warmup` group).
+    warmup: Group,
 }
 
 /// Runs runnables, leader election, the health probes and the metrics
@@ -129,13 +134,17 @@ struct Inner {
 ///
 /// Start order: HTTP servers (metrics, probes) → caches (see
 /// [`start`](Manager::start)) → runnables that need no leader election →
-/// once the lease is won (at once without leader election) the
+/// the warmups of leader-election runnables that ask for one
+/// ([`Runnable::needs_warmup`], e.g. a controller built with
+/// [`enable_warmup`](crate::controller::Builder::enable_warmup)), beside the
+/// election → once the lease is won (at once without leader election) the
 /// leader-election runnables. A runnable added after start starts at once
-/// if its group has started.
+/// if its group has started (and is warmed up at once while the replica
+/// does not lead).
 ///
 /// Stop: on the shutdown signal, the first runnable error, or lost
 /// leadership. The manager cancels the leader-election runnables and then
-/// the others, waits for them up to the graceful shutdown timeout, releases
+/// the others and the warmups, waits for them up to the graceful shutdown timeout, releases
 /// the lease if configured, stops the HTTP servers and returns the first
 /// error. Losing the lease cancels the leader-election runnables at the
 /// renew deadline, before the lease can expire for another replica; the
@@ -208,8 +217,10 @@ impl Manager {
                     runtime: None,
                     pending_others: Vec::new(),
                     pending_leader: Vec::new(),
+                    pending_warmup: Vec::new(),
                     others_started: false,
                     leader_started: false,
+                    warmup_started: false,
                 }),
                 errors_tx,
                 errors_rx: Mutex::new(Some(errors_rx)),
@@ -220,6 +231,7 @@ impl Manager {
                 controllers: ControllerShared::default(),
                 others: Group::new(),
                 leader: Group::new(),
+                warmup: Group::new(),
             }
         });
         if let Some(e) = elector_error {
@@ -233,6 +245,25 @@ impl Manager {
                 _ => Err("caches not synced"),
             });
         Ok(Self { inner })
+    }
+
+    /// A manager whose client is built from `config` (controller-runtime's `manager.New` takes
+    /// a REST config too), with the request metrics of
+    /// [`kcr_metrics::client`]: every request counted in `rest_client_requests_total` by
+    /// status code, method and host, and timed in `rest_client_request_duration_seconds` when
+    /// [`Options::client_latency_metrics`] asks, both on the manager's registry
+    /// ([`Options::metrics_registry`], else the default one). See [`Manager::new`] for the
+    /// rest; [`ClientMetricsLayer`](crate::manager::ClientMetricsLayer) puts the same metrics
+    /// on a client of your own.
+    ///
+    /// Fails as [`Manager::new`] does, and when `config` cannot make a client.
+    pub fn from_config(config: kube::Config, options: Options) -> Result<Self> {
+        let metrics = client_metrics(&options);
+        let layer = super::ClientMetricsLayer::new(metrics, &config.cluster_url);
+        let client = kube::client::ClientBuilder::try_from(config)?
+            .with_layer(&layer)
+            .build();
+        Self::new(client, options)
     }
 
     /// The client the manager was built with.
@@ -353,6 +384,17 @@ impl Manager {
         } else {
             (state.others_started, &self.inner.others)
         };
+        // Warmed up only while it waits for the lease.
+        if leader && !started && runnable.needs_warmup() && self.inner.elector.is_some() {
+            match (&state.runtime, state.warmup_started) {
+                (Some(runtime), true) => self.inner.spawn(
+                    &self.inner.warmup,
+                    runtime,
+                    Arc::new(Warmup(runnable.clone())),
+                ),
+                _ => state.pending_warmup.push(runnable.clone()),
+            }
+        }
         match (&state.runtime, started) {
             (Some(runtime), true) => self.inner.spawn(group, runtime, runnable),
             _ if leader => state.pending_leader.push(runnable),
@@ -455,8 +497,9 @@ impl Manager {
                 .await;
         }
 
-        // 3. Runnables that need no leader election.
+        // 3. Runnables that need no leader election, then the warmups of those that do.
         self.inner.start_group(false);
+        self.inner.start_warmups();
 
         // 4. Leader election, then the leader-election runnables.
         if let Some(lock) = &self.inner.lease_lock {
@@ -582,9 +625,14 @@ impl Manager {
         let timeout = self.inner.options.graceful_shutdown_timeout;
         let deadline = timeout.map(|t| Instant::now() + t);
 
-        // Leader-election runnables first, then the others.
+        // Leader-election runnables first, then the others and the warmups together (a
+        // warmup and a runnable may wait on each other).
         let mut in_time = self.inner.leader.stop_and_wait(deadline).await;
-        in_time &= self.inner.others.stop_and_wait(deadline).await;
+        let (others, warmups) = tokio::join!(
+            self.inner.others.stop_and_wait(deadline),
+            self.inner.warmup.stop_and_wait(deadline)
+        );
+        in_time &= others && warmups;
         if !in_time {
             tracing::error!(
                 ?timeout,
@@ -592,6 +640,7 @@ impl Manager {
             );
             self.inner.leader.abort_all();
             self.inner.others.abort_all();
+            self.inner.warmup.abort_all();
         }
 
         // The elector waits for the leader's work (stopped above), then
@@ -663,6 +712,27 @@ impl Inner {
         }
     }
 
+    /// Starts the warmups of the leader-election runnables that want one
+    /// (controller-runtime's warmup group), unless they already lead or no
+    /// leader is elected.
+    fn start_warmups(&self) {
+        let mut state = self.state.lock();
+        if state.phase != Phase::Running {
+            return;
+        }
+        let Some(runtime) = state.runtime.clone() else {
+            return;
+        };
+        state.warmup_started = true;
+        let pending = std::mem::take(&mut state.pending_warmup);
+        if state.leader_started {
+            return;
+        }
+        for runnable in pending {
+            self.spawn(&self.warmup, &runtime, Arc::new(Warmup(runnable)));
+        }
+    }
+
     /// Spawns one runnable in `group`; its failure or panic is reported on
     /// the error channel. Called under the state lock (spawning never polls
     /// the task inline).
@@ -685,6 +755,34 @@ impl Inner {
         let handle = group.tracker.spawn_on(task, runtime);
         group.aborts.lock().push(handle.abort_handle());
     }
+}
+
+/// The client families on the manager's registry (the default one unless the options name
+/// one), with the latency histogram if the options ask for it.
+fn client_metrics(options: &Options) -> kcr_metrics::client::ClientMetrics {
+    use kcr_metrics::client::ClientMetrics;
+    let (metrics, registry) = match &options.registry {
+        Some(registry) => match ClientMetrics::register(registry) {
+            Ok(families) => (families, registry.clone()),
+            Err(e) => {
+                tracing::warn!(error = %e, "client metrics not registered on the manager's registry; using the default registry");
+                (
+                    ClientMetrics::global().clone(),
+                    kcr_metrics::registry().clone(),
+                )
+            }
+        },
+        None => (
+            ClientMetrics::global().clone(),
+            kcr_metrics::registry().clone(),
+        ),
+    };
+    if options.client_latency_metrics
+        && let Err(e) = metrics.register_latency(&registry)
+    {
+        tracing::warn!(error = %e, "client latency metric not registered");
+    }
+    metrics
 }
 
 /// The elector config of a manager; the callbacks reach the manager through

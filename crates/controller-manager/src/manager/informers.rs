@@ -145,6 +145,7 @@ pub struct ByObject<K> {
     label_selector: Option<String>,
     field_selector: Option<String>,
     transform: Option<ObjectTransform<K>>,
+    sync_period: Option<Duration>,
 }
 
 impl<K> Default for ByObject<K> {
@@ -154,6 +155,7 @@ impl<K> Default for ByObject<K> {
             label_selector: None,
             field_selector: None,
             transform: None,
+            sync_period: None,
         }
     }
 }
@@ -165,6 +167,7 @@ impl<K> Clone for ByObject<K> {
             label_selector: self.label_selector.clone(),
             field_selector: self.field_selector.clone(),
             transform: self.transform.clone(),
+            sync_period: self.sync_period,
         }
     }
 }
@@ -176,6 +179,7 @@ impl<K> Debug for ByObject<K> {
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
             .field("transform", &self.transform.is_some())
+            .field("sync_period", &self.sync_period)
             .finish()
     }
 }
@@ -208,6 +212,17 @@ impl<K> ByObject<K> {
     /// Changes each object of `K` before it is cached, instead of the default transform.
     pub fn transform(mut self, f: impl Fn(K) -> K + Send + Sync + 'static) -> Self {
         self.transform = Some(Arc::new(f));
+        self
+    }
+
+    /// How often the informers of `K` replay their cache to the controllers' handlers, instead
+    /// of the manager's [`sync_period`](crate::Options::sync_period) (controller-runtime's
+    /// `ByObject.SyncPeriod`; zero: never). As there, it replays the cache as updates whose old
+    /// and new objects are the same (queued at low priority, refused by predicates that look
+    /// for a change); nothing is read from the API server. Set before the informers of `K` are
+    /// made (the manager makes them when a controller or a reader first asks).
+    pub fn sync_period(mut self, period: Duration) -> Self {
+        self.sync_period = Some(period);
         self
     }
 }
@@ -389,6 +404,12 @@ impl Informers {
         };
         let mut state = self.state.lock();
         let factory = self.factory_for::<K>(&mut state);
+        if let Some(period) = by.and_then(|b| b.sync_period) {
+            // Read by the factory when it makes an informer of `K`.
+            let _ = factory
+                .clone()
+                .resync_for(&kube::api::ApiResource::erase::<K>(&()), period);
+        }
         let informers: Vec<SharedIndexInformer<K>> = if namespaces.is_empty() {
             vec![<K::Scope as InformerScope>::informer::<K>(&factory, None)]
         } else {

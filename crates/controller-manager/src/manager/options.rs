@@ -49,6 +49,9 @@ pub struct Options {
     pub(crate) secure_metrics: Option<crate::metrics_auth::SecureServing>,
     /// What the informers cache (namespaces, selectors, transforms).
     pub(crate) cache: super::InformerOptions,
+    /// Whether the client [`Manager::from_config`](crate::Manager::from_config) builds times
+    /// its requests (`rest_client_request_duration_seconds`).
+    pub(crate) client_latency_metrics: bool,
 }
 
 impl Default for Options {
@@ -74,6 +77,7 @@ impl Default for Options {
             registry: None,
             secure_metrics: None,
             cache: super::InformerOptions::default(),
+            client_latency_metrics: false,
         }
     }
 }
@@ -174,6 +178,15 @@ impl Options {
     /// leader-election families there.
     pub fn metrics_registry(mut self, registry: Registry) -> Self {
         self.registry = Some(registry);
+        self
+    }
+
+    /// Times the requests of the client [`Manager::from_config`](crate::Manager::from_config)
+    /// builds in `rest_client_request_duration_seconds` (by `verb` and `host`), registered on
+    /// the manager's registry (off by default: controller-runtime registers it only when asked
+    /// with `RegisterRESTClientMetrics`). `rest_client_requests_total` is always recorded.
+    pub fn client_latency_metrics(mut self, on: bool) -> Self {
+        self.client_latency_metrics = on;
         self
     }
 

@@ -23,6 +23,26 @@ pub trait Runnable: Send + Sync + 'static {
     fn need_leader_election(&self) -> bool {
         true
     }
+
+    /// Whether the manager calls [`warmup`](Self::warmup) before this
+    /// replica leads (default `false`; controller-runtime's
+    /// `WarmupRunnable`). Only a runnable that needs leader election is
+    /// warmed up, and only while the manager elects a leader.
+    fn needs_warmup(&self) -> bool {
+        false
+    }
+
+    /// Prepares the runnable while the replica waits for leadership, so that
+    /// [`start`](Self::start) has less to do once it leads: the manager calls
+    /// it after the runnables without leader election have started, beside
+    /// the election, with a token cancelled when the manager stops. It may
+    /// return once prepared or run until `ctx` is cancelled; an error stops
+    /// the manager as a failed runnable does. `start` may be called while
+    /// `warmup` still runs.
+    async fn warmup(&self, ctx: CancellationToken) -> Result<(), BoxError> {
+        let _ = ctx;
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -34,6 +54,14 @@ impl<R: Runnable + ?Sized> Runnable for Arc<R> {
     fn need_leader_election(&self) -> bool {
         (**self).need_leader_election()
     }
+
+    fn needs_warmup(&self) -> bool {
+        (**self).needs_warmup()
+    }
+
+    async fn warmup(&self, ctx: CancellationToken) -> Result<(), BoxError> {
+        (**self).warmup(ctx).await
+    }
 }
 
 #[async_trait]
@@ -44,6 +72,14 @@ impl<R: Runnable + ?Sized> Runnable for Box<R> {
 
     fn need_leader_election(&self) -> bool {
         (**self).need_leader_election()
+    }
+
+    fn needs_warmup(&self) -> bool {
+        (**self).needs_warmup()
+    }
+
+    async fn warmup(&self, ctx: CancellationToken) -> Result<(), BoxError> {
+        (**self).warmup(ctx).await
     }
 }
 
@@ -107,5 +143,15 @@ where
 
     fn need_leader_election(&self) -> bool {
         self.need_leader_election
+    }
+}
+
+/// The warmup of a runnable, run as a runnable of the manager's warmup group.
+pub(crate) struct Warmup(pub(crate) Arc<dyn Runnable>);
+
+#[async_trait]
+impl Runnable for Warmup {
+    async fn start(&self, ctx: CancellationToken) -> Result<(), BoxError> {
+        self.0.warmup(ctx).await
     }
 }
