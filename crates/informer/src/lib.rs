@@ -11,7 +11,9 @@
 //!   [`lister`](SharedIndexInformer::lister) or
 //!   [`get_indexer`](SharedIndexInformer::get_indexer).
 //! * [`ResourceEventHandler`] (`on_add(obj, is_in_initial_list)`,
-//!   `on_update(old, new)`, `on_delete(obj_or_tombstone)`),
+//!   `on_update(old, new)`, `on_delete(deleted)`; a [`DeletedObject`] always
+//!   gives the key and name, tombstones included, and whether the final
+//!   state is unknown),
 //!   [`ResourceEventHandlerFuncs`] from closures,
 //!   [`FilteringResourceEventHandler`], and [`is_resync`] to tell a resync
 //!   from a live update.
@@ -79,7 +81,8 @@ mod wait;
 
 pub use error::{Error, Result};
 pub use event_handler::{
-    FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs, is_resync,
+    DeletedObject, FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs,
+    is_resync,
 };
 pub use factory::{InformerKey, SharedInformerFactory};
 pub use kcr_reflector::{ShardSelector, WireFormat};
