@@ -246,6 +246,42 @@ impl<K, H: ResourceEventHandler<K> + ?Sized> ResourceEventHandler<K> for Arc<H> 
     }
 }
 
+/// A [`MutationCache`](kcr_cache::MutationCache) registered as a handler on
+/// the informer whose cache backs it learns what the informer stored, so an
+/// entry goes as soon as the informer has caught up with it (client-go's
+/// callers call `OnAddOrUpdate` / `OnDelete` from their handlers): adds
+/// and updates go to `on_add_or_update`, deletions with a known last state
+/// to `on_delete` (a tombstone without one changes nothing: the backing
+/// store no longer holds the key, so reads without include-adds miss it
+/// anyway).
+///
+/// ```
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kcr_cache::{Indexers, MutationCache, MutationCacheOptions};
+/// use kcr_informer::SharedIndexInformer;
+/// # fn demo(informer: SharedIndexInformer<ConfigMap>) -> kcr_informer::Result<()> {
+/// let writes = Arc::new(MutationCache::new(informer.get_indexer(), MutationCacheOptions::new()));
+/// informer.add_event_handler(writes.clone())?;
+/// # Ok(()) }
+/// ```
+impl<K> ResourceEventHandler<K> for kcr_cache::MutationCache<K>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    fn on_add(&self, obj: &Arc<K>, _is_in_initial_list: bool) {
+        self.on_add_or_update(obj);
+    }
+    fn on_update(&self, _old: &Arc<K>, new: &Arc<K>) {
+        self.on_add_or_update(new);
+    }
+    fn on_delete(&self, obj: &DeletedObject<K>) {
+        if let Some(last) = obj.object() {
+            kcr_cache::MutationCache::on_delete(self, last);
+        }
+    }
+}
+
 /// Whether an `on_update` call is a resync rather than a live change: the
 /// same object (a periodic resync replays the cached `Arc`) or the same
 /// non-empty resource version (a relist that found the object unchanged).
