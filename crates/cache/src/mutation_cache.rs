@@ -504,9 +504,7 @@ impl<K: Resource + Send + Sync + 'static> MutationCache<K> {
         let mut lru = self.lru.lock();
         if let Some(entry) = lru.get(&key, now) {
             let same_instance = match entry {
-                Entry::Object(recorded) => {
-                    meta.uid.is_some() && recorded.meta().uid == meta.uid
-                }
+                Entry::Object(recorded) => meta.uid.is_some() && recorded.meta().uid == meta.uid,
                 Entry::Tombstone { uid, .. } => meta.uid.is_some() && *uid == meta.uid,
             };
             let caught_up = compare(rv_of(obj), entry) != Some(Ordering::Less);
@@ -583,13 +581,17 @@ mod tests {
     #[test]
     fn a_write_should_be_read_until_the_informer_has_caught_up_and_an_older_one_never() {
         let store = store();
-        store.add(cm("a", "u1", "5")).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .add(cm("a", "u1", "5"))
+            .unwrap_or_else(|e| panic!("{e}"));
         let cache = cache(&store, MutationCacheOptions::new());
         cache.mutation(cm("a", "u1", "7"));
         assert_eq!(rv(cache.get_by_key("ns/a")).as_deref(), Some("7"));
         // The informer sees an intermediate version: the write stays.
         cache.on_add_or_update(&*cm("a", "u1", "6"));
-        store.update(cm("a", "u1", "6")).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .update(cm("a", "u1", "6"))
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(rv(cache.get_by_key("ns/a")).as_deref(), Some("7"));
         // It caught up: the entry goes.
         cache.on_add_or_update(&*cm("a", "u1", "7"));
@@ -604,7 +606,9 @@ mod tests {
         cache.mutation(cm("a", "u1", "8"));
         assert_eq!(rv(cache.get_by_key("ns/a")).as_deref(), Some("9"));
         // The store catching up without the handler: the read drops the entry.
-        store.update(cm("a", "u1", "9")).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .update(cm("a", "u1", "9"))
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(rv(cache.get_by_key("ns/a")).as_deref(), Some("9"));
         assert!(cache.is_empty());
     }
@@ -640,28 +644,49 @@ mod tests {
         tokio::time::advance(Duration::from_millis(1)).await;
         assert!(short.get_by_key("ns/a").is_none());
         assert!(short.is_empty(), "an expired entry is dropped when met");
-        tokio::time::advance(DEFAULT_MUTATION_CACHE_TTL - Duration::from_secs(10) - Duration::from_millis(1)).await;
+        tokio::time::advance(
+            DEFAULT_MUTATION_CACHE_TTL - Duration::from_secs(10) - Duration::from_millis(1),
+        )
+        .await;
         assert!(default.get_by_key("ns/a").is_some());
         tokio::time::advance(Duration::from_millis(1)).await;
         assert!(default.get_by_key("ns/a").is_none());
         // A zero TTL means the default.
-        assert_eq!(MutationCacheOptions::<ConfigMap>::new().ttl(Duration::ZERO).ttl, DEFAULT_MUTATION_CACHE_TTL);
+        assert_eq!(
+            MutationCacheOptions::<ConfigMap>::new()
+                .ttl(Duration::ZERO)
+                .ttl,
+            DEFAULT_MUTATION_CACHE_TTL
+        );
     }
 
     #[test]
     fn the_least_recently_used_entry_should_go_first_beyond_the_size_limit() {
         let store = store();
-        let small = cache(&store, MutationCacheOptions::new().include_adds(true).max_cache_size(2));
+        let small = cache(
+            &store,
+            MutationCacheOptions::new()
+                .include_adds(true)
+                .max_cache_size(2),
+        );
         small.mutation(cm("a", "ua", "1"));
         small.mutation(cm("b", "ub", "2"));
         assert!(small.get_by_key("ns/a").is_some()); // a is now the most recently used
         small.mutation(cm("c", "uc", "3"));
-        assert!(small.get_by_key("ns/b").is_none(), "b was the least recently used");
+        assert!(
+            small.get_by_key("ns/b").is_none(),
+            "b was the least recently used"
+        );
         assert!(small.get_by_key("ns/a").is_some());
         assert!(small.get_by_key("ns/c").is_some());
         assert_eq!(small.len(), 2);
 
-        let default = cache(&store, MutationCacheOptions::new().include_adds(true).max_cache_size(0));
+        let default = cache(
+            &store,
+            MutationCacheOptions::new()
+                .include_adds(true)
+                .max_cache_size(0),
+        );
         for i in 0..=DEFAULT_MUTATION_CACHE_SIZE {
             default.mutation(cm(&format!("o{i}"), "u", &i.to_string()));
         }
@@ -676,7 +701,10 @@ mod tests {
         let cache = cache(&store, MutationCacheOptions::new().include_adds(true));
         cache.mutation(cm("a", "u1", "5"));
         cache.on_delete(&*cm("a", "u1", "6"));
-        assert!(cache.get_by_key("ns/a").is_none(), "a tombstone is never returned");
+        assert!(
+            cache.get_by_key("ns/a").is_none(),
+            "a tombstone is never returned"
+        );
         assert_eq!(cache.len(), 1);
         // A late result of a write before the deletion, the deleted version
         // itself, or another version of the same instance: all refused.
@@ -711,7 +739,9 @@ mod tests {
     #[test]
     fn by_index_should_give_the_newer_objects_and_with_adds_the_recorded_ones_that_match() {
         let store = store();
-        store.add(cm("a", "ua", "5")).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .add(cm("a", "ua", "5"))
+            .unwrap_or_else(|e| panic!("{e}"));
         let cache = cache(&store, MutationCacheOptions::new().include_adds(true));
         cache.mutation(cm("a", "ua", "6"));
         cache.mutation(cm("new", "un", "7"));
@@ -722,23 +752,45 @@ mod tests {
             .by_index(NAMESPACE_INDEX, "ns")
             .unwrap_or_else(|e| panic!("{e}"))
             .iter()
-            .map(|o| (o.metadata.name.clone().unwrap_or_default(), rv(Some(o.clone())).unwrap_or_default()))
+            .map(|o| {
+                (
+                    o.metadata.name.clone().unwrap_or_default(),
+                    rv(Some(o.clone())).unwrap_or_default(),
+                )
+            })
             .collect();
         found.sort();
-        assert_eq!(found, [("a".to_owned(), "6".to_owned()), ("new".to_owned(), "7".to_owned())]);
-        assert!(matches!(cache.by_index("nope", "ns"), Err(Error::IndexNotFound { .. })));
+        assert_eq!(
+            found,
+            [
+                ("a".to_owned(), "6".to_owned()),
+                ("new".to_owned(), "7".to_owned())
+            ]
+        );
+        assert!(matches!(
+            cache.by_index("nope", "ns"),
+            Err(Error::IndexNotFound { .. })
+        ));
 
         let without_indexer = MutationCache::new(store.clone(), MutationCacheOptions::new());
-        assert!(matches!(without_indexer.by_index(NAMESPACE_INDEX, "ns"), Err(Error::NoIndexer)));
+        assert!(matches!(
+            without_indexer.by_index(NAMESPACE_INDEX, "ns"),
+            Err(Error::NoIndexer)
+        ));
     }
 
     #[test]
     fn an_unreadable_resource_version_should_prefer_the_store_and_drop_the_entry() {
         let store = store();
-        store.add(cm("a", "u1", "not-a-number")).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .add(cm("a", "u1", "not-a-number"))
+            .unwrap_or_else(|e| panic!("{e}"));
         let cache = cache(&store, MutationCacheOptions::new());
         cache.mutation(cm("a", "u1", "7"));
-        assert_eq!(rv(cache.get_by_key("ns/a")).as_deref(), Some("not-a-number"));
+        assert_eq!(
+            rv(cache.get_by_key("ns/a")).as_deref(),
+            Some("not-a-number")
+        );
         assert!(cache.is_empty());
     }
 }

@@ -624,7 +624,10 @@ async fn a_release_racing_a_late_renewal_should_retry_its_conflict_and_release()
     let secs = Duration::from_secs_f64;
     assert_eq!(
         after,
-        [(secs(2.0), "replica-a".to_owned()), (secs(6.0), String::new())],
+        [
+            (secs(2.0), "replica-a".to_owned()),
+            (secs(6.0), String::new())
+        ],
         "lease changes after the cancel"
     );
     let lease = lease(&env.client(), "default").await?;

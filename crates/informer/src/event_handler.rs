@@ -553,7 +553,10 @@ mod tests {
         .into();
         assert_eq!(stale.key(), "other/b");
         assert_eq!((stale.namespace(), stale.name()), (Some("other"), "b"));
-        assert_eq!(stale.object().and_then(|o| o.metadata.name.as_deref()), Some("a"));
+        assert_eq!(
+            stale.object().and_then(|o| o.metadata.name.as_deref()),
+            Some("a")
+        );
         assert!(stale.is_final_state_unknown());
 
         for (key, namespace, name) in [
@@ -568,7 +571,11 @@ mod tests {
             }
             .into();
             assert_eq!(unknown.key(), key);
-            assert_eq!((unknown.namespace(), unknown.name()), (namespace, name), "{key}");
+            assert_eq!(
+                (unknown.namespace(), unknown.name()),
+                (namespace, name),
+                "{key}"
+            );
             assert!(unknown.object().is_none());
             assert!(matches!(
                 unknown.to_delta_object(),

@@ -23,6 +23,11 @@
 //!   adds; each handler may have its own resync period; a panicking handler
 //!   is caught, logged, counted and keeps receiving events. Its
 //!   [`Registration`] tells when it has seen the whole initial list.
+//!   [`remove_event_handler`](SharedIndexInformer::remove_event_handler)
+//!   is asynchronous;
+//!   [`shut_down_event_handler`](SharedIndexInformer::shut_down_event_handler)
+//!   waits until none of the handler's calls runs (and refuses, with a
+//!   typed error, to wait from inside that handler).
 //! * [`SharedInformerFactory`]: one informer per resource and namespace,
 //!   typed ([`informer::<K>()`](SharedInformerFactory::informer)) or dynamic
 //!   ([`dynamic_informer`](SharedInformerFactory::dynamic_informer)), started,

@@ -586,7 +586,9 @@ mod tests {
         fn on_add(&self, obj: &Arc<ConfigMap>, _: bool) {
             self.in_call.fetch_add(1, Ordering::SeqCst);
             if self.returned.load(Ordering::SeqCst) {
-                self.violations.lock().push("a call started after the wait".into());
+                self.violations
+                    .lock()
+                    .push("a call started after the wait".into());
             }
             let n = self.calls.lock().len();
             if let Some(d) = self.delays.get(n % self.delays.len().max(1)) {
@@ -596,7 +598,9 @@ mod tests {
             let index = obj.metadata.name.as_deref().and_then(|n| n.parse().ok());
             self.calls.lock().push(index.unwrap_or(usize::MAX));
             if self.returned.load(Ordering::SeqCst) {
-                self.violations.lock().push("a call ran on after the wait".into());
+                self.violations
+                    .lock()
+                    .push("a call ran on after the wait".into());
             }
             self.in_call.fetch_sub(1, Ordering::SeqCst);
         }
@@ -643,7 +647,9 @@ mod tests {
             }
             tokio::time::sleep(Duration::from_micros(100)).await;
         }
-        Err(TestCaseError::fail(format!("the handler never caught up with {n}")))
+        Err(TestCaseError::fail(format!(
+            "the handler never caught up with {n}"
+        )))
     }
 
     /// One run of the model: `before` runs, the handler is removed and
@@ -665,7 +671,8 @@ mod tests {
             model.clone(),
             Duration::ZERO,
             Duration::ZERO,
-            IntCounter::new("model_panics", "panics").map_err(|e| TestCaseError::fail(e.to_string()))?,
+            IntCounter::new("model_panics", "panics")
+                .map_err(|e| TestCaseError::fail(e.to_string()))?,
             Arc::from("model"),
         ));
         processor.add_listener(listener.clone());
@@ -695,7 +702,11 @@ mod tests {
         // The shut-down: remove, then wait.
         prop_assert!(processor.remove_listener(1));
         listener.stopped().cancelled().await;
-        prop_assert_eq!(model.in_call.load(Ordering::SeqCst), 0, "a call runs after the wait");
+        prop_assert_eq!(
+            model.in_call.load(Ordering::SeqCst),
+            0,
+            "a call runs after the wait"
+        );
         model.returned.store(true, Ordering::SeqCst);
         let mut later = distributed;
         for op in after {

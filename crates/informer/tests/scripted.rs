@@ -576,7 +576,10 @@ async fn shutting_a_handler_down_should_wait_for_its_call_in_progress_and_stop_e
         .add_event_handler(witness.clone())
         .unwrap_or_else(|e| panic!("{e}"));
     let (cancel, task) = run(&informer);
-    until_running("the gated handler's first call", || *gate.waiting.lock() == 1).await;
+    until_running("the gated handler's first call", || {
+        *gate.waiting.lock() == 1
+    })
+    .await;
 
     let shut_down = tokio::spawn({
         let informer = informer.clone();
@@ -600,7 +603,11 @@ async fn shutting_a_handler_down_should_wait_for_its_call_in_progress_and_stop_e
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(registration.is_stopped());
-    assert_eq!(gated.calls(), [add("ns/a", 1, true)], "only the call in progress");
+    assert_eq!(
+        gated.calls(),
+        [add("ns/a", 1, true)],
+        "only the call in progress"
+    );
     send(&watches[0], WatchEvent::Added(cm("c", 3)));
     until_running("the other handler sees c", || witness.len() == 3).await;
     assert_eq!(gated.len(), 1, "a call after the shut-down returned");

@@ -805,7 +805,10 @@ async fn a_mutation_cache_should_give_ones_own_write_until_the_informer_has_it_a
     let by_namespace = writes
         .by_index(NAMESPACE_INDEX, &ns)
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(by_namespace.iter().map(|o| rv(o)).collect::<Vec<_>>(), [rv(&written)]);
+    assert_eq!(
+        by_namespace.iter().map(|o| rv(o)).collect::<Vec<_>>(),
+        [rv(&written)]
+    );
     eventually("the informer catches up and the entry goes", 20, || {
         writes.is_empty()
     })
