@@ -592,7 +592,10 @@ mod tests {
             }
             let n = self.calls.lock().len();
             if let Some(d) = self.delays.get(n % self.delays.len().max(1)) {
-                // Only to vary the interleavings with the distributing task.
+                // Only to vary the interleavings with the distributing task:
+                // a handler call runs on the blocking pool, and this test's
+                // runtime runs on the real clock.
+                #[allow(clippy::disallowed_methods)]
                 std::thread::sleep(Duration::from_micros(*d));
             }
             let index = obj.metadata.name.as_deref().and_then(|n| n.parse().ok());
