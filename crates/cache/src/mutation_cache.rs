@@ -793,4 +793,121 @@ mod tests {
         );
         assert!(cache.is_empty());
     }
+
+    mod model {
+        use super::*;
+        use proptest::prelude::*;
+
+        const KEYS: [&str; 3] = ["a", "b", "c"];
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            /// Create or update the object on the server; record the result.
+            Write(usize),
+            /// Delete it on the server.
+            Delete(usize),
+            /// The informer catches up with the server for this key (the store
+            /// changes, then the cache hears of it, as from a handler).
+            Sync(usize),
+            /// A result of an earlier write of this key arrives late.
+            Late(usize, usize),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                3 => (0..3usize).prop_map(Op::Write),
+                1 => (0..3usize).prop_map(Op::Delete),
+                3 => (0..3usize).prop_map(Op::Sync),
+                1 => (0..3usize, 0..8usize).prop_map(|(k, i)| Op::Late(k, i)),
+            ]
+        }
+
+        proptest! {
+            /// Against a server with one global resource version and an
+            /// informer that lags: a read is never older than the informer's
+            /// object, and once the informer has seen a deletion, no write
+            /// result of the deleted instance, nor an older one, is returned
+            /// (a newer write of another instance may be: client-go's
+            /// documented "stale added object", for the caller to check
+            /// after the TTL).
+            #[test]
+            fn reads_should_never_go_back_behind_the_informer_or_a_deletion_it_saw(
+                ops in proptest::collection::vec(op(), 1..60),
+            ) {
+                let store = store();
+                let cache = cache(&store, MutationCacheOptions::new().include_adds(true));
+                let mut rv = 10u64;
+                let mut uids = 0u64;
+                let mut server: [Option<(String, u64)>; 3] = Default::default();
+                let mut results: [Vec<Arc<ConfigMap>>; 3] = Default::default();
+                // The deletion the informer saw last (UID, resource version),
+                // with nothing written since.
+                let mut seen_deletion: [Option<(String, u64)>; 3] = Default::default();
+                for op in ops {
+                    match op {
+                        Op::Write(k) => {
+                            rv += 1;
+                            let uid = match &server[k] {
+                                Some((uid, _)) => uid.clone(),
+                                None => {
+                                    uids += 1;
+                                    format!("u{uids}")
+                                }
+                            };
+                            server[k] = Some((uid.clone(), rv));
+                            let written = cm(KEYS[k], &uid, &rv.to_string());
+                            results[k].push(written.clone());
+                            cache.mutation(written);
+                            seen_deletion[k] = None;
+                        }
+                        Op::Delete(k) => {
+                            if server[k].take().is_some() {
+                                rv += 1;
+                            }
+                        }
+                        Op::Sync(k) => {
+                            let key = format!("ns/{}", KEYS[k]);
+                            let stored = Store::get_by_key(&*store, &key);
+                            match (&server[k], stored) {
+                                (Some((uid, v)), _) => {
+                                    let obj = cm(KEYS[k], uid, &v.to_string());
+                                    store.update(obj.clone()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                                    cache.on_add_or_update(&*obj);
+                                }
+                                (None, Some(last)) => {
+                                    store.delete(last.clone()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                                    cache.on_delete(&*last);
+                                    let uid = last.metadata.uid.clone().unwrap_or_default();
+                                    let at = last.metadata.resource_version.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0);
+                                    seen_deletion[k] = Some((uid, at));
+                                }
+                                (None, None) => {}
+                            }
+                        }
+                        Op::Late(k, i) => {
+                            if let Some(old) = results[k].get(i) {
+                                cache.mutation(old.clone());
+                            }
+                        }
+                    }
+                    for k in 0..3 {
+                        let key = format!("ns/{}", KEYS[k]);
+                        let read = cache.get_by_key(&key);
+                        let version = |o: &Arc<ConfigMap>| {
+                            o.metadata.resource_version.as_deref().and_then(|v| v.parse::<u64>().ok())
+                        };
+                        if let Some(stored) = Store::get_by_key(&*store, &key) {
+                            let read = read.as_ref().ok_or_else(|| TestCaseError::fail("the store's object hidden"))?;
+                            prop_assert!(version(read) >= version(&stored), "{key}: read {:?} behind the store's {:?}", version(read), version(&stored));
+                        } else if let (Some((uid, at)), Some(read)) = (&seen_deletion[k], &read) {
+                            let newer_instance = read.metadata.uid.as_ref() != Some(uid)
+                                && version(read).is_some_and(|v| v > *at);
+                            prop_assert!(newer_instance, "{key}: {:?} returned after the deletion of {uid} at {at} was seen", version(read));
+                        }
+                    }
+                    prop_assert!(cache.len() <= DEFAULT_MUTATION_CACHE_SIZE);
+                }
+            }
+        }
+    }
 }
