@@ -25,7 +25,9 @@
 //! Invariants (checked by the model test at the end of this file):
 //!
 //! * **No call after the wait**: once `stopped` is cancelled, no handler
-//!   call of that listener is running or will start.
+//!   call of that listener is running or will start. (One exception: a
+//!   runtime shutting down drops the listener's task while a call it
+//!   handed to the blocking pool may still run.)
 //! * **No loss before the removal, no reordering, no duplicate**: the calls
 //!   a handler gets are a prefix, in order, of the notifications
 //!   distributed to it; a removal drops only what the handler had not yet
