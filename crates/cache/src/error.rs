@@ -34,6 +34,19 @@ pub enum Error {
     #[error("invalid options: {0}")]
     InvalidOptions(&'static str),
 
+    /// A resource version that is not an integer where one is compared as
+    /// one (a [`MutationCache`](crate::MutationCache)).
+    #[error("resource version {resource_version:?} is not an integer")]
+    InvalidResourceVersion {
+        /// The resource version as given.
+        resource_version: String,
+    },
+
+    /// [`MutationCache::by_index`](crate::MutationCache::by_index) was
+    /// called on a cache made without an indexer.
+    #[error("no indexer has been provided to the mutation cache")]
+    NoIndexer,
+
     /// No indexer is registered under this name.
     #[error("index {name:?} does not exist")]
     IndexNotFound {

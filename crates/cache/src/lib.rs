@@ -6,7 +6,7 @@
 //! `synctrack`, `key` (key functions), `delta` (the delta types), `store`
 //! (the [`Store`] trait), `index`, `thread_safe_store`, `indexed_store`,
 //! `listers`, `object_names`, `fifo` (the [`FifoQueue`] trait, [`Fifo`]),
-//! `delta_fifo`, `real_fifo`.
+//! `delta_fifo`, `real_fifo`, `mutation_cache`.
 //!
 //! * Key functions: [`meta_namespace_key_func`] (`namespace/name`),
 //!   [`split_meta_namespace_key`], [`deletion_handling_meta_namespace_key_func`],
@@ -22,6 +22,9 @@
 //!   [`DeltaFifo`] (per-key merged deltas, the older order), both behind the
 //!   [`FifoQueue`] trait, with [`Delta`], [`Deltas`], [`DeltaType`] and
 //!   [`DeletedFinalStateUnknown`] tombstones; the plain keyed [`Fifo`].
+//! * [`MutationCache`]: the results of one's own writes, read together with
+//!   an informer's cache until the informer has caught up (TTL, size limit,
+//!   include-adds, UID-aware delete tombstones; client-go 1.37).
 //! * [`synctrack`]: whether a consumer has processed the whole initial list.
 //! * [`Lister`] / [`NamespaceLister`] with label [`Selector`]s.
 //! * With the `metrics` feature, named stores ([`IndexedStore::named`]) and FIFOs
@@ -91,6 +94,7 @@ mod indexed_store;
 mod key;
 mod listers;
 mod metrics;
+mod mutation_cache;
 mod object_names;
 mod real_fifo;
 mod selector;
@@ -117,6 +121,10 @@ pub use key::{
     ExplicitKey, KeyFunc, ObjectKey, Objects, meta_namespace_key_func, split_meta_namespace_key,
 };
 pub use listers::{Lister, NamespaceLister};
+pub use mutation_cache::{
+    DEFAULT_MUTATION_CACHE_SIZE, DEFAULT_MUTATION_CACHE_TTL, MutationCache, MutationCacheOptions,
+    compare_resource_versions,
+};
 pub use object_names::{
     ObjectName, deletion_handling_object_to_name, meta_object_to_name, object_to_name,
 };

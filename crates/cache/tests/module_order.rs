@@ -24,6 +24,7 @@ const ORDER: &[&str] = &[
     "fifo",
     "delta_fifo",
     "real_fifo",
+    "mutation_cache",
 ];
 
 /// The crate modules `source` names as `crate::<module>`, before its tests.

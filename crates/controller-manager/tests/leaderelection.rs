@@ -519,3 +519,122 @@ async fn the_lease_duration_should_be_written_in_whole_seconds_truncated() -> Te
     env.shutdown().await;
     Ok(())
 }
+
+/// Every change of the test lease a watch sees: when, the holder, the
+/// resource version.
+type LeaseLog = Arc<Mutex<Vec<(Instant, String, String)>>>;
+
+async fn watch_lease(
+    client: &kube::Client,
+    namespace: &str,
+) -> Result<(LeaseLog, JoinHandle<()>), kube::Error> {
+    use futures::StreamExt;
+    use kube::api::{ListParams, WatchEvent, WatchParams};
+    let api = Api::<Lease>::namespaced(client.clone(), namespace);
+    let fields = format!("metadata.name={LEASE}");
+    let listed = api.list(&ListParams::default().fields(&fields)).await?;
+    let from = listed.metadata.resource_version.unwrap_or_default();
+    let mut events = api
+        .watch(&WatchParams::default().fields(&fields), &from)
+        .await?
+        .boxed();
+    let log = LeaseLog::default();
+    let task = tokio::spawn({
+        let log = log.clone();
+        async move {
+            while let Some(Ok(event)) = events.next().await {
+                if let WatchEvent::Added(lease) | WatchEvent::Modified(lease) = event {
+                    let holder = lease
+                        .spec
+                        .and_then(|s| s.holder_identity)
+                        .unwrap_or_default();
+                    let rv = lease.metadata.resource_version.unwrap_or_default();
+                    log.lock().push((Instant::now(), holder, rv));
+                }
+            }
+        }
+    });
+    Ok((log, task))
+}
+
+/// client-go 1.37's release retries a conflict: cancelling a leader cuts
+/// its renewal off on the client, but the server may still apply it, and so
+/// bump the lease's resource version after the release has read it. The
+/// release's update then gets 409 and must read again and retry, or the
+/// lease stays held until it expires.
+///
+/// kcr-testenv drops a request whose client went away while the latency
+/// fault holds it, so the late renewal is played by a write of the test's
+/// own (what a renewal writes: the same holder, a new renew time), timed
+/// with latency faults on a paused clock: the release's read is applied at
+/// +1.5 s, the racing write at +2 s, the release's first update at +3 s
+/// (409), its second read and update at +4.5 s and +6 s.
+#[tokio::test(start_paused = true)]
+async fn a_release_racing_a_late_renewal_should_retry_its_conflict_and_release() -> TestResult {
+    use kube::api::{Patch, PatchParams};
+    if TestCluster::skip_on_real_cluster(
+        "a_release_racing_a_late_renewal_should_retry_its_conflict_and_release",
+        "fault injection (latency that orders the release's requests and a racing write)",
+    ) {
+        return Ok(());
+    }
+    let env = TestEnv::start().await?;
+    let (log, watcher) = watch_lease(&env.client(), "default").await?;
+    let work = Arc::new(Work::default());
+    let a = replica(
+        env.client_with_user_agent("replica-a")?,
+        "default",
+        "replica-a",
+        true,
+        Duration::ZERO,
+        &work,
+    )?;
+    wait_until("a leads", Duration::from_secs(10), || a.elector.is_leader()).await?;
+    // Between two renewals (every RETRY after the previous one).
+    tokio::time::sleep(RETRY / 2).await;
+    env.faults().set_latency(Duration::from_millis(1500));
+    let cancelled = Instant::now();
+    let seen_before_cancel = log.lock().len();
+    a.stop.cancel();
+    let racer = tokio::spawn({
+        let api = Api::<Lease>::namespaced(env.client(), "default");
+        async move {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let renewal = serde_json::json!({"spec": {
+                "holderIdentity": "replica-a",
+                "renewTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+                    k8s_openapi::jiff::Timestamp::now()
+                ),
+            }});
+            api.patch(LEASE, &PatchParams::default(), &Patch::Merge(&renewal))
+                .await
+                .map(drop)
+        }
+    });
+    tokio::time::timeout(RENEW_DEADLINE + RETRY, a.task).await??;
+    racer.await??;
+    env.faults().clear();
+
+    let after: Vec<_> = log.lock()[seen_before_cancel..]
+        .iter()
+        .map(|(t, holder, _)| (*t - cancelled, holder.clone()))
+        .collect();
+    // The racing write landed between the release's read and its first
+    // update; the release came after a second read.
+    let secs = Duration::from_secs_f64;
+    assert_eq!(
+        after,
+        [
+            (secs(2.0), "replica-a".to_owned()),
+            (secs(6.0), String::new())
+        ],
+        "lease changes after the cancel"
+    );
+    let lease = lease(&env.client(), "default").await?;
+    let spec = lease.spec.ok_or("no spec")?;
+    assert_eq!(spec.holder_identity.as_deref().unwrap_or_default(), "");
+    assert_eq!(spec.lease_duration_seconds, Some(1));
+    assert!(a.stopped_leading.load(Ordering::SeqCst));
+    watcher.abort();
+    Ok(())
+}

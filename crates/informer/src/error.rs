@@ -15,6 +15,18 @@ pub enum Error {
     #[error("the informer has stopped")]
     Stopped,
 
+    /// [`shut_down_event_handler`](crate::SharedIndexInformer::shut_down_event_handler)
+    /// was called from inside one of that handler's own calls, where waiting
+    /// for the handler to stop would wait for itself. Nothing was removed;
+    /// [`remove_event_handler`](crate::SharedIndexInformer::remove_event_handler)
+    /// removes it without waiting.
+    #[error("a handler cannot shut itself down from its own callback (it would wait for itself)")]
+    ShutDownFromOwnHandler,
+
+    /// The registration belongs to another informer.
+    #[error("the registration belongs to another informer")]
+    ForeignRegistration,
+
     /// The cache refused something (an indexer conflict, a failing index or
     /// key function).
     #[error("cache: {0}")]

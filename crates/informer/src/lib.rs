@@ -11,7 +11,9 @@
 //!   [`lister`](SharedIndexInformer::lister) or
 //!   [`get_indexer`](SharedIndexInformer::get_indexer).
 //! * [`ResourceEventHandler`] (`on_add(obj, is_in_initial_list)`,
-//!   `on_update(old, new)`, `on_delete(obj_or_tombstone)`),
+//!   `on_update(old, new)`, `on_delete(deleted)`; a [`DeletedObject`] always
+//!   gives the key and name, tombstones included, and whether the final
+//!   state is unknown),
 //!   [`ResourceEventHandlerFuncs`] from closures,
 //!   [`FilteringResourceEventHandler`], and [`is_resync`] to tell a resync
 //!   from a live update.
@@ -21,6 +23,11 @@
 //!   adds; each handler may have its own resync period; a panicking handler
 //!   is caught, logged, counted and keeps receiving events. Its
 //!   [`Registration`] tells when it has seen the whole initial list.
+//!   [`remove_event_handler`](SharedIndexInformer::remove_event_handler)
+//!   is asynchronous;
+//!   [`shut_down_event_handler`](SharedIndexInformer::shut_down_event_handler)
+//!   waits until none of the handler's calls runs (and refuses, with a
+//!   typed error, to wait from inside that handler).
 //! * [`SharedInformerFactory`]: one informer per resource and namespace,
 //!   typed ([`informer::<K>()`](SharedInformerFactory::informer)) or dynamic
 //!   ([`dynamic_informer`](SharedInformerFactory::dynamic_informer)), started,
@@ -79,7 +86,8 @@ mod wait;
 
 pub use error::{Error, Result};
 pub use event_handler::{
-    FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs, is_resync,
+    DeletedObject, FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs,
+    is_resync,
 };
 pub use factory::{InformerKey, SharedInformerFactory};
 pub use kcr_reflector::{ShardSelector, WireFormat};

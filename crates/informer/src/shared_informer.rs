@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
-use crate::event_handler::ResourceEventHandler;
+use crate::event_handler::{DeletedObject, ResourceEventHandler};
 use crate::processor_listener::{Listener, Notification, Processor};
 
 /// client-go's `minimumResyncPeriod`: a handler's resync period is at least this.
@@ -196,6 +196,8 @@ trait RegistrationState: Send + Sync {
     fn has_synced(&self) -> bool;
     fn panics(&self) -> u64;
     fn pending(&self) -> usize;
+    fn stopped(&self) -> CancellationToken;
+    fn address(&self) -> usize;
 }
 
 struct ListenerState<K> {
@@ -211,6 +213,12 @@ impl<K: Send + Sync + 'static> RegistrationState for ListenerState<K> {
     }
     fn pending(&self) -> usize {
         self.listener.pending()
+    }
+    fn stopped(&self) -> CancellationToken {
+        self.listener.stopped().clone()
+    }
+    fn address(&self) -> usize {
+        self.listener.address()
     }
 }
 
@@ -230,6 +238,14 @@ impl Registration {
     /// How many notifications wait in this handler's buffer.
     pub fn pending(&self) -> usize {
         self.state.pending()
+    }
+
+    /// True once the handler was removed and none of its calls runs or
+    /// will run (what
+    /// [`shut_down_event_handler`](SharedIndexInformer::shut_down_event_handler)
+    /// waits for).
+    pub fn is_stopped(&self) -> bool {
+        self.state.stopped().is_cancelled()
     }
 }
 
@@ -585,6 +601,11 @@ where
     /// Unregisters a handler: it gets nothing more (what is buffered for it
     /// is dropped; a call in progress finishes). Removing a handler twice,
     /// or a registration of another informer, does nothing (client-go).
+    ///
+    /// The removal is asynchronous: a call of the handler that had begun
+    /// may still be running when this returns. To wait until it has ended,
+    /// use [`shut_down_event_handler`](Self::shut_down_event_handler).
+    /// Safe to call from inside the handler itself.
     pub fn remove_event_handler(&self, registration: &Registration) -> Result<()> {
         if registration.informer_id != self.inner.id {
             return Ok(());
@@ -594,6 +615,38 @@ where
         self.inner
             .processor
             .remove_listener(registration.listener_id);
+        Ok(())
+    }
+
+    /// Removes a handler and waits until it has stopped: when this returns
+    /// `Ok`, no call of the handler is running and none will start
+    /// (client-go 1.37's `ShutDownEventHandler`). What was buffered for the
+    /// handler is dropped, as with
+    /// [`remove_event_handler`](Self::remove_event_handler); a call in
+    /// progress is waited for. Idempotent: shutting a handler down again
+    /// returns at once.
+    ///
+    /// Called from inside one of this handler's own calls it would wait for
+    /// itself: it fails with [`Error::ShutDownFromOwnHandler`] and changes
+    /// nothing (use `remove_event_handler` there). This is detected when the
+    /// wait runs on the handler's own thread (for instance through
+    /// `Handle::block_on` in the callback); a callback that blocks on
+    /// another task which waits for the same handler, or two handlers that
+    /// shut each other down from their callbacks, still deadlock. A
+    /// registration of another informer fails with
+    /// [`Error::ForeignRegistration`].
+    ///
+    /// The protocol and its invariants are described in the crate's
+    /// `processor_listener` module and checked by a model test.
+    pub async fn shut_down_event_handler(&self, registration: &Registration) -> Result<()> {
+        if registration.informer_id != self.inner.id {
+            return Err(Error::ForeignRegistration);
+        }
+        if crate::processor_listener::current_listener() == Some(registration.state.address()) {
+            return Err(Error::ShutDownFromOwnHandler);
+        }
+        self.remove_event_handler(registration)?;
+        registration.state.stopped().cancelled().await;
         Ok(())
     }
 
@@ -804,9 +857,12 @@ where
                 }
             };
             match (&delta.type_, &delta.object) {
-                (DeltaType::Deleted, obj) => self
-                    .processor
-                    .distribute(Notification::Delete { obj: obj.clone() }, false),
+                (DeltaType::Deleted, obj) => {
+                    if let Some(obj) = DeletedObject::from_delta_object(obj) {
+                        self.processor
+                            .distribute(Notification::Delete { obj }, false);
+                    }
+                }
                 (_, DeltaObject::Object(obj)) => {
                     self.distribute_upsert(old, obj, is_in_initial_list);
                 }
@@ -832,7 +888,7 @@ where
         for tombstone in changes.deleted {
             self.processor.distribute(
                 Notification::Delete {
-                    obj: DeltaObject::DeletedFinalStateUnknown(tombstone),
+                    obj: tombstone.into(),
                 },
                 false,
             );
@@ -884,12 +940,10 @@ where
                         tracing::warn!(error = %e, "could not delete from the cache");
                         continue;
                     }
-                    self.processor.distribute(
-                        Notification::Delete {
-                            obj: delta.object.clone(),
-                        },
-                        false,
-                    );
+                    if let Some(obj) = DeletedObject::from_delta_object(&delta.object) {
+                        self.processor
+                            .distribute(Notification::Delete { obj }, false);
+                    }
                 }
                 DeltaType::Added | DeltaType::Updated | DeltaType::Sync | DeltaType::Replaced => {
                     let DeltaObject::Object(obj) = &delta.object else {

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_cache::{DeltaObject, Indexers};
-use kcr_informer::{ResourceEventHandler, SharedIndexInformer};
+use kcr_cache::Indexers;
+use kcr_informer::{DeletedObject, ResourceEventHandler, SharedIndexInformer};
 use kcr_reflector::BackoffConfig;
 use kcr_testenv::Failure;
 use kube::api::{Api, PostParams};
@@ -78,16 +78,12 @@ impl ResourceEventHandler<ConfigMap> for Replayer {
         state.insert(key, (rv_of(&**new), value(new)));
     }
 
-    fn on_delete(&self, obj: &DeltaObject<ConfigMap>) {
+    fn on_delete(&self, obj: &DeletedObject<ConfigMap>) {
         *self.calls.lock() += 1;
-        let key = match obj {
-            DeltaObject::Object(o) => key_of(&**o),
-            DeltaObject::DeletedFinalStateUnknown(t) => {
-                *self.tombstones.lock() += 1;
-                t.key.to_string()
-            }
-            _ => panic!("a handler got a non-object delta"),
-        };
+        if obj.is_final_state_unknown() {
+            *self.tombstones.lock() += 1;
+        }
+        let key = obj.key().into_owned();
         if self.state.lock().remove(&key).is_none() {
             self.violations
                 .lock()

@@ -546,3 +546,136 @@ async fn every_listed_object_should_be_transformed_once_and_cached_as_the_transf
         }
     }
 }
+
+/// Waits until `f` holds, on a clock that runs: a paused clock does not
+/// advance while a handler call (a blocking task) is held at a gate.
+async fn until_running(what: &str, f: impl Fn() -> bool) {
+    for _ in 0..10_000 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutting_a_handler_down_should_wait_for_its_call_in_progress_and_stop_every_later_call() {
+    let (lw, watches) = Scripted::new(vec![(vec![cm("a", 1)], 1)]);
+    let informer = informer(lw, Duration::ZERO, InformerQueue::RealFifo);
+    let gate = support::Gate::new();
+    let gated = Recorder::new();
+    let registration = informer
+        .add_event_handler(support::Gated {
+            gate: gate.clone(),
+            recorder: gated.clone(),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let witness = Recorder::new();
+    informer
+        .add_event_handler(witness.clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (cancel, task) = run(&informer);
+    until_running("the gated handler's first call", || {
+        *gate.waiting.lock() == 1
+    })
+    .await;
+
+    let shut_down = tokio::spawn({
+        let informer = informer.clone();
+        let registration = registration.clone();
+        async move { informer.shut_down_event_handler(&registration).await }
+    });
+    until_running("the removal", || informer.listener_count() == 1).await;
+    send(&watches[0], WatchEvent::Added(cm("b", 2)));
+    until_running("the other handler sees b", || witness.len() == 2).await;
+    // The informer has gone on (b was distributed after the removal began);
+    // the gated call is still held, so the shut-down cannot have returned.
+    assert!(
+        !shut_down.is_finished(),
+        "the shut-down returned while a call was in progress"
+    );
+    assert!(!registration.is_stopped());
+
+    gate.open();
+    shut_down
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(registration.is_stopped());
+    assert_eq!(
+        gated.calls(),
+        [add("ns/a", 1, true)],
+        "only the call in progress"
+    );
+    send(&watches[0], WatchEvent::Added(cm("c", 3)));
+    until_running("the other handler sees c", || witness.len() == 3).await;
+    assert_eq!(gated.len(), 1, "a call after the shut-down returned");
+    // Again: it has stopped, so this returns at once.
+    informer
+        .shut_down_event_handler(&registration)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    cancel.cancel();
+    let _ = task.await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handler_shutting_itself_down_from_its_own_callback_should_get_an_error_not_a_deadlock() {
+    let (lw, _watches) = Scripted::new(vec![(vec![cm("a", 1), cm("b", 1)], 1)]);
+    let informer = informer(lw, Duration::ZERO, InformerQueue::RealFifo);
+    let slot: Arc<std::sync::OnceLock<kcr_informer::Registration>> = Arc::default();
+    let outcomes = Arc::new(Mutex::new(Vec::new()));
+    let registration = informer
+        .add_event_handler(ResourceEventHandlerFuncs::new().add_func({
+            let (informer, slot, outcomes) = (informer.clone(), slot.clone(), outcomes.clone());
+            move |_, _| {
+                let Some(registration) = slot.get() else {
+                    return;
+                };
+                // A synchronous callback waiting on the runtime, on its own thread.
+                let waited = tokio::runtime::Handle::current()
+                    .block_on(informer.shut_down_event_handler(registration));
+                outcomes.lock().push(format!("{waited:?}"));
+                // The asynchronous removal is allowed here.
+                informer
+                    .remove_event_handler(registration)
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+    slot.set(registration.clone())
+        .unwrap_or_else(|_| panic!("set twice"));
+    let (cancel, task) = run(&informer);
+    until("the handler stops", || registration.is_stopped()).await;
+    assert_eq!(*outcomes.lock(), ["Err(ShutDownFromOwnHandler)"]);
+    informer
+        .shut_down_event_handler(&registration)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    cancel.cancel();
+    let _ = task.await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutting_down_a_handler_of_an_informer_never_started_should_return_at_once_and_another_informers_should_fail()
+ {
+    let (lw, _) = Scripted::new(vec![(vec![cm("a", 1)], 1)]);
+    let (other_lw, _) = Scripted::new(vec![(vec![cm("a", 1)], 1)]);
+    let informer = informer(lw, Duration::ZERO, InformerQueue::RealFifo);
+    let other = self::informer(other_lw, Duration::ZERO, InformerQueue::RealFifo);
+    let registration = informer
+        .add_event_handler(Recorder::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(
+        other.shut_down_event_handler(&registration).await,
+        Err(kcr_informer::Error::ForeignRegistration)
+    ));
+    assert_eq!(informer.listener_count(), 1);
+    informer
+        .shut_down_event_handler(&registration)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(registration.is_stopped());
+    assert_eq!(informer.listener_count(), 0);
+}

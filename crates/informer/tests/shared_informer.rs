@@ -770,3 +770,58 @@ async fn a_compact_cache_should_serve_the_same_objects_to_listers_and_handlers()
     assert_eq!(updates.lock()[0], ("0".to_owned(), "1".to_owned()));
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutation_cache_should_give_ones_own_write_until_the_informer_has_it_and_refuse_it_once_deleted()
+ {
+    use kcr_cache::{MutationCache, MutationCacheOptions};
+    let env = start_cluster("a_mutation_cache_should_give_ones_own_w").await;
+    let ns = env.namespace().to_owned();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), &ns);
+    create(&api, "cm", "0").await;
+    let informer = informer(&env);
+    let writes = Arc::new(MutationCache::new(
+        informer.get_indexer(),
+        MutationCacheOptions::new()
+            .indexer(informer.get_indexer())
+            .include_adds(true),
+    ));
+    // Registered as a handler, it learns what the informer stores.
+    informer
+        .add_event_handler(writes.clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let running = run(&informer);
+    synced(&informer).await;
+
+    let key = format!("{ns}/cm");
+    let rv = |cm: &ConfigMap| cm.metadata.resource_version.clone();
+    let written = Arc::new(update(&api, "cm", "1").await);
+    writes.mutation(written.clone());
+    // Whether or not the informer has seen the update yet, the read is our write.
+    let read = writes
+        .get_by_key(&key)
+        .unwrap_or_else(|| panic!("{key} missing"));
+    assert_eq!(rv(&read), rv(&written));
+    let by_namespace = writes
+        .by_index(NAMESPACE_INDEX, &ns)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        by_namespace.iter().map(|o| rv(o)).collect::<Vec<_>>(),
+        [rv(&written)]
+    );
+    eventually("the informer catches up and the entry goes", 20, || {
+        writes.is_empty()
+    })
+    .await;
+    assert_eq!(
+        informer.get_indexer().get_by_key(&key).map(|o| rv(&o)),
+        Some(rv(&written))
+    );
+
+    delete(&api, "cm").await;
+    eventually("the deletion leaves a tombstone", 20, || writes.len() == 1).await;
+    // A late result of a write of the deleted object is not recorded again.
+    writes.mutation(written);
+    assert!(writes.get_by_key(&key).is_none());
+    running.stop().await;
+}

@@ -4,8 +4,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kcr_cache::DeltaObject;
-use kcr_informer::{ResourceEventHandler, is_resync};
+use kcr_informer::{DeletedObject, ResourceEventHandler, is_resync};
 use kcr_workqueue::{AddOpts, PriorityQueue};
 use kube::Resource;
 
@@ -194,17 +193,16 @@ impl<W: Resource + Send + Sync + 'static> ResourceEventHandler<W> for EnqueueHan
         self.enqueue(new_side, priority, Some(new));
     }
 
-    fn on_delete(&self, obj: &DeltaObject<W>) {
+    fn on_delete(&self, obj: &DeletedObject<W>) {
         let known = obj.object();
-        let key_meta;
-        let meta = match (known, obj) {
-            (Some(last), _) => last.meta(),
-            (None, DeltaObject::DeletedFinalStateUnknown(tombstone)) => {
-                // Only the key is known.
-                let Some(req) = Request::from_key(&tombstone.key) else {
+        let meta = match known {
+            Some(last) => last.meta(),
+            None => {
+                // A tombstone without a last state: only the key is known.
+                let Some(req) = Request::from_key(&obj.key()) else {
                     return;
                 };
-                key_meta = ObjectMeta {
+                let key_meta = ObjectMeta {
                     namespace: req.namespace.as_deref().map(str::to_owned),
                     name: Some(req.name.to_string()),
                     ..ObjectMeta::default()
@@ -217,7 +215,6 @@ impl<W: Resource + Send + Sync + 'static> ResourceEventHandler<W> for EnqueueHan
                 }
                 return;
             }
-            (None, _) => return,
         };
         if !self.predicates.iter().all(|p| p.delete(meta)) {
             return;

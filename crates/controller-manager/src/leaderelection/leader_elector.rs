@@ -610,7 +610,9 @@ impl LeaderElector {
 
     /// Gives the lock up if this replica holds it (client-go `release`):
     /// reads the lock, then writes an empty holder and a one-second lease
-    /// over the version read, again on a conflict; bounded by the renew
+    /// over the version read; on a conflict it reads and writes again
+    /// (client-go 1.37: the renewal cut off by the cancellation may still
+    /// be applied by the server after the read), all bounded by the renew
     /// deadline. Writes nothing if the read fails, or (unlike client-go,
     /// which trusts its last observation) if the read shows another holder.
     async fn release(&self) -> bool {

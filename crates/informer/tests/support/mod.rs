@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcr_cache::DeltaObject;
-use kcr_informer::{ResourceEventHandler, is_resync};
+use kcr_informer::{DeletedObject, ResourceEventHandler, is_resync};
 use kcr_testenv::{TestCluster, TestEnv};
 use kube::Resource;
 use kube::api::{Api, ObjectMeta, PostParams};
@@ -114,18 +113,15 @@ impl<K: Resource + Send + Sync + 'static> ResourceEventHandler<K> for Recorder {
             resync: Arc::ptr_eq(old, new) && is_resync(old, new),
         });
     }
-    fn on_delete(&self, obj: &DeltaObject<K>) {
-        let (key, rv) = match obj {
-            DeltaObject::Object(o) => (key_of(&**o), Some(rv_of(&**o))),
-            DeltaObject::DeletedFinalStateUnknown(t) => {
-                (t.key.to_string(), t.obj.as_deref().map(rv_of))
-            }
-            _ => panic!("a handler got a non-object delta"),
-        };
+    fn on_delete(&self, obj: &DeletedObject<K>) {
+        let key = obj.key().into_owned();
+        if let (Some(o), false) = (obj.object(), obj.is_final_state_unknown()) {
+            assert_eq!(key, key_of(&**o), "a delete's key is the object's");
+        }
         self.calls.lock().push(Call::Delete {
             key,
-            rv,
-            tombstone: obj.is_tombstone(),
+            rv: obj.object().map(|o| rv_of(&**o)),
+            tombstone: obj.is_final_state_unknown(),
         });
     }
 }
@@ -172,7 +168,7 @@ impl<K: Resource + Send + Sync + 'static> ResourceEventHandler<K> for Gated {
         self.gate.wait();
         ResourceEventHandler::<K>::on_update(&*self.recorder, old, new);
     }
-    fn on_delete(&self, obj: &DeltaObject<K>) {
+    fn on_delete(&self, obj: &DeletedObject<K>) {
         self.gate.wait();
         ResourceEventHandler::<K>::on_delete(&*self.recorder, obj);
     }
