@@ -264,7 +264,12 @@ impl WatchStream {
                 return;
             }
         }
-        if self.options.send_initial_events == Some(true) {
+        let omitted = self
+            .shared
+            .faults
+            .lock()
+            .omits_initial_events_end(&self.target.def.plural);
+        if self.options.send_initial_events == Some(true) && !omitted {
             let line = self.encoding.bookmark(&self.target, rv, true);
             if let Flow::Stop = self.send(line, false).await {
                 return;
