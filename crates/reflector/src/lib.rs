@@ -93,6 +93,7 @@
 mod api;
 mod backoff;
 mod error;
+mod gzip;
 mod listwatch;
 mod protobuf;
 mod reflector;
@@ -109,6 +110,8 @@ pub use listwatch::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, ObjectList, VersionMatch,
     WatchEvent, WatchOptions, WatchStream,
 };
-pub use reflector::{DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, Reflector};
+pub use reflector::{
+    DEFAULT_INITIAL_EVENTS_END_TIMEOUT, DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, Reflector,
+};
 pub use shard_selector::ShardSelector;
 pub use store::ReflectorStore;
