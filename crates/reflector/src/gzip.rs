@@ -129,7 +129,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_compressed_body_should_decompress_across_any_chunking() {
-        let data: Vec<u8> = (0..200_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        let data: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
         let compressed = gzip(&data);
         for size in [1, 7, 4096, compressed.len()] {
             let body = futures::stream::iter(chunks(&compressed, size));
@@ -162,20 +164,14 @@ mod tests {
     async fn bytes_that_are_not_gzip_should_be_a_typed_decompress_error() {
         let body = futures::stream::iter(chunks(b"this is not gzip at all, not even close", 5));
         let err = collect_gzip(body).await.err();
-        assert!(
-            matches!(err, Some(Error::Decompress(_))),
-            "{err:?}"
-        );
+        assert!(matches!(err, Some(Error::Decompress(_))), "{err:?}");
         let mut compressed = gzip(b"hello world, hello world");
         let n = compressed.len();
         compressed[n / 2] ^= 0xff;
         compressed[n - 6] ^= 0xff;
         let body = futures::stream::iter(chunks(&compressed, 3));
         let err = collect_gzip(body).await.err();
-        assert!(
-            matches!(err, Some(Error::Decompress(_))),
-            "{err:?}"
-        );
+        assert!(matches!(err, Some(Error::Decompress(_))), "{err:?}");
     }
 
     #[tokio::test]

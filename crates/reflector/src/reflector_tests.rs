@@ -1851,7 +1851,10 @@ async fn a_zero_initial_events_end_timeout_should_wait_for_ever_as_client_go_did
     let cancel = CancellationToken::new();
     let t0 = Instant::now();
     let cycle = tokio::time::timeout(Duration::from_secs(3600), r.list_and_watch(&cancel)).await;
-    assert!(cycle.is_err(), "still waiting for the bookmark after an hour");
+    assert!(
+        cycle.is_err(),
+        "still waiting for the bookmark after an hour"
+    );
     assert_eq!(sent(&lw, t0), vec![(NOW, watch_list_at(""))]);
     assert!(store.ops().is_empty());
 }

@@ -177,7 +177,11 @@ async fn an_initializing_watch_cache_should_be_waited_out_on_retry_after_without
     assert!(lw.list_calls().is_empty(), "a 429 is no reason to list");
     let errors = lw.errors.lock().clone();
     assert_eq!(errors.len(), 5);
-    assert!(errors.iter().all(|(_, reason)| reason == "too_many_requests"));
+    assert!(
+        errors
+            .iter()
+            .all(|(_, reason)| reason == "too_many_requests")
+    );
     assert!(!r.reflector.watch_list_given_up());
     r.stop().await;
 }

@@ -50,10 +50,8 @@ pub(crate) fn compress(resp: Response<Body>, watch_list: bool) -> Response<Body>
     let (mut parts, body) = resp.into_parts();
     let body = match body {
         Body::Full(Some(bytes)) if bytes.len() > GZIP_THRESHOLD_BYTES => {
-            let mut encoder = GzEncoder::new(
-                Vec::with_capacity(bytes.len() / 4),
-                Compression::fast(),
-            );
+            let mut encoder =
+                GzEncoder::new(Vec::with_capacity(bytes.len() / 4), Compression::fast());
             // Writing to a `Vec` cannot fail.
             match encoder.write_all(&bytes).and_then(|()| encoder.finish()) {
                 Ok(compressed) => Body::full(compressed),
@@ -184,7 +182,10 @@ mod tests {
 
     #[tokio::test]
     async fn only_bodies_over_the_threshold_should_be_compressed() {
-        let small = compress(Response::new(Body::full(vec![b'a'; GZIP_THRESHOLD_BYTES])), false);
+        let small = compress(
+            Response::new(Body::full(vec![b'a'; GZIP_THRESHOLD_BYTES])),
+            false,
+        );
         assert!(small.headers().get(header::CONTENT_ENCODING).is_none());
         let big = vec![b'a'; GZIP_THRESHOLD_BYTES + 1];
         let resp = compress(Response::new(Body::full(big.clone())), false);

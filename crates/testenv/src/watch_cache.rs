@@ -96,7 +96,10 @@ pub(crate) fn initializing() -> ApiError {
 /// watch; a list unless kube-apiserver sends it to etcd anyway (from the latest version, at an
 /// exact version, continuing a page) or delegates it because it is cheap there (no selector
 /// and a `limit`).
-pub(crate) fn refused_while_initializing(verb: &str, param: &dyn Fn(&str) -> Option<String>) -> bool {
+pub(crate) fn refused_while_initializing(
+    verb: &str,
+    param: &dyn Fn(&str) -> Option<String>,
+) -> bool {
     match verb {
         "watch" => true,
         "list" => {
@@ -215,7 +218,11 @@ mod tests {
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect();
             refused_while_initializing(verb, &|name: &str| {
-                query.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+                query
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
             })
         };
         assert!(refused("watch", &[("resourceVersion", "5")]));
@@ -224,17 +231,30 @@ mod tests {
         assert!(refused("list", &[("resourceVersion", "0")]));
         assert!(refused(
             "list",
-            &[("resourceVersion", "0"), ("limit", "500"), ("labelSelector", "a=b")]
+            &[
+                ("resourceVersion", "0"),
+                ("limit", "500"),
+                ("labelSelector", "a=b")
+            ]
         ));
         // Delegated to etcd: served.
-        assert!(!refused("list", &[("resourceVersion", "0"), ("limit", "500")]));
+        assert!(!refused(
+            "list",
+            &[("resourceVersion", "0"), ("limit", "500")]
+        ));
         assert!(!refused("list", &[]));
-        assert!(!refused("list", &[("resourceVersion", ""), ("labelSelector", "a=b")]));
+        assert!(!refused(
+            "list",
+            &[("resourceVersion", ""), ("labelSelector", "a=b")]
+        ));
         assert!(!refused(
             "list",
             &[("resourceVersion", "5"), ("resourceVersionMatch", "Exact")]
         ));
-        assert!(!refused("list", &[("continue", "abc"), ("labelSelector", "a=b")]));
+        assert!(!refused(
+            "list",
+            &[("continue", "abc"), ("labelSelector", "a=b")]
+        ));
         assert!(!refused("get", &[]));
         let status = initializing().to_status();
         assert_eq!(

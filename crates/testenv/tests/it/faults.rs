@@ -404,7 +404,10 @@ async fn the_admin_endpoint_should_inject_faults_over_http() {
     );
     assert_eq!(post("/kcr/faults/clear").await.status, 200);
     api.list(&ListParams::default().match_any()).await.unwrap();
-    assert_eq!(post("/kcr/faults/omit-initial-events-end").await.status, 400);
+    assert_eq!(
+        post("/kcr/faults/omit-initial-events-end").await.status,
+        400
+    );
 
     assert_eq!(post("/kcr/faults/fail?status=abc").await.status, 400);
     assert_eq!(post("/kcr/faults/nonsense").await.status, 404);
@@ -539,14 +542,23 @@ async fn an_initializing_watch_cache_should_answer_429_as_kube_apiserver_until_i
         async move { common::raw(addr, "GET", &url, &[], b"").await.status }
     };
     assert_eq!(status("?resourceVersion=0").await, 429);
-    assert_eq!(status("?resourceVersion=0&limit=500&labelSelector=a%3Db").await, 429);
+    assert_eq!(
+        status("?resourceVersion=0&limit=500&labelSelector=a%3Db").await,
+        429
+    );
     // What kube-apiserver sends to etcd meanwhile is served.
     assert_eq!(status("?resourceVersion=0&limit=500").await, 200);
     assert_eq!(status("").await, 200);
     assert_eq!(status("?labelSelector=a%3Db").await, 200);
     // Other resources are ready.
-    let leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases?watch=true&timeoutSeconds=1";
-    assert_eq!(common::raw(env.addr(), "GET", leases, &[], b"").await.status, 200);
+    let leases =
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases?watch=true&timeoutSeconds=1";
+    assert_eq!(
+        common::raw(env.addr(), "GET", leases, &[], b"")
+            .await
+            .status,
+        200
+    );
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert_eq!(status("?resourceVersion=0").await, 200);
 }
