@@ -69,6 +69,13 @@ fn as_new(item: &Value, name: &str) -> Value {
     v
 }
 
+/// The name of copy `c` of a fixture item: copies sort apart (all items' copy 0, then all
+/// items' copy 1...), so a stream never carries two copies of one object side by side, which
+/// gzip would compress far better than a cluster's distinct objects.
+fn name(c: usize, base: &str) -> String {
+    format!("c{c:04}-{base}")
+}
+
 /// Creates `copies` of each fixture item of `file`; returns how many were created (items the
 /// server refuses are left out).
 async fn seed<K>(client: &kube::Client, file: &str, copies: usize) -> usize
@@ -83,9 +90,9 @@ where
     let items = fixture_items(file);
     let mut created = 0;
     let mut refused = Vec::new();
-    for (i, item) in items.iter().enumerate() {
+    for item in &items {
         let base = item["metadata"]["name"].as_str().unwrap_or("x").to_owned();
-        let first: K = match serde_json::from_value(as_new(item, &format!("{base}-0"))) {
+        let first: K = match serde_json::from_value(as_new(item, &name(0, &base))) {
             Ok(obj) => obj,
             Err(e) => {
                 refused.push(format!("{base}: {e}"));
@@ -98,7 +105,7 @@ where
         }
         created += 1;
         let objects: Vec<K> = (1..copies)
-            .filter_map(|c| serde_json::from_value(as_new(item, &format!("{base}-{c}"))).ok())
+            .filter_map(|c| serde_json::from_value(as_new(item, &name(c, &base))).ok())
             .collect();
         let results: Vec<_> = futures::stream::iter(objects)
             .map(|obj| {
@@ -109,7 +116,6 @@ where
             .collect()
             .await;
         created += results.into_iter().filter(|ok| *ok).count();
-        let _ = i;
     }
     if !refused.is_empty() {
         eprintln!("{file}: left out {refused:?}");

@@ -163,6 +163,14 @@ impl<K> std::fmt::Debug for Reflector<K> {
             .field("page_size", &self.page_size)
             .field("resync_period", &self.resync_period)
             .field("use_watch_list", &self.use_watch_list)
+            .field(
+                "initial_events_end_timeout",
+                &self.initial_events_end_timeout,
+            )
+            .field(
+                "watch_list_given_up_at",
+                &*self.shared.watch_list_given_up_at.lock(),
+            )
             .field("backoff", &self.backoff)
             .field(
                 "last_sync_resource_version",
@@ -352,7 +360,9 @@ where
     /// backoff, an expired or too large version is retried at once from
     /// `""`, and a stream that closes before the initial-events-end bookmark
     /// (after an event, or after a second) is opened again at once, from the
-    /// same version, its partial state dropped.
+    /// same version, its partial state dropped. The wait for the bookmark is
+    /// bounded ([`Reflector::initial_events_end_timeout`]): past it, the cycle
+    /// lists, and so do later cycles.
     #[must_use]
     pub fn use_watch_list(mut self, enabled: bool) -> Self {
         self.use_watch_list = enabled;
