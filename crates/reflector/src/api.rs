@@ -74,6 +74,8 @@ pub(crate) struct Decoding {
     pub(crate) drop_managed_fields: bool,
     /// The table of `K` when protobuf is asked for and `K` has one.
     pub(crate) protobuf: Option<&'static kcr_protobuf::Schema>,
+    /// Lists and streaming lists take gzip-compressed answers (`Accept-Encoding: gzip`).
+    pub(crate) gzip: bool,
 }
 
 impl Default for Decoding {
@@ -82,6 +84,7 @@ impl Default for Decoding {
             max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
             drop_managed_fields: false,
             protobuf: None,
+            gzip: true,
         }
     }
 }
@@ -130,6 +133,18 @@ impl<K> ApiListerWatcher<K> {
     #[must_use]
     pub fn max_event_bytes(mut self, max_event_bytes: usize) -> Self {
         self.decoding.max_event_bytes = max_event_bytes;
+        self
+    }
+
+    /// Sends `Accept-Encoding: gzip` on lists and streaming lists (default `true`, as client-go,
+    /// whose transport asks for gzip on every request): kube-apiserver then compresses a list
+    /// larger than 128 KiB and, from v1.37, the stream of a streaming list, about five to ten
+    /// times smaller on the wire for typical objects. A compressed body is decompressed as it
+    /// streams in, never held whole. Plain watches are always asked for uncompressed (a watch's
+    /// events are small and come one at a time). `false` asks for `identity` everywhere.
+    #[must_use]
+    pub fn gzip(mut self, gzip: bool) -> Self {
+        self.decoding.gzip = gzip;
         self
     }
 
@@ -275,14 +290,10 @@ where
     } else {
         JSON
     };
-    let response = send(api, url, accept).await?;
+    let response = send(api, url, accept, decoding.gzip).await?;
     let protobuf = crate::protobuf::is_protobuf(response.headers().get(http::header::CONTENT_TYPE));
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| Error::Read(Box::new(e)))?
-        .to_bytes();
+    let gzip = crate::gzip::is_gzip(response.headers());
+    let body = crate::gzip::collect(response.into_body(), gzip).await?;
     if protobuf {
         return crate::protobuf::decode_list(&body, decoding.drop_managed_fields)
             .map(|list| (list, None));
@@ -329,20 +340,34 @@ where
     } else {
         JSON
     };
-    let response = send(api, url, accept).await?;
+    // Only a streaming list's answer is worth compressing (kube-apiserver compresses no other
+    // watch).
+    let response = send(
+        api,
+        url,
+        accept,
+        decoding.gzip && options.send_initial_events,
+    )
+    .await?;
+    let gzip = crate::gzip::is_gzip(response.headers());
+    let protobuf = crate::protobuf::is_protobuf(response.headers().get(http::header::CONTENT_TYPE));
+    let body = response.into_body().into_data_stream();
     if let Some(schema) = decoding.protobuf
-        && crate::protobuf::is_protobuf(response.headers().get(http::header::CONTENT_TYPE))
+        && protobuf
     {
-        let body = response.into_body().into_data_stream();
-        return Ok(crate::protobuf::watch_events(
-            body,
-            schema,
-            decoding.max_event_bytes,
-            decoding.drop_managed_fields,
-        )
-        .boxed());
+        let (limit, drop) = (decoding.max_event_bytes, decoding.drop_managed_fields);
+        return Ok(if gzip {
+            let body = Box::pin(crate::gzip::gunzip(body));
+            crate::protobuf::watch_events(body, schema, limit, drop).boxed()
+        } else {
+            crate::protobuf::watch_events(body, schema, limit, drop).boxed()
+        });
     }
-    Ok(watch_events(response.into_body().into_data_stream(), decoding).boxed())
+    Ok(if gzip {
+        watch_events(Box::pin(crate::gzip::gunzip(body)), decoding).boxed()
+    } else {
+        watch_events(body, decoding).boxed()
+    })
 }
 
 const JSON: &str = "application/json";
@@ -356,12 +381,14 @@ async fn send<K: Resource + Clone>(
     api: &Api<K>,
     url: String,
     accept: &'static str,
+    gzip: bool,
 ) -> Result<http::Response<Body>> {
     let request = http::Request::get(url)
         .header(http::header::ACCEPT, accept)
-        // Watches stream one JSON document per line; keep them uncompressed
-        // (kube-client does the same for its own watches).
-        .header(http::header::ACCEPT_ENCODING, "identity")
+        .header(
+            http::header::ACCEPT_ENCODING,
+            crate::gzip::accept_encoding(gzip),
+        )
         .body(Body::empty())
         .map_err(Error::BuildRequest)?;
     // `Api` does not lend its client; a clone is two strings and an `Arc`.
@@ -377,12 +404,8 @@ async fn send<K: Resource + Clone>(
             .map(Duration::from_secs);
         let protobuf =
             crate::protobuf::is_protobuf(response.headers().get(http::header::CONTENT_TYPE));
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| Error::Read(Box::new(e)))?
-            .to_bytes();
+        let gzip = crate::gzip::is_gzip(response.headers());
+        let body = crate::gzip::collect(response.into_body(), gzip).await?;
         let decoded = if protobuf {
             crate::protobuf::decode_status(&body).ok_or(())
         } else {
@@ -897,7 +920,7 @@ where
                 Some(Err(e)) => {
                     state.done = true;
                     state.framing.clear();
-                    return Some((Err(Error::Read(Box::new(e))), state));
+                    return Some((Err(crate::gzip::read_error(e)), state));
                 }
                 // The pending bytes were checked against the limit above.
                 None => {

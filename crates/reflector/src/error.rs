@@ -80,6 +80,21 @@ pub enum Error {
     #[error("the streaming list ended before the initial-events-end bookmark")]
     WatchListIncomplete,
 
+    /// A streaming list's initial-events-end bookmark did not come in time (see
+    /// [`Reflector::initial_events_end_timeout`](crate::Reflector::initial_events_end_timeout)):
+    /// the reflector falls back to list and watch, and keeps listing this resource.
+    #[error(
+        "the bookmark that ends a streaming list's initial events did not come within {timeout:?}"
+    )]
+    InitialEventsEndTimeout {
+        /// The bound that passed.
+        timeout: Duration,
+    },
+
+    /// A compressed (`Content-Encoding: gzip`) response body did not decompress.
+    #[error("the gzip-compressed response does not decompress: {0}")]
+    Decompress(#[source] std::io::Error),
+
     /// A watch closed in under a second without delivering anything
     /// (client-go's "very short watch").
     #[error("very short watch: the watch closed within a second without delivering an event")]
@@ -315,6 +330,7 @@ impl Error {
                 | Error::UnknownEventType { .. }
                 | Error::Malformed { .. }
                 | Error::EventTooLarge { .. }
+                | Error::Decompress(_)
         )
     }
 
@@ -334,6 +350,8 @@ impl Error {
             Error::Malformed { .. } => "malformed",
             Error::Store { .. } => "store",
             Error::WatchListIncomplete => "watch_list_incomplete",
+            Error::InitialEventsEndTimeout { .. } => "initial_events_end_timeout",
+            Error::Decompress(_) => "decompress",
             Error::VeryShortWatch => "very_short_watch",
             Error::EventTooLarge { .. } => "event_too_large",
             Error::ShardSelectorChanged => "shard_selector_changed",

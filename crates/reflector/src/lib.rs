@@ -7,8 +7,9 @@
 //!   **streaming list** (a watch with `sendInitialEvents=true`, whose state
 //!   ends at the `k8s.io/initial-events-end` bookmark; on by default, as in
 //!   client-go 1.36, and held in a temporary store transformed as the real
-//!   store would), or, when that is off, refused, or the source cannot
-//!   stream, with a **list** at `resourceVersion="0"` in pages of 500
+//!   store would; its wait for that bookmark is bounded, a minute by default,
+//!   after which the reflector lists instead, from then on), or, when that is
+//!   off, refused, given up on, or the source cannot stream, with a **list** at `resourceVersion="0"` in pages of 500
 //!   (client-go's pager rules: an explicit page size pages every list, a
 //!   list at `"0"` that came back paged makes later lists page, an expired
 //!   continue token redoes the list whole at the same version), and hands
@@ -38,6 +39,9 @@
 //!   built-in kinds whose decoding kcr-protobuf proves against a real
 //!   kube-apiserver's bytes, JSON for every other kind
 //!   ([`WireFormat`]; [`ApiListerWatcher::wire_format`] switches back to JSON);
+//! - lists and streaming lists ask for gzip (`Accept-Encoding: gzip`, as
+//!   client-go) and decompress what the server compressed as it streams in
+//!   ([`ApiListerWatcher::gzip`]);
 //! - optional: periodic `resync`, `MaxInternalErrorRetryDuration`, decoding
 //!   without `managedFields` ([`ApiListerWatcher::drop_managed_fields`]);
 //!   `tracing` spans per list and watch; metrics in `kcr_metrics::reflector`.
@@ -93,6 +97,7 @@
 mod api;
 mod backoff;
 mod error;
+mod gzip;
 mod listwatch;
 mod protobuf;
 mod reflector;
@@ -109,6 +114,8 @@ pub use listwatch::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, ObjectList, VersionMatch,
     WatchEvent, WatchOptions, WatchStream,
 };
-pub use reflector::{DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, Reflector};
+pub use reflector::{
+    DEFAULT_INITIAL_EVENTS_END_TIMEOUT, DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, Reflector,
+};
 pub use shard_selector::ShardSelector;
 pub use store::ReflectorStore;

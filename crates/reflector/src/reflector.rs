@@ -36,6 +36,11 @@ pub const DEFAULT_MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(300);
 type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
 type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 
+/// How long a streaming list waits, by default, for the bookmark that ends its initial events
+/// before the reflector falls back to list and watch (see
+/// [`Reflector::initial_events_end_timeout`]).
+pub const DEFAULT_INITIAL_EVENTS_END_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// How often a streaming list that has not yet ended warns (client-go's
 /// initial-events-end bookmark ticker).
 const INITIAL_EVENTS_END_WARNING_INTERVAL: Duration = Duration::from_secs(10);
@@ -62,6 +67,10 @@ struct Shared {
     initial_events_end_warnings: AtomicU64,
     /// The watch ended because its shard selector changed: the next cycle lists at once.
     relist_now: AtomicBool,
+    /// When a streaming list last gave up waiting for its initial-events-end bookmark: the
+    /// server does not end streaming lists of this resource, and cycles list instead (until
+    /// the re-probe interval, if any, has passed).
+    watch_list_given_up_at: Mutex<Option<Instant>>,
 }
 
 impl Shared {
@@ -73,6 +82,7 @@ impl Shared {
             relist_now: AtomicBool::new(false),
             backoff: Mutex::new(Backoff::new(backoff)),
             initial_events_end_warnings: AtomicU64::new(0),
+            watch_list_given_up_at: Mutex::new(None),
         }
     }
 }
@@ -136,6 +146,8 @@ pub struct Reflector<K> {
     should_resync: Option<ShouldResync>,
     watch_error_handler: Option<WatchErrorHandler>,
     use_watch_list: bool,
+    initial_events_end_timeout: Duration,
+    watch_list_reprobe_interval: Option<Duration>,
     max_internal_error_retry_duration: Duration,
     backoff: BackoffConfig,
     metrics: NamedReflectorMetrics,
@@ -151,6 +163,14 @@ impl<K> std::fmt::Debug for Reflector<K> {
             .field("page_size", &self.page_size)
             .field("resync_period", &self.resync_period)
             .field("use_watch_list", &self.use_watch_list)
+            .field(
+                "initial_events_end_timeout",
+                &self.initial_events_end_timeout,
+            )
+            .field(
+                "watch_list_given_up_at",
+                &*self.shared.watch_list_given_up_at.lock(),
+            )
             .field("backoff", &self.backoff)
             .field(
                 "last_sync_resource_version",
@@ -235,6 +255,8 @@ where
             should_resync: None,
             watch_error_handler: None,
             use_watch_list: true,
+            initial_events_end_timeout: DEFAULT_INITIAL_EVENTS_END_TIMEOUT,
+            watch_list_reprobe_interval: None,
             max_internal_error_retry_duration: Duration::ZERO,
             backoff,
             shared: Arc::new(Shared::new(backoff)),
@@ -338,11 +360,58 @@ where
     /// backoff, an expired or too large version is retried at once from
     /// `""`, and a stream that closes before the initial-events-end bookmark
     /// (after an event, or after a second) is opened again at once, from the
-    /// same version, its partial state dropped.
+    /// same version, its partial state dropped. The wait for the bookmark is
+    /// bounded ([`Reflector::initial_events_end_timeout`]): past it, the cycle
+    /// lists, and so do later cycles.
     #[must_use]
     pub fn use_watch_list(mut self, enabled: bool) -> Self {
         self.use_watch_list = enabled;
         self
+    }
+
+    /// How long a streaming list waits for the bookmark that ends its initial events
+    /// (`k8s.io/initial-events-end`) before the reflector gives up on it (default
+    /// [`DEFAULT_INITIAL_EVENTS_END_TIMEOUT`], a minute; zero waits for ever, as client-go up to
+    /// v1.36 does).
+    ///
+    /// The wait starts when the first stream of the streaming list opens and goes on across
+    /// the streams it re-opens after one closed before the bookmark; the backoff after a `429`
+    /// or an unreachable server does not count. When it passes, the streaming list ends with
+    /// [`Error::InitialEventsEndTimeout`], the cycle lists and watches instead, and the
+    /// reflector remembers that the server does not end streaming lists of this resource (an
+    /// aggregated API server that ignores the protocol, kubernetes#140890): its later cycles
+    /// list at once, without trying a streaming list again (unless
+    /// [`Reflector::watch_list_reprobe_interval`] is set). A resource whose initial state takes
+    /// longer than the bound to stream (hundreds of thousands of objects over a slow link)
+    /// needs a larger one.
+    #[must_use]
+    pub fn initial_events_end_timeout(mut self, timeout: Duration) -> Self {
+        self.initial_events_end_timeout = timeout;
+        self
+    }
+
+    /// After giving up on streaming lists of this resource (see
+    /// [`Reflector::initial_events_end_timeout`]), tries a streaming list again in the first
+    /// cycle that starts once `interval` has passed (default: never, for the reflector's
+    /// life). A streaming list that then completes turns streaming lists back on; one that
+    /// times out again starts a new interval.
+    #[must_use]
+    pub fn watch_list_reprobe_interval(mut self, interval: Duration) -> Self {
+        self.watch_list_reprobe_interval = Some(interval);
+        self
+    }
+
+    /// Whether the reflector has given up on streaming lists of its resource (its
+    /// initial-events-end bookmark did not come within
+    /// [`Reflector::initial_events_end_timeout`]) and lists instead: its next cycle starts
+    /// with a list.
+    pub fn watch_list_given_up(&self) -> bool {
+        match *self.shared.watch_list_given_up_at.lock() {
+            None => false,
+            Some(at) => self
+                .watch_list_reprobe_interval
+                .is_none_or(|interval| at.elapsed() < interval),
+        }
     }
 
     /// How long a watch that keeps ending with an internal error (`500`) is
@@ -525,10 +594,25 @@ where
 
     async fn cycle(&self) -> Result<()> {
         let mut stream = None;
-        if self.use_watch_list && !self.lister_watcher.is_watch_list_semantics_unsupported() {
+        if self.use_watch_list
+            && !self.lister_watcher.is_watch_list_semantics_unsupported()
+            && !self.watch_list_given_up()
+        {
             match self.watch_list().await {
-                Ok(s) => stream = Some(s),
+                Ok(s) => {
+                    *self.shared.watch_list_given_up_at.lock() = None;
+                    stream = Some(s);
+                }
                 Err(error) => {
+                    if matches!(error, Error::InitialEventsEndTimeout { .. }) {
+                        *self.shared.watch_list_given_up_at.lock() = Some(Instant::now());
+                        warn!(
+                            reflector = %self.name,
+                            %error,
+                            "the server does not end streaming lists of this resource; \
+                             listing and watching from now on"
+                        );
+                    }
                     self.note(&error);
                     debug!(reflector = %self.name, %error, "the streaming list failed; falling back to list + watch");
                 }
@@ -706,6 +790,10 @@ where
         let span = info_span!("watch_list", reflector = %self.name);
         async {
             let transformer = self.store.transformer();
+            let timeout = self.initial_events_end_timeout;
+            // When the wait for the initial-events-end bookmark ends: set when the first
+            // stream opens, moved on by each backoff.
+            let mut deadline: Option<Instant> = None;
             loop {
                 let mut options = self.watch_options(self.rewatch_resource_version());
                 options.send_initial_events = true;
@@ -713,7 +801,12 @@ where
                 let started = Instant::now();
                 self.metrics.watches.inc();
                 let streamed = match self.lister_watcher.watch(&options).await {
-                    Ok(stream) => self.stream_initial_events(stream, started, transformer.as_ref()).await,
+                    Ok(stream) => {
+                        let until = (!timeout.is_zero())
+                            .then(|| *deadline.get_or_insert_with(|| Instant::now() + timeout));
+                        self.stream_initial_events(stream, started, until, transformer.as_ref())
+                            .await
+                    }
                     Err(error) => Err(error),
                 };
                 match streamed {
@@ -732,11 +825,18 @@ where
                     // once, from the same version (not a very short watch:
                     // that one falls back to a list).
                     Ok(Streamed::Closed) => {
+                        if deadline.is_some_and(|d| Instant::now() >= d) {
+                            return Err(Error::InitialEventsEndTimeout { timeout });
+                        }
                         debug!("the streaming list closed before its initial events ended; re-opening it");
                     }
                     Err(error) if error.is_watch_error_retriable() => {
                         self.note(&error);
-                        tokio::time::sleep(self.retry_delay(&error)).await;
+                        let delay = self.retry_delay(&error);
+                        if let Some(d) = &mut deadline {
+                            *d += delay;
+                        }
+                        tokio::time::sleep(delay).await;
                     }
                     Err(error) if error.is_expired() || error.is_too_large_resource_version() => {
                         // Stream the latest state instead.
@@ -755,13 +855,22 @@ where
     /// Collects a streaming list's initial events into a temporary store
     /// (each object transformed as it arrives, as the real store would, and
     /// only then) until the initial-events-end bookmark, warning every 10 s
-    /// while it is late.
+    /// while it is late, and giving up at `deadline`.
     async fn stream_initial_events(
         &self,
         mut stream: WatchStream<K>,
         started: Instant,
+        deadline: Option<Instant>,
         transformer: Option<&TransformFunc<K>>,
     ) -> Result<Streamed<K>> {
+        let timeout = self.initial_events_end_timeout;
+        let give_up = async {
+            match deadline {
+                Some(at) => sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut give_up = pin!(give_up);
         let mut state = TemporaryStore::new();
         let mut ticker = tokio::time::interval_at(
             Instant::now() + INITIAL_EVENTS_END_WARNING_INTERVAL,
@@ -773,6 +882,7 @@ where
         loop {
             let next = tokio::select! {
                 next = stream.next() => next,
+                () = &mut give_up => return Err(Error::InitialEventsEndTimeout { timeout }),
                 _ = ticker.tick() => {
                     if let Some(warning) = initial_events_end_warning(&self.name, started, last_event, Instant::now()) {
                         self.shared.initial_events_end_warnings.fetch_add(1, Ordering::Relaxed);

@@ -1480,7 +1480,8 @@ async fn watch_list_should_not_sync_before_the_initial_events_end_bookmark() {
     let lw = Arc::new(Scripted::default());
     lw.on_watch(watch_open(vec![added("p1", 1)]));
     let store = Arc::new(Recording::default());
-    let (requests, ended) = one_cycle(&lw, &store, |_| {}, Duration::from_secs(60)).await;
+    // Just short of the minute after which the reflector gives up on the bookmark.
+    let (requests, ended) = one_cycle(&lw, &store, |_| {}, Duration::from_secs(59)).await;
     assert_eq!(requests, vec![(NOW, watch_list_at(""))]);
     assert!(ended.is_none(), "still streaming");
     assert!(store.ops().is_empty());
@@ -1503,7 +1504,7 @@ async fn watch_list_should_not_sync_on_a_bookmark_whose_initial_events_end_is_no
         Ok(not_the_end),
     ]));
     let store = Arc::new(Recording::default());
-    let (requests, ended) = one_cycle(&lw, &store, |_| {}, Duration::from_secs(60)).await;
+    let (requests, ended) = one_cycle(&lw, &store, |_| {}, Duration::from_secs(59)).await;
     assert_eq!(requests, vec![(NOW, watch_list_at(""))]);
     assert!(ended.is_none());
     assert!(store.ops().is_empty());
@@ -1787,4 +1788,117 @@ async fn a_watch_refused_as_expired_after_a_watch_list_should_end_the_cycle_with
     let error = ended.expect("the cycle ended").expect_err("with the error");
     assert!(error.is_expired(), "{error}");
     assert_eq!(store.names(), vec!["p1", "p3"]);
+}
+
+// The bounded wait for the initial-events-end bookmark (kubernetes#140890): a server that
+// never ends a streaming list makes the reflector list instead, and keep listing.
+
+#[tokio::test(start_paused = true)]
+async fn watch_list_should_give_up_on_the_initial_events_end_after_a_minute_and_list() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_watch(watch_open(vec![added("p1", 1)]))
+        .on_list(page(vec![cm("p1", 1)], 1, None))
+        .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording::default());
+    let (requests, ended) = one_cycle(&lw, &store, |_| {}, Duration::from_secs(120)).await;
+    assert_eq!(
+        requests,
+        vec![
+            (NOW, watch_list_at("")),
+            (Duration::from_secs(60), list_at("0", Some(500))),
+            (Duration::from_secs(60), watch_at("1")),
+        ]
+    );
+    assert!(ended.is_none(), "watching after the list");
+    assert_eq!(store.ops(), vec!["replace 1 @1"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_initial_events_end_wait_should_span_reopened_streams_but_not_backoffs() {
+    let lw = Arc::new(Scripted::default());
+    // A stream that closes after 20 s without the bookmark, a 429 (backoff 800 ms, not
+    // counted), then a stream that never ends its initial events.
+    lw.on_watch(Ok(WatchScript {
+        events: vec![added("p1", 1)],
+        then: Then::CloseAfter(Duration::from_secs(20)),
+    }))
+    .on_watch(Err(status(429, "TooManyRequests")))
+    .on_watch(watch_open(vec![added("p1", 1)]))
+    .on_list(page(vec![cm("p1", 1)], 1, None))
+    .on_watch(watch_open(vec![]));
+    let store = Arc::new(Recording::default());
+    let (requests, _) = one_cycle(&lw, &store, |_| {}, Duration::from_secs(120)).await;
+    let after = |ms: u64| Duration::from_millis(ms);
+    assert_eq!(
+        requests,
+        vec![
+            (NOW, watch_list_at("")),
+            (after(20_000), watch_list_at("")),
+            (after(20_800), watch_list_at("")),
+            (after(60_800), list_at("0", Some(500))),
+            (after(60_800), watch_at("1")),
+        ]
+    );
+    assert_eq!(store.ops(), vec!["replace 1 @1"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_zero_initial_events_end_timeout_should_wait_for_ever_as_client_go_did() {
+    let lw = Arc::new(Scripted::default());
+    lw.on_watch(watch_open(vec![added("p1", 1)]));
+    let store = Arc::new(Recording::default());
+    let r = streaming(&lw, &store).initial_events_end_timeout(Duration::ZERO);
+    let cancel = CancellationToken::new();
+    let t0 = Instant::now();
+    let cycle = tokio::time::timeout(Duration::from_secs(3600), r.list_and_watch(&cancel)).await;
+    assert!(
+        cycle.is_err(),
+        "still waiting for the bookmark after an hour"
+    );
+    assert_eq!(sent(&lw, t0), vec![(NOW, watch_list_at(""))]);
+    assert!(store.ops().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reflector_that_gave_up_on_watch_list_should_list_in_later_cycles_until_the_reprobe() {
+    let lw = Arc::new(Scripted::default());
+    let store = Arc::new(Recording::default());
+    let r = streaming(&lw, &store)
+        .initial_events_end_timeout(Duration::from_secs(10))
+        .watch_list_reprobe_interval(Duration::from_secs(600));
+    let cancel = CancellationToken::new();
+    let t0 = Instant::now();
+    // Cycle 1: the bookmark never comes; list, then a watch that expires.
+    lw.on_watch(watch_open(vec![added("p1", 1)]))
+        .on_list(page(vec![cm("p1", 1)], 1, None))
+        .on_watch(watch_closing(vec![expired_event()]));
+    assert!(!r.watch_list_given_up());
+    assert!(r.list_and_watch(&cancel).await.is_ok());
+    assert!(r.watch_list_given_up());
+    // Cycle 2, a minute later: straight to a list.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    lw.on_list(page(vec![cm("p1", 1)], 2, None))
+        .on_watch(watch_closing(vec![expired_event()]));
+    assert!(r.list_and_watch(&cancel).await.is_ok());
+    // Cycle 3, once the interval has passed: a streaming list again, which now completes.
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    lw.on_watch(watch_closing(vec![
+        added("p1", 3),
+        Ok(initial_events_end(3)),
+        expired_event(),
+    ]));
+    assert!(r.list_and_watch(&cancel).await.is_ok());
+    assert!(!r.watch_list_given_up());
+    let s = Duration::from_secs;
+    assert_eq!(
+        sent(&lw, t0),
+        vec![
+            (NOW, watch_list_at("")),
+            (s(10), list_at("0", Some(500))),
+            (s(10), watch_at("1")),
+            (s(70), list_at("1", None)),
+            (s(70), watch_at("2")),
+            (s(670), watch_list_at("2")),
+        ]
+    );
 }

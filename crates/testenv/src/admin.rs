@@ -12,6 +12,8 @@
 //! | `latency` | `ms=N` | [`Faults::set_latency`] |
 //! | `refuse-user-agent` | `userAgent=UA` | [`Faults::refuse_updates_from_user_agent`] |
 //! | `refuse-object` | `resource=R[&namespace=NS]&name=N` | [`Faults::refuse_updates_to`] |
+//! | `omit-initial-events-end` | `resource=R` | [`Faults::omit_initial_events_end`] |
+//! | `initialize-watch-cache` | `resource=R&ms=N` | [`Faults::initialize_watch_cache`] |
 //! | `clear` | | [`Faults::clear`] |
 //! | `restart` | `downMs=N` (default 500) | stop serving, wait, serve again on the same port |
 //!
@@ -23,6 +25,8 @@
 //! [`Faults::set_latency`]: crate::Faults::set_latency
 //! [`Faults::refuse_updates_from_user_agent`]: crate::Faults::refuse_updates_from_user_agent
 //! [`Faults::refuse_updates_to`]: crate::Faults::refuse_updates_to
+//! [`Faults::omit_initial_events_end`]: crate::Faults::omit_initial_events_end
+//! [`Faults::initialize_watch_cache`]: crate::Faults::initialize_watch_cache
 //! [`Faults::clear`]: crate::Faults::clear
 
 use std::sync::Arc;
@@ -114,6 +118,18 @@ fn apply(shared: &Arc<Shared>, req: &Request) -> Result<(), ApiError> {
                 req.param("namespace").filter(|s| !s.is_empty()),
                 name,
             );
+        }
+        "omit-initial-events-end" | "initialize-watch-cache" => {
+            let resource = req
+                .param("resource")
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| ApiError::bad_request("resource is required"))?;
+            if action == "omit-initial-events-end" {
+                faults.omit_initial_events_end(resource);
+            } else {
+                let ms = number(req, "ms")?.unwrap_or(0);
+                faults.initialize_watch_cache(resource, Duration::from_millis(ms));
+            }
         }
         "clear" => faults.clear(),
         "restart" => {

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use crate::error::Result;
 use crate::server::Shared;
 
@@ -113,6 +115,10 @@ pub(crate) struct FaultState {
     pub(crate) close_watches_after: Option<u64>,
     pub(crate) refused_user_agents: Vec<String>,
     pub(crate) refused_objects: Vec<ObjectTarget>,
+    /// Resources whose streaming lists never end their initial events with the bookmark.
+    pub(crate) omit_initial_events_end: Vec<String>,
+    /// Resources whose watch cache is initializing, until when.
+    pub(crate) initializing: Vec<(String, Instant)>,
 }
 
 impl FaultState {
@@ -127,6 +133,17 @@ impl FaultState {
         let f = f.clone();
         self.failures.retain(|(n, _)| *n > 0);
         Some(f)
+    }
+
+    /// Whether streaming lists of `resource` leave out the initial-events-end bookmark.
+    pub(crate) fn omits_initial_events_end(&self, resource: &str) -> bool {
+        self.omit_initial_events_end.iter().any(|r| r == resource)
+    }
+
+    /// Whether the watch cache of `resource` is initializing at `now` (forgets those that are done).
+    pub(crate) fn watch_cache_initializing(&mut self, resource: &str, now: Instant) -> bool {
+        self.initializing.retain(|(_, until)| *until > now);
+        self.initializing.iter().any(|(r, _)| r == resource)
     }
 
     /// Whether a write by `user_agent` to this object is refused.
@@ -228,7 +245,39 @@ impl Faults {
             });
     }
 
-    /// Removes every lasting fault: planned failures, latency, refusals, closing after N events.
+    /// Streaming lists (`sendInitialEvents=true`) of `resource` (plural name, e.g. `configmaps`)
+    /// send their initial events but never the bookmark annotated `k8s.io/initial-events-end`
+    /// that ends them, and then go on as a watch (changes, periodic bookmarks without the
+    /// annotation), as an aggregated API server that ignores the streaming-list protocol does
+    /// (kubernetes#140890). Until [`Faults::clear`].
+    pub fn omit_initial_events_end(&self, resource: impl Into<String>) {
+        self.shared
+            .faults
+            .lock()
+            .omit_initial_events_end
+            .push(resource.into());
+    }
+
+    /// For `duration` from now, the watch cache of `resource` (plural name) is initializing, as
+    /// kube-apiserver's is after a start or while it re-initializes (KEP-4568, GA in v1.34):
+    /// every watch, and every list the watch cache would serve, is answered `429
+    /// TooManyRequests` with kube-apiserver's status (`message: "storage is (re)initializing"`,
+    /// `details.retryAfterSeconds: 1`) and `Retry-After: 1`. Lists kube-apiserver sends to etcd
+    /// meanwhile are served: those from the latest version (`resourceVersion` unset or `""`), at
+    /// an exact version or continuing a page, and those without a label or field selector that
+    /// set a `limit`. Gets are served. Measured on the server's clock (Tokio's, so a test under
+    /// a paused clock advances through it).
+    pub fn initialize_watch_cache(&self, resource: impl Into<String>, duration: Duration) {
+        let until = Instant::now() + duration;
+        self.shared
+            .faults
+            .lock()
+            .initializing
+            .push((resource.into(), until));
+    }
+
+    /// Removes every lasting fault: planned failures, latency, refusals, closing after N events,
+    /// omitted initial-events-end bookmarks, initializing watch caches.
     pub fn clear(&self) {
         *self.shared.faults.lock() = FaultState::default();
     }

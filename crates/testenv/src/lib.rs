@@ -215,6 +215,9 @@
 //!   `ERROR` after 3 s, a plain watch from the future waits for it silently, as kube-apiserver's.
 //!   Events are chunked JSON lines. Each watch
 //!   has its own task and buffer, so a slow client never holds up the others.
+//! - **Compression**: for a client that sends `Accept-Encoding: gzip`, a response larger than
+//!   128 KiB and the stream of a streaming list are gzip-compressed (level 1), as
+//!   kube-apiserver (v1.37) compresses them; plain watches never are.
 //! - **Auth**: with [`TestEnvBuilder::token`], a request with another token gets `401`, one
 //!   without credentials is `system:anonymous`, `403 Forbidden` as RBAC words it (except
 //!   `/version` and the health checks). Plain HTTP on loopback by default; [`TestEnvBuilder::tls`] serves HTTPS with a

@@ -309,7 +309,23 @@ async fn handle(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> Response<
     let started = tokio::time::Instant::now();
     let method = req.method().clone();
     let uri = req.uri().clone();
+    let gzip = req
+        .headers()
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(crate::body::accepts_gzip);
     let resp = serve(shared, req).await;
+    let resp = if gzip {
+        let query = parse_query(uri.query().unwrap_or_default());
+        let param = |name: &str| {
+            let value = query.iter().rev().find(|(k, _)| k == name);
+            crate::endpoints::handlers::list::query_bool(value.map(|(_, v)| v.as_str()))
+                == Some(true)
+        };
+        crate::body::compress(resp, param("watch") && param("sendInitialEvents"))
+    } else {
+        resp
+    };
     tracing::debug!(
         target: "kcr_testenv::request",
         verb = %method,

@@ -84,6 +84,39 @@ pub(crate) fn expired_list(store: &Store, requested: u64) -> ApiError {
     }
 }
 
+/// kube-apiserver's answer to a request its initializing watch cache would serve
+/// (`storage is (re)initializing`, `429` with `Retry-After: 1`).
+pub(crate) fn initializing() -> ApiError {
+    let mut e = ApiError::new(429, "TooManyRequests", "storage is (re)initializing");
+    e.retry_after = Some(1);
+    e
+}
+
+/// Whether a list or watch is refused while the watch cache initializes (KEP-4568): every
+/// watch; a list unless kube-apiserver sends it to etcd anyway (from the latest version, at an
+/// exact version, continuing a page) or delegates it because it is cheap there (no selector
+/// and a `limit`).
+pub(crate) fn refused_while_initializing(
+    verb: &str,
+    param: &dyn Fn(&str) -> Option<String>,
+) -> bool {
+    match verb {
+        "watch" => true,
+        "list" => {
+            let set = |name: &str| param(name).is_some_and(|v| !v.is_empty());
+            let from_storage = !set("resourceVersion")
+                || set("continue")
+                || param("resourceVersionMatch").as_deref() == Some("Exact");
+            let limited = param("limit")
+                .and_then(|l| l.parse::<i64>().ok())
+                .is_some_and(|l| l > 0);
+            let delegated = limited && !set("labelSelector") && !set("fieldSelector");
+            !(from_storage || delegated)
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,5 +208,58 @@ mod tests {
         assert_eq!(list_waits_for(&store, Some(&now), false), None);
         assert_eq!(list_waits_for(&store, Some("abc"), false), None);
         assert_eq!(list_waits_for(&store, None, false), None);
+    }
+
+    #[test]
+    fn an_initializing_cache_should_refuse_watches_and_the_lists_it_would_serve() {
+        let refused = |verb: &str, query: &[(&str, &str)]| {
+            let query: Vec<(String, String)> = query
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            refused_while_initializing(verb, &|name: &str| {
+                query
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+            })
+        };
+        assert!(refused("watch", &[("resourceVersion", "5")]));
+        assert!(refused("watch", &[("sendInitialEvents", "true")]));
+        // Served from the cache: refused.
+        assert!(refused("list", &[("resourceVersion", "0")]));
+        assert!(refused(
+            "list",
+            &[
+                ("resourceVersion", "0"),
+                ("limit", "500"),
+                ("labelSelector", "a=b")
+            ]
+        ));
+        // Delegated to etcd: served.
+        assert!(!refused(
+            "list",
+            &[("resourceVersion", "0"), ("limit", "500")]
+        ));
+        assert!(!refused("list", &[]));
+        assert!(!refused(
+            "list",
+            &[("resourceVersion", ""), ("labelSelector", "a=b")]
+        ));
+        assert!(!refused(
+            "list",
+            &[("resourceVersion", "5"), ("resourceVersionMatch", "Exact")]
+        ));
+        assert!(!refused(
+            "list",
+            &[("continue", "abc"), ("labelSelector", "a=b")]
+        ));
+        assert!(!refused("get", &[]));
+        let status = initializing().to_status();
+        assert_eq!(
+            serde_json::to_string(&status).unwrap_or_default(),
+            r#"{"apiVersion":"v1","code":429,"details":{"retryAfterSeconds":1},"kind":"Status","message":"storage is (re)initializing","metadata":{},"reason":"TooManyRequests","status":"Failure"}"#
+        );
     }
 }

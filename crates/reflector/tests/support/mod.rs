@@ -342,3 +342,81 @@ pub async fn delete_widget_crd(client: kube::Client) {
         .delete("widgets.example.com", &kube::api::DeleteParams::default())
         .await;
 }
+
+/// A TCP proxy on loopback in front of a server, counting the bytes the server sends back
+/// (the bytes on the wire of its answers: headers, chunk framing and bodies).
+pub struct CountingProxy {
+    pub addr: std::net::SocketAddr,
+    to_client: Arc<std::sync::atomic::AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl CountingProxy {
+    pub async fn start(upstream: std::net::SocketAddr) -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("bind: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("addr: {e}"));
+        let to_client = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = to_client.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+                    continue;
+                };
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let (mut client_read, mut client_write) = client.into_split();
+                    let (mut server_read, mut server_write) = server.into_split();
+                    let up = tokio::spawn(async move {
+                        let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+                        let _ = server_write.shutdown().await;
+                    });
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        match server_read.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => {
+                                counter.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+                                if client_write.write_all(&buf[..n]).await.is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    let _ = client_write.shutdown().await;
+                    up.abort();
+                });
+            }
+        });
+        Self {
+            addr,
+            to_client,
+            task,
+        }
+    }
+
+    /// Bytes the server has sent so far.
+    pub fn bytes(&self) -> u64 {
+        self.to_client.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A client of `env` that talks to it through this proxy (without kube-client's retries).
+    pub fn client(&self, env: &kcr_testenv::TestEnv) -> kube::Client {
+        let mut config = env.config().unwrap_or_else(|e| panic!("config: {e}"));
+        config.default_retry = false;
+        config.cluster_url = format!("http://{}", self.addr)
+            .parse()
+            .unwrap_or_else(|e| panic!("url: {e}"));
+        kube::Client::try_from(config).unwrap_or_else(|e| panic!("client: {e}"))
+    }
+}
+
+impl Drop for CountingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

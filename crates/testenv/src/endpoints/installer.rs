@@ -252,6 +252,17 @@ pub(crate) async fn serve(
         e.retry_after = f.retry_after_seconds();
         return error_response(&e);
     }
+    if matches!(verb, "list" | "watch")
+        && shared
+            .faults
+            .lock()
+            .watch_cache_initializing(&target.def.plural, tokio::time::Instant::now())
+        && crate::watch_cache::refused_while_initializing(verb, &|name: &str| {
+            req.param(name).map(str::to_owned)
+        })
+    {
+        return error_response(&crate::watch_cache::initializing());
+    }
     if matches!(
         verb,
         "create" | "update" | "patch" | "delete" | "deletecollection"

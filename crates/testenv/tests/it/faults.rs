@@ -388,6 +388,27 @@ async fn the_admin_endpoint_should_inject_faults_over_http() {
         .await
         .unwrap();
 
+    assert_eq!(
+        post("/kcr/faults/initialize-watch-cache?resource=configmaps&ms=60000")
+            .await
+            .status,
+        200
+    );
+    let (code, reason) = api_code(api.list(&ListParams::default().match_any()).await);
+    assert_eq!((code, reason.as_str()), (429, "TooManyRequests"));
+    assert_eq!(
+        post("/kcr/faults/omit-initial-events-end?resource=configmaps")
+            .await
+            .status,
+        200
+    );
+    assert_eq!(post("/kcr/faults/clear").await.status, 200);
+    api.list(&ListParams::default().match_any()).await.unwrap();
+    assert_eq!(
+        post("/kcr/faults/omit-initial-events-end").await.status,
+        400
+    );
+
     assert_eq!(post("/kcr/faults/fail?status=abc").await.status, 400);
     assert_eq!(post("/kcr/faults/nonsense").await.status, 404);
     assert_eq!(
@@ -403,4 +424,141 @@ async fn the_admin_endpoint_should_be_off_unless_enabled() {
     let env = TestEnv::start().await.unwrap();
     let r = common::raw(env.addr(), "POST", "/kcr/faults/compact", &[], b"").await;
     assert_eq!(r.status, 404);
+}
+
+/// ConfigMaps whose list is larger than kube-apiserver's 128 KiB compression threshold.
+async fn big_config_maps(api: &Api<ConfigMap>, count: usize) {
+    for i in 0..count {
+        let mut cm = configmap(&format!("big-{i:04}"), &[("set", "big")]);
+        cm.data = Some([("blob".to_owned(), format!("{i:04}-").repeat(200))].into());
+        api.create(&PostParams::default(), &cm).await.unwrap();
+    }
+}
+
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+#[tokio::test]
+async fn responses_should_be_gzip_compressed_over_128_kib_when_the_client_accepts_gzip() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    big_config_maps(&api, 150).await;
+    let path = "/api/v1/namespaces/default/configmaps";
+    let plain = common::raw(env.addr(), "GET", path, &[], b"").await;
+    assert_eq!(plain.status, 200);
+    assert!(plain.body.len() > 128 * 1024, "{}", plain.body.len());
+    assert_eq!(plain.header("content-encoding"), None);
+    let gzip = [("Accept-Encoding", "gzip")];
+    let compressed = common::raw(env.addr(), "GET", path, &gzip, b"").await;
+    assert_eq!(compressed.header("content-encoding"), Some("gzip"));
+    assert_eq!(compressed.header("vary"), Some("Accept-Encoding"));
+    assert!(compressed.body.len() * 5 < plain.body.len());
+    let list: serde_json::Value = serde_json::from_slice(&gunzip(&compressed.body)).unwrap();
+    assert_eq!(list["items"].as_array().map(Vec::len), Some(150));
+    // Below the threshold (one object), or a token with parameters: not compressed.
+    let one = format!("{path}/big-0001");
+    let small = common::raw(env.addr(), "GET", &one, &gzip, b"").await;
+    assert_eq!(small.status, 200);
+    assert_eq!(small.header("content-encoding"), None);
+    let q = [("Accept-Encoding", "gzip;q=1.0")];
+    let with_q = common::raw(env.addr(), "GET", path, &q, b"").await;
+    assert_eq!(with_q.header("content-encoding"), None);
+}
+
+#[tokio::test]
+async fn streaming_lists_should_be_compressed_and_plain_watches_not() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    big_config_maps(&api, 3).await;
+    let gzip = [("Accept-Encoding", "gzip")];
+    let watch_list = "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true\
+                      &resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1";
+    let streamed = common::raw(env.addr(), "GET", watch_list, &gzip, b"").await;
+    assert_eq!(streamed.header("content-encoding"), Some("gzip"));
+    let text = String::from_utf8(gunzip(&streamed.body)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[3].contains("k8s.io/initial-events-end"));
+    let rv = env.resource_version();
+    let plain_watch = format!(
+        "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}&timeoutSeconds=1"
+    );
+    let plain = common::raw(env.addr(), "GET", &plain_watch, &gzip, b"").await;
+    assert_eq!(plain.status, 200);
+    assert_eq!(plain.header("content-encoding"), None);
+}
+
+#[tokio::test]
+async fn an_omitted_initial_events_end_should_leave_the_streaming_list_open_without_it() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    api.create(&PostParams::default(), &configmap("a", &[]))
+        .await
+        .unwrap();
+    env.faults().omit_initial_events_end("configmaps");
+    let watch_list = "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true\
+                      &resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=3";
+    let streamed = common::raw(env.addr(), "GET", watch_list, &[], b"").await;
+    let text = String::from_utf8(streamed.body).unwrap();
+    assert!(text.contains("\"ADDED\""), "{text}");
+    assert!(!text.contains("k8s.io/initial-events-end"), "{text}");
+    // Other resources, and everything after `clear`, end their initial events.
+    let leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases?watch=true\
+                  &sendInitialEvents=true&resourceVersionMatch=NotOlderThan\
+                  &allowWatchBookmarks=true&timeoutSeconds=1";
+    let other = common::raw(env.addr(), "GET", leases, &[], b"").await;
+    assert!(String::from_utf8_lossy(&other.body).contains("k8s.io/initial-events-end"));
+    env.faults().clear();
+    let watch_list = watch_list.replace("timeoutSeconds=3", "timeoutSeconds=1");
+    let streamed = common::raw(env.addr(), "GET", &watch_list, &[], b"").await;
+    assert!(String::from_utf8_lossy(&streamed.body).contains("k8s.io/initial-events-end"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_initializing_watch_cache_should_answer_429_as_kube_apiserver_until_it_is_ready() {
+    let env = TestEnv::start().await.unwrap();
+    env.faults()
+        .initialize_watch_cache("configmaps", Duration::from_secs(5));
+    let path = "/api/v1/namespaces/default/configmaps";
+    let watch = common::raw(env.addr(), "GET", &format!("{path}?watch=true"), &[], b"").await;
+    assert_eq!(watch.status, 429);
+    assert_eq!(watch.header("retry-after"), Some("1"));
+    // kube-apiserver's body (kcr-testenv writes a Status's members after `metadata` sorted).
+    let body: serde_json::Value = serde_json::from_slice(&watch.body).unwrap();
+    let kube_apiserver: serde_json::Value = serde_json::from_str(
+        r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"storage is (re)initializing","reason":"TooManyRequests","details":{"retryAfterSeconds":1},"code":429}"#,
+    )
+    .unwrap();
+    assert_eq!(body, kube_apiserver);
+    let status = |q: &str| {
+        let url = format!("{path}{q}");
+        let addr = env.addr();
+        async move { common::raw(addr, "GET", &url, &[], b"").await.status }
+    };
+    assert_eq!(status("?resourceVersion=0").await, 429);
+    assert_eq!(
+        status("?resourceVersion=0&limit=500&labelSelector=a%3Db").await,
+        429
+    );
+    // What kube-apiserver sends to etcd meanwhile is served.
+    assert_eq!(status("?resourceVersion=0&limit=500").await, 200);
+    assert_eq!(status("").await, 200);
+    assert_eq!(status("?labelSelector=a%3Db").await, 200);
+    // Other resources are ready.
+    let leases =
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases?watch=true&timeoutSeconds=1";
+    assert_eq!(
+        common::raw(env.addr(), "GET", leases, &[], b"")
+            .await
+            .status,
+        200
+    );
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(status("?resourceVersion=0").await, 200);
 }

@@ -265,8 +265,14 @@ impl WatchStream {
             }
         }
         // The end of the initial events is marked by a bookmark, when bookmarks are allowed
-        // (kube-apiserver v1.36 no longer requires them with `sendInitialEvents`).
-        if self.options.send_initial_events == Some(true) && self.options.allow_bookmarks {
+        // (kube-apiserver v1.36 no longer requires them with `sendInitialEvents`), unless a
+        // fault omits it.
+        let omitted = self
+            .shared
+            .faults
+            .lock()
+            .omits_initial_events_end(&self.target.def.plural);
+        if self.options.send_initial_events == Some(true) && self.options.allow_bookmarks && !omitted {
             let line = self.encoding.bookmark(&self.target, rv, true);
             if let Flow::Stop = self.send(line, false).await {
                 return;
