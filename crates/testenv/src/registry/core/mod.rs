@@ -3,5 +3,6 @@
 pub(crate) mod config_map;
 pub(crate) mod namespace;
 pub(crate) mod pod;
+pub(crate) mod resource_quota;
 pub(crate) mod secret;
 pub(crate) mod service;
