@@ -49,6 +49,8 @@ pub(crate) struct Options {
     pub(crate) garbage_collector: bool,
     /// Run kube-controller-manager's resource quota controller.
     pub(crate) quota_controller: bool,
+    /// Run kube-controller-manager's PVC and PV protection controllers.
+    pub(crate) storage_protection: bool,
     /// The admission plugins switched off (`--disable-admission-plugins`).
     pub(crate) disabled_admission_plugins: std::collections::BTreeSet<String>,
 }

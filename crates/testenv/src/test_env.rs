@@ -44,6 +44,7 @@ impl Default for TestEnvBuilder {
                 sharded_list_and_watch: false,
                 garbage_collector: false,
                 quota_controller: false,
+                storage_protection: false,
                 disabled_admission_plugins: Default::default(),
             },
             port: 0,
@@ -235,10 +236,22 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Runs kube-controller-manager's PVC and PV protection controllers (off by default): a
+    /// deleted PersistentVolumeClaim keeps its `kubernetes.io/pvc-protection` finalizer (which
+    /// the `StorageObjectInUseProtection` admission plugin gives every claim) only while a Pod
+    /// that has not ended mounts it, a PersistentVolume its `kubernetes.io/pv-protection` only
+    /// while a claim is bound to it. Without them such objects stay `Terminating`, as on a
+    /// kube-apiserver without kube-controller-manager.
+    pub fn storage_protection(mut self, enabled: bool) -> Self {
+        self.options.storage_protection = enabled;
+        self
+    }
+
     /// Switches an admission plugin on or off by its kube-apiserver name, as
     /// `--enable-admission-plugins` / `--disable-admission-plugins` do (all are on by default,
     /// as in kube-apiserver v1.36): `NamespaceLifecycle`, `LimitRanger`, `ServiceAccount`,
-    /// `PodSecurity`, `Priority`, `DefaultTolerationSeconds`, `ResourceQuota`. Another plugin of
+    /// `PodSecurity`, `Priority`, `DefaultTolerationSeconds`, `StorageObjectInUseProtection`,
+    /// `ValidatingAdmissionPolicy`, `ResourceQuota`. Another plugin of
     /// kube-apiserver may be named (switching it off changes nothing); starting fails with
     /// [`Error::AdmissionPlugin`] for a name kube-apiserver does not know.
     ///
@@ -269,13 +282,14 @@ impl TestEnvBuilder {
 
     /// A preset that behaves as a cluster with kube-controller-manager running, as far as
     /// kcr-testenv emulates one: the namespace finalizer, the namespace controllers
-    /// ([`namespace_controllers`](Self::namespace_controllers)), the garbage collector and the
-    /// resource quota controller on.
+    /// ([`namespace_controllers`](Self::namespace_controllers)), the garbage collector, the
+    /// resource quota controller and the storage protection controllers on.
     pub fn realistic(self) -> Self {
         self.finalize_namespaces(true)
             .namespace_controllers(true)
             .garbage_collector(true)
             .quota_controller(true)
+            .storage_protection(true)
     }
 
     /// Listens on this port (default 0: a free port).
@@ -330,6 +344,9 @@ impl TestEnvBuilder {
         }
         if shared.options.quota_controller {
             crate::controllers::spawn_quota_controller(&shared);
+        }
+        if shared.options.storage_protection {
+            crate::controllers::spawn_storage_protection(&shared);
         }
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()

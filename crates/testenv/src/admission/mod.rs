@@ -14,9 +14,13 @@
 //!   image pull secrets and its token volume;
 //! - [`pod_security`] (`PodSecurity`): the Pod Security Standards a namespace's
 //!   `pod-security.kubernetes.io/*` labels choose: refusals and `Warning` headers;
+//! - [`priority`] (`Priority`): a Pod's priority from its class;
 //! - [`default_toleration_seconds`] (`DefaultTolerationSeconds`): a Pod tolerates `not-ready`
 //!   and `unreachable` for 300 s;
-//! - [`priority`] (`Priority`): a Pod's priority from its class;
+//! - [`storage_protection`] (`StorageObjectInUseProtection`): the protection finalizers of
+//!   PersistentVolumeClaims and PersistentVolumes;
+//! - [`validating_admission_policy`] (`ValidatingAdmissionPolicy`): ValidatingAdmissionPolicies
+//!   and their bindings, with CEL;
 //! - [`resource_quota`] (`ResourceQuota`): a namespace's ResourceQuotas bound what is created
 //!   in it, and `status.used` is charged at once.
 //!
@@ -31,6 +35,8 @@ mod priority;
 pub(crate) mod quantity;
 pub(crate) mod resource_quota;
 mod service_account;
+pub(crate) mod storage_protection;
+mod validating_admission_policy;
 
 use std::collections::BTreeSet;
 
@@ -178,6 +184,8 @@ static PLUGINS: &[&dyn Plugin] = &[
     &pod_security::PodSecurity,
     &priority::Priority,
     &default_toleration_seconds::DefaultTolerationSeconds,
+    &storage_protection::StorageObjectInUseProtection,
+    &validating_admission_policy::ValidatingAdmissionPolicy,
     &resource_quota::ResourceQuota,
 ];
 

@@ -5,7 +5,9 @@
 //! certificate publisher (a `kube-root-ca.crt` ConfigMap in every namespace); and, with
 //! [`TestEnvBuilder::garbage_collector`](crate::TestEnvBuilder::garbage_collector), the garbage
 //! collector; with [`TestEnvBuilder::quota_controller`](crate::TestEnvBuilder::quota_controller),
-//! the resource quota controller. The namespace finalizer lives in `namespace`.
+//! the resource quota controller; with
+//! [`TestEnvBuilder::storage_protection`](crate::TestEnvBuilder::storage_protection), the PVC
+//! and PV protection controllers. The namespace finalizer lives in `namespace`.
 //!
 //! Like kube-controller-manager they work after the fact: a pass after every change, so a
 //! client sees the objects shortly after the namespace, not in the namespace's create answer,
@@ -15,6 +17,7 @@ mod garbage_collector;
 mod resource_quota;
 mod root_ca_publisher;
 mod service_account;
+mod storage_protection;
 
 use std::sync::{Arc, Weak};
 
@@ -116,4 +119,12 @@ async fn run_on_changes(shared: Weak<Shared>, pass: fn(&Shared, &mut Store)) {
 /// Starts the resource quota controller for `shared`.
 pub(crate) fn spawn_quota_controller(shared: &Arc<Shared>) {
     tokio::spawn(run_on_changes(Arc::downgrade(shared), resource_quota::sync));
+}
+
+/// Starts the PVC and PV protection controllers for `shared`.
+pub(crate) fn spawn_storage_protection(shared: &Arc<Shared>) {
+    tokio::spawn(run_on_changes(
+        Arc::downgrade(shared),
+        storage_protection::sync,
+    ));
 }
