@@ -68,7 +68,10 @@ fn items_of(a: &Attributes<'_>) -> Vec<Item> {
         let Some(stored) = a.store.get("/limitranges", &key) else {
             continue;
         };
-        let limits = stored.value.pointer("/spec/limits").and_then(Value::as_array);
+        let limits = stored
+            .value
+            .pointer("/spec/limits")
+            .and_then(Value::as_array);
         for l in limits.into_iter().flatten() {
             let kind = l.get("type").and_then(Value::as_str).unwrap_or_default();
             let mut item = Item {
@@ -163,8 +166,10 @@ impl Plugin for LimitRanger {
         }
         let mut notes = Vec::new();
         if let Some(spec) = existing(obj, "spec") {
-            for (list, what) in [("containers", "container"), ("initContainers", "init container")]
-            {
+            for (list, what) in [
+                ("containers", "container"),
+                ("initContainers", "init container"),
+            ] {
                 for c in items(spec, list) {
                     merge(c, &limits, &requests, what, &mut notes);
                 }
@@ -296,7 +301,13 @@ fn ratio_constraint(
 }
 
 /// The checks of one item against one set of requests and limits.
-fn check(item: &Item, kind: &str, requests: &Resources, limits: &Resources, errors: &mut Vec<String>) {
+fn check(
+    item: &Item,
+    kind: &str,
+    requests: &Resources,
+    limits: &Resources,
+    errors: &mut Vec<String>,
+) {
     for (resource, q) in &item.min {
         errors.extend(min_constraint(kind, resource, *q, requests, limits));
     }
@@ -309,7 +320,10 @@ fn check(item: &Item, kind: &str, requests: &Resources, limits: &Resources, erro
 }
 
 fn containers<'a>(spec: &'a Value, list: &str) -> impl Iterator<Item = &'a Value> {
-    spec.get(list).and_then(Value::as_array).into_iter().flatten()
+    spec.get(list)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
 fn container_resources(c: &Value) -> (Resources, Resources) {
@@ -425,7 +439,9 @@ mod tests {
             "requests": {"memory": "1Gi"}, "limits": {"memory": "2Gi"}}}]}});
         assert_eq!(
             validate_pod(&[item], pod.as_object().unwrap()),
-            ["memory max limit to request ratio per Container is 1500m, but provided ratio is 2.000000"]
+            [
+                "memory max limit to request ratio per Container is 1500m, but provided ratio is 2.000000"
+            ]
         );
     }
 

@@ -126,7 +126,8 @@ impl Attributes<'_> {
     /// kube-apiserver's `admission.NewForbidden`: `403` `<resource> "<name>" is forbidden:
     /// <why>`.
     pub(crate) fn forbidden(&self, why: &str) -> ApiError {
-        let mut details = json!({"name": self.name, "group": self.def.group, "kind": self.def.plural});
+        let mut details =
+            json!({"name": self.name, "group": self.def.group, "kind": self.def.plural});
         if self.def.group.is_empty()
             && let Some(d) = details.as_object_mut()
         {
@@ -214,7 +215,11 @@ pub(crate) fn record_create(
     namespace: &str,
     obj: &Map<String, Value>,
 ) {
-    if !shared.options.disabled_admission_plugins.contains("ResourceQuota") {
+    if !shared
+        .options
+        .disabled_admission_plugins
+        .contains("ResourceQuota")
+    {
         resource_quota::charge(shared, store, def, namespace, obj);
     }
 }

@@ -76,7 +76,11 @@ impl Policy {
 type LabelErrors = Vec<(String, String, &'static str)>;
 
 /// The policy of one mode; invalid labels make it `restricted:latest`.
-fn mode_policy(labels: &Map<String, Value>, mode: &str, errors: &mut LabelErrors) -> Option<Policy> {
+fn mode_policy(
+    labels: &Map<String, Value>,
+    mode: &str,
+    errors: &mut LabelErrors,
+) -> Option<Policy> {
     let level_key = format!("{PREFIX}{mode}");
     let version_key = format!("{PREFIX}{mode}-version");
     let level = labels.get(&level_key).and_then(Value::as_str);
@@ -126,7 +130,11 @@ fn policies(labels: &Map<String, Value>) -> (Policy, Policy, LabelErrors) {
     let warn = mode_policy(labels, "warn", &mut errors);
     let _ = audit;
     let enforce_or_default = enforce.unwrap_or(default);
-    (enforce_or_default, warn.or(enforce).unwrap_or(default), errors)
+    (
+        enforce_or_default,
+        warn.or(enforce).unwrap_or(default),
+        errors,
+    )
 }
 
 fn quote_all<I: IntoIterator<Item = S>, S: AsRef<str>>(items: I) -> String {
@@ -313,7 +321,11 @@ fn host_path_volumes(spec: &Value) -> Option<Failure> {
     (!bad.is_empty()).then(|| {
         (
             "hostPath volumes",
-            format!("{} {}", plural("volume", "volumes", bad.len()), quote_all(&bad)),
+            format!(
+                "{} {}",
+                plural("volume", "volumes", bad.len()),
+                quote_all(&bad)
+            ),
         )
     })
 }
@@ -529,11 +541,17 @@ fn se_linux_options(spec: &Value) -> Option<Failure> {
             types.insert(t.to_owned());
             bad = true;
         }
-        if o.get("user").and_then(Value::as_str).is_some_and(|u| !u.is_empty()) {
+        if o.get("user")
+            .and_then(Value::as_str)
+            .is_some_and(|u| !u.is_empty())
+        {
             user = true;
             bad = true;
         }
-        if o.get("role").and_then(Value::as_str).is_some_and(|r| !r.is_empty()) {
+        if o.get("role")
+            .and_then(Value::as_str)
+            .is_some_and(|r| !r.is_empty())
+        {
             role = true;
             bad = true;
         }
@@ -673,8 +691,11 @@ fn sysctls(spec: &Value, policy: Policy) -> Option<Failure> {
 }
 
 fn windows_host_process(spec: &Value) -> Option<Failure> {
-    let host_process =
-        |v: Option<&Value>| v.and_then(|o| o.get("hostProcess")).and_then(Value::as_bool) == Some(true);
+    let host_process = |v: Option<&Value>| {
+        v.and_then(|o| o.get("hostProcess"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
     let pod = host_process(pod_sc(spec, "windowsOptions"));
     let bad_containers: Vec<&str> = containers(spec)
         .into_iter()
@@ -698,7 +719,10 @@ fn app_armor(spec: &Value, meta: Option<&Value>) -> Option<Failure> {
         v.and_then(|p| p.get("type")).and_then(Value::as_str) == Some("Unconfined")
     };
     let mut bad = Vec::new();
-    if let Some(annotations) = meta.and_then(|m| m.get("annotations")).and_then(Value::as_object) {
+    if let Some(annotations) = meta
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object)
+    {
         for (k, v) in annotations {
             if let Some(value) = v.as_str()
                 && k.starts_with("container.apparmor.security.beta.kubernetes.io/")
@@ -744,7 +768,9 @@ fn evaluate(policy: Policy, meta: Option<&Value>, spec: &Value) -> Vec<Failure> 
     }
     let checks: Vec<Option<Failure>> = vec![
         // allowPrivilegeEscalation
-        restricted.then(|| allow_privilege_escalation(spec)).flatten(),
+        restricted
+            .then(|| allow_privilege_escalation(spec))
+            .flatten(),
         // appArmorProfile
         app_armor(spec, meta),
         // capabilities_baseline (the restricted check replaces it from v1.22)
@@ -817,7 +843,10 @@ fn forbidden_detail(failures: &[Failure]) -> String {
 }
 
 /// The pod template (metadata, spec) of a workload kind, if `a` writes one.
-fn template<'a>(a: &Attributes<'_>, obj: &'a Map<String, Value>) -> Option<(Option<&'a Value>, &'a Value)> {
+fn template<'a>(
+    a: &Attributes<'_>,
+    obj: &'a Map<String, Value>,
+) -> Option<(Option<&'a Value>, &'a Value)> {
     if a.def.custom {
         return None;
     }

@@ -122,12 +122,22 @@ fn sum_into(total: &mut Usage, key: &str, q: Quantity) {
 fn pod_resources(spec: &Value, field: &str) -> Usage {
     let of = |c: &Value| list(c.pointer(&format!("/resources/{field}")));
     let mut total = Usage::new();
-    for c in spec.get("containers").and_then(Value::as_array).into_iter().flatten() {
+    for c in spec
+        .get("containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         for (k, q) in of(c) {
             sum_into(&mut total, &k, q);
         }
     }
-    for c in spec.get("initContainers").and_then(Value::as_array).into_iter().flatten() {
+    for c in spec
+        .get("initContainers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         for (k, q) in of(c) {
             if total.get(&k).is_none_or(|t| q > *t) {
                 total.insert(k, q);
@@ -194,7 +204,10 @@ pub(crate) fn usage(def: &ResourceDef, obj: &Value) -> Usage {
             } else {
                 0
             };
-            u.insert("services.nodeports".into(), Quantity::from_units(node_ports));
+            u.insert(
+                "services.nodeports".into(),
+                Quantity::from_units(node_ports),
+            );
         }
         "persistentvolumeclaims" => {
             let storage = obj
@@ -247,7 +260,9 @@ fn scope_matches(scope: &str, operator: &str, values: &[&str], pod: &Value) -> b
         "Terminating" => terminating(pod),
         "NotTerminating" => !terminating(pod),
         "PriorityClass" => {
-            let class = pod.pointer("/spec/priorityClassName").and_then(Value::as_str);
+            let class = pod
+                .pointer("/spec/priorityClassName")
+                .and_then(Value::as_str);
             return match operator {
                 "Exists" => class.is_some_and(|c| !c.is_empty()),
                 "DoesNotExist" => class.is_none_or(str::is_empty),
@@ -280,7 +295,12 @@ fn scopes_match(quota: &Value, def: &ResourceDef, obj: &Value) -> bool {
         .pointer("/spec/scopeSelector/matchExpressions")
         .and_then(Value::as_array);
     for e in expressions.into_iter().flatten() {
-        let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let field = |k: &str| {
+            e.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
         let values = e
             .get("values")
             .and_then(Value::as_array)
@@ -346,8 +366,7 @@ fn check(
         }
         let restricted: Vec<&String> = hard.keys().filter(|r| counts(def, r)).collect();
         if !def.custom && def.group.is_empty() && def.plural == "pods" {
-            pod_constraints(&restricted, obj)
-                .map_err(|e| format!("failed quota: {name}: {e}"))?;
+            pod_constraints(&restricted, obj).map_err(|e| format!("failed quota: {name}: {e}"))?;
         }
         let used = list(quota.pointer("/status/used"));
         if restricted.iter().any(|r| !used.contains_key(*r)) {
@@ -413,7 +432,9 @@ fn check(
 fn pod_constraints(restricted: &[&String], pod: &Value) -> Result<(), String> {
     let mut missing: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for list_name in ["containers", "initContainers"] {
-        let containers = pod.pointer(&format!("/spec/{list_name}")).and_then(Value::as_array);
+        let containers = pod
+            .pointer(&format!("/spec/{list_name}"))
+            .and_then(Value::as_array);
         for c in containers.into_iter().flatten() {
             let name = c.get("name").and_then(Value::as_str).unwrap_or_default();
             for r in restricted.iter().map(|r| r.as_str()) {
@@ -578,7 +599,8 @@ mod tests {
     #[test]
     fn scopes_should_follow_the_pod() {
         let be = pod(json!({"containers": [{"name": "a"}]}));
-        let burstable = pod(json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}]}));
+        let burstable =
+            pod(json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}]}));
         assert!(scope_matches("BestEffort", "Exists", &[], &be));
         assert!(!scope_matches("BestEffort", "Exists", &[], &burstable));
         assert!(scope_matches("NotBestEffort", "Exists", &[], &burstable));

@@ -112,9 +112,9 @@ impl Plugin for ServiceAccount {
             .flatten()
             .any(|s| s.get("serviceAccountToken").is_some());
         if projects_token {
-            return Err(a.forbidden(
-                "mirror pods may not use service account token volume projection",
-            ));
+            return Err(
+                a.forbidden("mirror pods may not use service account token volume projection")
+            );
         }
         Ok(())
     }
@@ -133,7 +133,11 @@ fn references_secrets(spec: &Value) -> bool {
             return true;
         }
         let projected = v.pointer("/projected/sources").and_then(Value::as_array);
-        if projected.into_iter().flatten().any(|s| s.get("secret").is_some()) {
+        if projected
+            .into_iter()
+            .flatten()
+            .any(|s| s.get("secret").is_some())
+        {
             return true;
         }
     }
@@ -144,7 +148,10 @@ fn references_secrets(spec: &Value) -> bool {
         .any(|c| {
             let env_from = c.get("envFrom").and_then(Value::as_array);
             let env = c.get("env").and_then(Value::as_array);
-            env_from.into_iter().flatten().any(|e| e.get("secretRef").is_some())
+            env_from
+                .into_iter()
+                .flatten()
+                .any(|e| e.get("secretRef").is_some())
                 || env
                     .into_iter()
                     .flatten()

@@ -147,12 +147,19 @@ fn resources_match(
     let rules = m.get("resourceRules").and_then(Value::as_array);
     let has_rules = rules.is_some_and(|r| !r.is_empty());
     if (has_rules || require_rules)
-        && !rules.into_iter().flatten().any(|r| rule_matches(r, a, name))
+        && !rules
+            .into_iter()
+            .flatten()
+            .any(|r| rule_matches(r, a, name))
     {
         return false;
     }
     let excluded = m.get("excludeResourceRules").and_then(Value::as_array);
-    if excluded.into_iter().flatten().any(|r| rule_matches(r, a, name)) {
+    if excluded
+        .into_iter()
+        .flatten()
+        .any(|r| rule_matches(r, a, name))
+    {
         return false;
     }
     // A cluster-scoped object other than a Namespace is not selected by namespace.
@@ -198,18 +205,19 @@ struct Failure {
 }
 
 /// The params a binding gives its policy; `Err` with the message of a missing param.
-fn params_of(
-    a: &Attributes<'_>,
-    policy: &Value,
-    binding: &Value,
-) -> Result<Vec<Value>, String> {
+fn params_of(a: &Attributes<'_>, policy: &Value, binding: &Value) -> Result<Vec<Value>, String> {
     let Some(kind) = policy.pointer("/spec/paramKind").filter(|k| !k.is_null()) else {
         return Ok(vec![Value::Null]);
     };
     let Some(param_ref) = binding.pointer("/spec/paramRef").filter(|r| !r.is_null()) else {
-        return Err("failed to configure binding: paramRef must be set when paramKind is set".into());
+        return Err(
+            "failed to configure binding: paramRef must be set when paramKind is set".into(),
+        );
     };
-    let api_version = kind.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    let api_version = kind
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     let kind_name = kind.get("kind").and_then(Value::as_str).unwrap_or_default();
     let Some(def) = a
@@ -236,7 +244,11 @@ fn params_of(
         None
     };
     let mut found = Vec::new();
-    if let Some(name) = param_ref.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) {
+    if let Some(name) = param_ref
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    {
         let key = crate::store::object_key(namespace.as_deref(), name);
         found.extend(a.store.get(&def.storage, &key).map(|s| (*s.value).clone()));
     } else {
@@ -256,7 +268,9 @@ fn params_of(
         if action == "Allow" {
             return Ok(Vec::new());
         }
-        return Err("no params found for policy binding with `Deny` parameterNotFoundAction".into());
+        return Err(
+            "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
+        );
     }
     Ok(found)
 }
@@ -282,9 +296,17 @@ fn validate_with(
         namespace.map_or(cel::Value::Null, cel_value),
     );
     let mut variables = std::collections::HashMap::<String, cel::Value>::new();
-    for v in spec.get("variables").and_then(Value::as_array).into_iter().flatten() {
+    for v in spec
+        .get("variables")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
-        let expression = v.get("expression").and_then(Value::as_str).unwrap_or_default();
+        let expression = v
+            .get("expression")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let mut inner = ctx.new_inner_scope();
         inner.add_variable_from_value("variables", variables.clone());
         let value = match evaluate(expression, &inner) {
@@ -295,8 +317,16 @@ fn validate_with(
     }
     ctx.add_variable_from_value("variables", variables);
     let mut failures = Vec::new();
-    for c in spec.get("matchConditions").and_then(Value::as_array).into_iter().flatten() {
-        let expression = c.get("expression").and_then(Value::as_str).unwrap_or_default();
+    for c in spec
+        .get("matchConditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let expression = c
+            .get("expression")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         match evaluate(expression, &ctx) {
             Outcome::Value(cel::Value::Bool(true)) => {}
             Outcome::Value(cel::Value::Bool(false)) => return None,
@@ -319,8 +349,16 @@ fn validate_with(
             }
         }
     }
-    for v in spec.get("validations").and_then(Value::as_array).into_iter().flatten() {
-        let expression = v.get("expression").and_then(Value::as_str).unwrap_or_default();
+    for v in spec
+        .get("validations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let expression = v
+            .get("expression")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let reason = v
             .get("reason")
             .and_then(Value::as_str)
@@ -485,11 +523,19 @@ mod tests {
         let labels = labels.as_object().unwrap();
         assert!(selector_matches(None, labels));
         assert!(selector_matches(Some(&json!({})), labels));
-        assert!(selector_matches(Some(&json!({"matchLabels": {"app": "a"}})), labels));
-        assert!(!selector_matches(Some(&json!({"matchLabels": {"app": "b"}})), labels));
         assert!(selector_matches(
-            Some(&json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web", "db"]},
-                                              {"key": "x", "operator": "DoesNotExist"}]})),
+            Some(&json!({"matchLabels": {"app": "a"}})),
+            labels
+        ));
+        assert!(!selector_matches(
+            Some(&json!({"matchLabels": {"app": "b"}})),
+            labels
+        ));
+        assert!(selector_matches(
+            Some(
+                &json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web", "db"]},
+                                              {"key": "x", "operator": "DoesNotExist"}]})
+            ),
             labels
         ));
     }
@@ -508,7 +554,10 @@ mod tests {
         let failures = validate_with(&policy, &obj, &json!({}), None, &Value::Null).unwrap();
         let messages: Vec<&str> = failures.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(messages[0], "too many keys: 2");
-        assert_eq!(messages[1], "failed expression: object.metadata.?labels[?'owner'].hasValue()");
+        assert_eq!(
+            messages[1],
+            "failed expression: object.metadata.?labels[?'owner'].hasValue()"
+        );
         assert_eq!(failures[1].reason, "Forbidden");
         assert!(messages[2].starts_with("expression 'object.nope.size() > 0' resulted in error: "));
     }

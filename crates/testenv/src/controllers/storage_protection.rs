@@ -47,8 +47,12 @@ fn claim_in_use(store: &Store, namespace: &str, name: &str) -> bool {
 /// Whether a claim named by a volume's `spec.claimRef` exists.
 fn volume_in_use(store: &Store, volume: &Value) -> bool {
     let (Some(ns), Some(name)) = (
-        volume.pointer("/spec/claimRef/namespace").and_then(Value::as_str),
-        volume.pointer("/spec/claimRef/name").and_then(Value::as_str),
+        volume
+            .pointer("/spec/claimRef/namespace")
+            .and_then(Value::as_str),
+        volume
+            .pointer("/spec/claimRef/name")
+            .and_then(Value::as_str),
     ) else {
         return false;
     };
@@ -62,7 +66,12 @@ fn release(shared: &Shared, store: &mut Store, storage: &str, key: &str, finaliz
     let Some(stored) = store.get(storage, key) else {
         return;
     };
-    let Some(def) = store.defs().iter().find(|d| &*d.storage == storage).cloned() else {
+    let Some(def) = store
+        .defs()
+        .iter()
+        .find(|d| &*d.storage == storage)
+        .cloned()
+    else {
         return;
     };
     let old: Arc<Value> = stored.value.clone();
