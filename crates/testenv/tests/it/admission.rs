@@ -478,3 +478,50 @@ async fn a_claim_in_use_should_stay_until_its_pod_is_gone() {
         .unwrap();
     assert!(eventually(|| async { volumes.get_opt("pv1").await.unwrap().is_none() }).await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kcr_apiserver_should_switch_admission_plugins_off_by_flag() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    use tokio::process::Command;
+
+    let out = Command::new(env!("CARGO_BIN_EXE_kcr-apiserver"))
+        .args(["--port", "0", "--disable-admission-plugins=LimitRanger,Bogus"])
+        .output()
+        .await
+        .expect("run kcr-apiserver");
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "kcr-apiserver: admission-control plugin \"Bogus\" does not exist"
+    );
+
+    let dir = std::env::temp_dir().join(format!("kcr-admission-flag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kcr-apiserver"))
+        .args(["--port", "0", "--disable-admission-plugins", "NamespaceLifecycle"])
+        .arg("--kubeconfig-out")
+        .arg(dir.join("kubeconfig"))
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start kcr-apiserver");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next_line().await.unwrap().expect("a first line");
+    let addr: std::net::SocketAddr = first
+        .strip_prefix("listening on http://")
+        .expect("the address")
+        .parse()
+        .unwrap();
+    // Without NamespaceLifecycle a create in a namespace that does not exist is stored.
+    let response = crate::common::raw(
+        addr,
+        "POST",
+        "/api/v1/namespaces/nowhere/configmaps",
+        &[("Content-Type", "application/json")],
+        br#"{"metadata": {"name": "c"}}"#,
+    )
+    .await;
+    assert_eq!(response.status, 201);
+    let _ = child.kill().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
