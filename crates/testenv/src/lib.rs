@@ -243,7 +243,8 @@
 //!   has the other subresources.
 //! - decoding (`wire`, `protobuf`, `validation::unknown_fields`), then the field manager
 //!   (`managed_fields`).
-//! - `admission`: the admission chain of a create, one module per plugin in kube-apiserver's
+//! - `admission`: the admission chain of a create (and, for ValidatingAdmissionPolicy and
+//!   PodSecurity's namespace labels, of an update), one module per plugin in kube-apiserver's
 //!   order (NamespaceLifecycle, LimitRanger, ServiceAccount, PodSecurity, Priority,
 //!   DefaultTolerationSeconds, StorageObjectInUseProtection, ValidatingAdmissionPolicy with CEL,
 //!   ResourceQuota), mutating plugins then validating ones, then what a plugin records of an
@@ -289,9 +290,10 @@
 //! - **No aggregated API servers**: APIServices are stored but nothing is proxied to them;
 //!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
 //!   evaluated.
-//! - **Admission on creates only**: the admission chain (see the layers below) runs on creates;
-//!   updates, patches and deletes are not admitted (no ValidatingAdmissionPolicy or ResourceQuota
-//!   check on an update, no PodSecurity warnings when a namespace is relabelled).
+//! - **Admission of updates in part**: the whole admission chain (see the layers below) runs on
+//!   creates; on updates and patches only ValidatingAdmissionPolicy and PodSecurity's namespace
+//!   label checks run (no ResourceQuota, LimitRanger or PodSecurity check of an updated object,
+//!   nothing on `scale` writes or deletes).
 //! - Also not yet: custom resource schema validation and defaulting beyond what the conformance
 //!   list above covers, the ServiceAccount admission plugin's refusal of a Pod without a
 //!   `default` ServiceAccount when the ServiceAccounts controller is off (kcr-testenv admits it

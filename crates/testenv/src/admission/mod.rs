@@ -2,7 +2,10 @@
 //! API server without nodes: between decoding (and the field manager) and storage, every
 //! mutating plugin may change a new object ([`admit_create`]), then every validating plugin may
 //! refuse it ([`validate_create`]); after the create is accepted (and is not a dry run), the
-//! plugins that keep state record it ([`record_create`]: ResourceQuota charges its quotas).
+//! plugins that keep state record it ([`record_create`]: ResourceQuota charges its quotas). An
+//! update or patch goes through the validating plugins that act on updates
+//! ([`validate_update`]: ValidatingAdmissionPolicy, PodSecurity's namespace labels) before it is
+//! stored.
 //! What a mutating plugin sets is owned by no field manager. One module per plugin, in
 //! kube-apiserver's order:
 //!
@@ -106,6 +109,8 @@ pub(crate) struct Attributes<'a> {
     /// Whether kube-controller-manager's ServiceAccounts controller runs (see
     /// [`service_account`]).
     pub(crate) service_accounts_controller: bool,
+    /// The subresource written (`status`, `scale`), if any.
+    pub(crate) subresource: Option<&'a str>,
 }
 
 impl Attributes<'_> {
@@ -175,6 +180,11 @@ trait Plugin: Sync {
     fn validate_create(&self, _a: &Attributes<'_>, _obj: &Map<String, Value>) -> ApiResult<()> {
         Ok(())
     }
+
+    /// Validating admission of an update from `old` to `new`.
+    fn validate_update(&self, _a: &Attributes<'_>, _old: &Value, _new: &Value) -> ApiResult<()> {
+        Ok(())
+    }
 }
 
 /// The plugins, in kube-apiserver v1.36's order.
@@ -205,6 +215,37 @@ pub(crate) fn admit_create(a: &Attributes<'_>, obj: &mut Map<String, Value>) -> 
 /// Runs every validating plugin on a new object.
 pub(crate) fn validate_create(a: &Attributes<'_>, obj: &Map<String, Value>) -> ApiResult<()> {
     enabled(a).try_for_each(|p| p.validate_create(a, obj))
+}
+
+/// Runs every validating plugin on an update (`new`: the object the update would store;
+/// `None`, a no-op, is not admitted). The plugins that act on updates: PodSecurity (a
+/// namespace's labels) and ValidatingAdmissionPolicy.
+pub(crate) fn validate_update(
+    shared: &Shared,
+    store: &Store,
+    req: &crate::server::Request,
+    t: &crate::endpoints::installer::Target,
+    old: &Value,
+    new: Option<&Value>,
+) -> ApiResult<()> {
+    let Some(new) = new else {
+        return Ok(());
+    };
+    let a = Attributes {
+        def: &t.def,
+        namespace: t
+            .namespace
+            .as_deref()
+            .filter(|_| t.def.namespaced)
+            .unwrap_or_default(),
+        name: t.name(),
+        store,
+        warnings: &req.warnings,
+        disabled: &shared.options.disabled_admission_plugins,
+        service_accounts_controller: shared.options.namespace_controllers,
+        subresource: t.sub.as_deref(),
+    };
+    enabled(&a).try_for_each(|p| p.validate_update(&a, old, new))
 }
 
 /// Records an admitted create in the plugins that keep state (ResourceQuota's `status.used`).

@@ -11,15 +11,18 @@
 //! - A new workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob,
 //!   ReplicationController, PodTemplate) is never refused: its pod template gets the `warn`
 //!   level's warning.
-//! - A new namespace with an invalid level or version label is refused (`422`).
+//! - A namespace whose labels become invalid is refused (`422`), as a new one with invalid labels
+//!   is; a namespace whose `enforce` level or version changes (to another than `privileged`)
+//!   is updated with `Warning`s naming the existing Pods that break the new level (`existing
+//!   pods in namespace "ns" violate the new PodSecurity enforce level "restricted:latest"`,
+//!   then one `<pod>[ (and N other pods)]: <reasons>` per distinct set of reasons, sorted).
 //! - `audit` goes to the audit log, which kcr-testenv does not keep.
 //!
 //! The checks are pod-security-admission's for the `latest` version, in its order (by check
 //! id), each with its reason and detail; a check newer than the namespace's version does not
 //! apply (restricted `seccompProfile` from v1.19, `unrestricted capabilities` from v1.22,
 //! `runAsUser=0` from v1.23). Not ported: the `probe or lifecycle host` check of v1.34, the
-//! relaxations for Windows pods and user namespaces, and the warnings on relabelling a
-//! namespace with existing Pods (kcr-testenv runs admission on create only).
+//! relaxations for Windows pods and user namespaces, and the checks of Pod updates.
 
 use std::collections::BTreeSet;
 
@@ -861,7 +864,114 @@ fn template<'a>(
     Some((t.get("metadata"), t.get("spec")?))
 }
 
+/// The labels of an object.
+fn labels_of(v: &Value) -> Map<String, Value> {
+    v.pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// kube-apiserver's `422` for invalid policy labels of the namespace `name`.
+fn invalid_labels(name: &str, errors: &LabelErrors) -> ApiError {
+    let causes: Vec<(String, String)> = errors
+        .iter()
+        .map(|(label, value, why)| {
+            (
+                format!("metadata.labels[{label}]"),
+                format!("Invalid value: {value:?}: {why}"),
+            )
+        })
+        .collect();
+    let causes: Vec<(&str, &str, String)> = causes
+        .iter()
+        .map(|(f, m)| (f.as_str(), "FieldValueInvalid", m.clone()))
+        .collect();
+    ApiError::invalid("", "Namespace", name, &causes)
+}
+
+/// The warnings about the Pods of `namespace` that break `enforce`.
+fn existing_pods(a: &Attributes<'_>, namespace: &str, enforce: Policy) -> Vec<String> {
+    let mut pods: Vec<Value> = a
+        .store
+        .keys("/pods", Some(namespace))
+        .iter()
+        .filter_map(|k| a.store.get("/pods", k).map(|s| (*s.value).clone()))
+        .collect();
+    // Pods without an owner first (their names are shown), then by name.
+    pods.sort_by_key(|p| {
+        (
+            p.pointer("/metadata/ownerReferences").is_some(),
+            p.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        )
+    });
+    let mut found: Vec<(String, String, usize)> = Vec::new();
+    for p in &pods {
+        let Some(spec) = p.get("spec") else {
+            continue;
+        };
+        let failures = evaluate(enforce, p.get("metadata"), spec);
+        if failures.is_empty() {
+            continue;
+        }
+        let reasons = failures
+            .iter()
+            .map(|(r, _)| *r)
+            .collect::<Vec<_>>()
+            .join(", ");
+        match found.iter_mut().find(|(r, _, _)| *r == reasons) {
+            Some(entry) => entry.2 += 1,
+            None => found.push((
+                reasons,
+                p.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                1,
+            )),
+        }
+    }
+    let mut lines: Vec<String> = found
+        .into_iter()
+        .map(|(reasons, pod, count)| match count {
+            1 => format!("{pod}: {reasons}"),
+            2 => format!("{pod} (and 1 other pod): {reasons}"),
+            n => format!("{pod} (and {} other pods): {reasons}", n - 1),
+        })
+        .collect();
+    lines.sort();
+    if lines.is_empty() {
+        return lines;
+    }
+    let mut warnings = vec![format!(
+        "existing pods in namespace {namespace:?} violate the new PodSecurity enforce level {:?}",
+        enforce.printed()
+    )];
+    warnings.extend(lines);
+    warnings
+}
+
 impl Plugin for PodSecurity {
+    fn validate_update(&self, a: &Attributes<'_>, old: &Value, new: &Value) -> ApiResult<()> {
+        if !a.is_core("Namespace") || a.subresource.is_some() {
+            return Ok(());
+        }
+        let (new_enforce, _, errors) = policies(&labels_of(new));
+        if !errors.is_empty() {
+            return Err(invalid_labels(a.name, &errors));
+        }
+        let (old_enforce, _, _) = policies(&labels_of(old));
+        if new_enforce == old_enforce || new_enforce.level == Level::Privileged {
+            return Ok(());
+        }
+        let warnings = existing_pods(a, a.name, new_enforce);
+        a.warnings.lock().extend(warnings);
+        Ok(())
+    }
+
     fn name(&self) -> &'static str {
         "PodSecurity"
     }
@@ -878,20 +988,7 @@ impl Plugin for PodSecurity {
             if errors.is_empty() {
                 return Ok(());
             }
-            let causes: Vec<(String, String)> = errors
-                .iter()
-                .map(|(label, value, why)| {
-                    (
-                        format!("metadata.labels[{label}]"),
-                        format!("Invalid value: {value:?}: {why}"),
-                    )
-                })
-                .collect();
-            let causes: Vec<(&str, &str, String)> = causes
-                .iter()
-                .map(|(f, m)| (f.as_str(), "FieldValueInvalid", m.clone()))
-                .collect();
-            return Err(ApiError::invalid("", "Namespace", a.name, &causes));
+            return Err(invalid_labels(a.name, &errors));
         }
         if !a.def.namespaced {
             return Ok(());

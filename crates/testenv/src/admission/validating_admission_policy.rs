@@ -4,16 +4,17 @@
 //! for shard selectors; maintained, with macros, optionals and the strings, lists and math
 //! extensions).
 //!
-//! For a new object, every binding (in name order) whose policy exists is considered: the
+//! For a create or an update, every binding (in name order) whose policy exists is considered: the
 //! policy's `matchConstraints` and the binding's `matchResources` must both match the request
-//! (`resourceRules` by operation, group, version, resource and scope, `excludeResourceRules`,
+//! (`resourceRules` by operation, group, version, resource or subresource and scope,
+//! `excludeResourceRules`,
 //! `namespaceSelector` on the namespace's labels, `objectSelector` on the object's), then
 //! every `matchCondition` must hold. With a `paramKind`, the binding's `paramRef` chooses the
 //! params (by name, or by selector, in the binding's namespace, the request's or cluster-wide):
 //! the validations run once per param, and no param is a denial unless
-//! `parameterNotFoundAction` is `Allow`. The variables `object`, `oldObject` (null: kcr-testenv
-//! admits creates), `request`, `params`, `namespaceObject` and `variables` (the policy's
-//! `variables`, in order) are bound.
+//! `parameterNotFoundAction` is `Allow`. The variables `object`, `oldObject` (null on a create),
+//! `request`, `params`, `namespaceObject` and `variables` (the policy's `variables`, in order)
+//! are bound.
 //!
 //! A validation that is false fails with its `messageExpression`'s value, else its `message`,
 //! else `failed expression: <expression>`; an expression that cannot be compiled or evaluated
@@ -27,8 +28,7 @@
 //!
 //! Not ported: Kubernetes' own CEL libraries (`quantity`, `url`, `ip`, `cidr`, `authorizer`,
 //! `format`), the type checking of expressions against the matched kinds (the policy's
-//! `status.typeChecking`), cost limits, and evaluation on updates and deletes (kcr-testenv's
-//! admission chain runs on creates).
+//! `status.typeChecking`), cost limits, and evaluation on deletes and connects.
 
 use std::sync::{Arc, LazyLock};
 
@@ -101,18 +101,29 @@ fn listed(list: &[&str], value: &str) -> bool {
     list.iter().any(|l| *l == "*" || *l == value)
 }
 
-/// Whether a `resourceRules` entry matches the create of `a`'s resource.
-fn rule_matches(rule: &Value, a: &Attributes<'_>, name: &str) -> bool {
+/// Whether a `resources` entry of a rule names the resource (and subresource) written.
+fn resource_listed(r: &str, plural: &str, sub: Option<&str>) -> bool {
+    let (res, res_sub) = r.split_once('/').map_or((r, None), |(a, b)| (a, Some(b)));
+    let resource_ok = res == "*" || res == plural;
+    match (res_sub, sub) {
+        (None, None) => resource_ok,
+        (Some(s), Some(sub)) => resource_ok && (s == "*" || s == sub),
+        _ => false,
+    }
+}
+
+/// Whether a `resourceRules` entry matches the `operation` on `a`'s resource.
+fn rule_matches(rule: &Value, a: &Attributes<'_>, name: &str, operation: &str) -> bool {
     let ops = strings(rule.get("operations"));
     let resources = strings(rule.get("resources"));
     let names = strings(rule.get("resourceNames"));
     let scope = rule.get("scope").and_then(Value::as_str).unwrap_or("*");
-    listed(&ops, "CREATE")
+    listed(&ops, operation)
         && listed(&strings(rule.get("apiGroups")), &a.def.group)
         && listed(&strings(rule.get("apiVersions")), &a.def.version)
         && resources
             .iter()
-            .any(|r| *r == "*" || *r == a.def.plural || *r == "*/*")
+            .any(|r| resource_listed(r, &a.def.plural, a.subresource))
         && (names.is_empty() || names.contains(&name))
         && match scope {
             "Namespaced" => a.def.namespaced,
@@ -136,6 +147,7 @@ fn resources_match(
     obj: &Value,
     namespace: Option<&Value>,
     require_rules: bool,
+    operation: &str,
 ) -> bool {
     let Some(m) = m.filter(|m| !m.is_null()) else {
         return !require_rules;
@@ -150,7 +162,7 @@ fn resources_match(
         && !rules
             .into_iter()
             .flatten()
-            .any(|r| rule_matches(r, a, name))
+            .any(|r| rule_matches(r, a, name, operation))
     {
         return false;
     }
@@ -158,7 +170,7 @@ fn resources_match(
     if excluded
         .into_iter()
         .flatten()
-        .any(|r| rule_matches(r, a, name))
+        .any(|r| rule_matches(r, a, name, operation))
     {
         return false;
     }
@@ -280,6 +292,7 @@ fn params_of(a: &Attributes<'_>, policy: &Value, binding: &Value) -> Result<Vec<
 fn validate_with(
     policy: &Value,
     obj: &Value,
+    old: Option<&Value>,
     request: &Value,
     namespace: Option<&Value>,
     params: &Value,
@@ -288,7 +301,7 @@ fn validate_with(
     let ignore = spec.get("failurePolicy").and_then(Value::as_str) == Some("Ignore");
     let mut ctx = cel::Context::with_env(ENV.clone());
     ctx.add_variable_from_value("object", cel_value(obj));
-    ctx.add_variable_from_value("oldObject", cel::Value::Null);
+    ctx.add_variable_from_value("oldObject", old.map_or(cel::Value::Null, cel_value));
     ctx.add_variable_from_value("request", cel_value(request));
     ctx.add_variable_from_value("params", cel_value(params));
     ctx.add_variable_from_value(
@@ -418,12 +431,23 @@ impl Plugin for ValidatingAdmissionPolicy {
     }
 
     fn validate_create(&self, a: &Attributes<'_>, obj: &Map<String, Value>) -> ApiResult<()> {
+        admit(a, &Value::Object(obj.clone()), None)
+    }
+
+    fn validate_update(&self, a: &Attributes<'_>, old: &Value, new: &Value) -> ApiResult<()> {
+        admit(a, new, Some(old))
+    }
+}
+
+/// Applies every binding to a create (`old` `None`) or an update.
+fn admit(a: &Attributes<'_>, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
+    let operation = if old.is_some() { "UPDATE" } else { "CREATE" };
+    {
         let bindings_storage = format!("{GROUP}/validatingadmissionpolicybindings");
         let binding_keys = a.store.keys(&bindings_storage, None);
         if binding_keys.is_empty() {
             return Ok(());
         }
-        let obj = Value::Object(obj.clone());
         let namespace = (a.def.namespaced && !a.namespace.is_empty())
             .then(|| a.store.get("/namespaces", a.namespace))
             .flatten()
@@ -433,7 +457,8 @@ impl Plugin for ValidatingAdmissionPolicy {
             "resource": {"group": a.def.group, "version": a.def.version, "resource": a.def.plural},
             "name": a.name,
             "namespace": a.namespace,
-            "operation": "CREATE",
+            "subResource": a.subresource.unwrap_or_default(),
+            "operation": operation,
             "dryRun": false,
         });
         let mut denial: Option<(String, String)> = None;
@@ -456,15 +481,17 @@ impl Plugin for ValidatingAdmissionPolicy {
             if !resources_match(
                 policy.pointer("/spec/matchConstraints"),
                 a,
-                &obj,
+                obj,
                 namespace.as_ref(),
                 true,
+                operation,
             ) || !resources_match(
                 binding.pointer("/spec/matchResources"),
                 a,
-                &obj,
+                obj,
                 namespace.as_ref(),
                 false,
+                operation,
             ) {
                 continue;
             }
@@ -476,7 +503,9 @@ impl Plugin for ValidatingAdmissionPolicy {
             let failures = match params_of(a, policy, binding) {
                 Ok(params) => params
                     .iter()
-                    .filter_map(|p| validate_with(policy, &obj, &request, namespace.as_ref(), p))
+                    .filter_map(|p| {
+                        validate_with(policy, obj, old, &request, namespace.as_ref(), p)
+                    })
                     .flatten()
                     .collect(),
                 Err(message) => vec![Failure {
@@ -551,7 +580,7 @@ mod tests {
             ]
         }});
         let obj = json!({"metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}});
-        let failures = validate_with(&policy, &obj, &json!({}), None, &Value::Null).unwrap();
+        let failures = validate_with(&policy, &obj, None, &json!({}), None, &Value::Null).unwrap();
         let messages: Vec<&str> = failures.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(messages[0], "too many keys: 2");
         assert_eq!(

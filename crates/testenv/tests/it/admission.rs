@@ -58,6 +58,16 @@ async fn namespace(client: &Client, name: &str, labels: Value) {
     assert!(eventually(|| async { accounts.get_opt("default").await.unwrap().is_some() }).await);
 }
 
+/// Every `Warning` header of a response.
+fn warnings_of(response: &crate::common::RawResponse) -> Vec<&str> {
+    response
+        .headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("warning"))
+        .map(|(_, v)| v.as_str())
+        .collect()
+}
+
 fn pod(name: &str, container: Value) -> Pod {
     let mut c = json!({"name": "app", "image": "registry.k8s.io/pause:3.10"});
     if let (Some(c), Some(extra)) = (c.as_object_mut(), container.as_object()) {
@@ -485,7 +495,11 @@ async fn kcr_apiserver_should_switch_admission_plugins_off_by_flag() {
     use tokio::process::Command;
 
     let out = Command::new(env!("CARGO_BIN_EXE_kcr-apiserver"))
-        .args(["--port", "0", "--disable-admission-plugins=LimitRanger,Bogus"])
+        .args([
+            "--port",
+            "0",
+            "--disable-admission-plugins=LimitRanger,Bogus",
+        ])
         .output()
         .await
         .expect("run kcr-apiserver");
@@ -498,7 +512,12 @@ async fn kcr_apiserver_should_switch_admission_plugins_off_by_flag() {
     let dir = std::env::temp_dir().join(format!("kcr-admission-flag-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kcr-apiserver"))
-        .args(["--port", "0", "--disable-admission-plugins", "NamespaceLifecycle"])
+        .args([
+            "--port",
+            "0",
+            "--disable-admission-plugins",
+            "NamespaceLifecycle",
+        ])
         .arg("--kubeconfig-out")
         .arg(dir.join("kubeconfig"))
         .stdout(std::process::Stdio::piped())
@@ -524,4 +543,113 @@ async fn kcr_apiserver_should_switch_admission_plugins_off_by_flag() {
     assert_eq!(response.status, 201);
     let _ = child.kill().await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn updates_should_be_admitted_by_policies_and_pod_security() {
+    use kube::api::{Patch, PatchParams};
+
+    let env = realistic().await;
+    let client = env.client();
+    namespace(&client, "upd", json!({})).await;
+    create(
+        &Api::<ValidatingAdmissionPolicy>::all(client.clone()),
+        json!({"metadata": {"name": "immutable-owner"}, "spec": {
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["UPDATE"], "resources": ["configmaps"]}]},
+            "validations": [{"expression": "object.data.owner == oldObject.data.owner",
+                             "message": "owner is immutable", "reason": "Forbidden"}]
+        }}),
+    )
+    .await
+    .unwrap();
+    create(
+        &Api::<ValidatingAdmissionPolicyBinding>::all(client.clone()),
+        json!({"metadata": {"name": "immutable-owner"}, "spec": {"policyName": "immutable-owner",
+            "validationActions": ["Deny"]}}),
+    )
+    .await
+    .unwrap();
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "upd");
+    // Creates are not matched (the rule names UPDATE only).
+    create(
+        &config_maps,
+        json!({"metadata": {"name": "c"}, "data": {"owner": "a"}}),
+    )
+    .await
+    .unwrap();
+    let patch = |owner: &str| Patch::Merge(json!({"data": {"owner": owner, "x": "1"}}));
+    let err = config_maps
+        .patch("c", &PatchParams::default(), &patch("b"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused(err, 403),
+        "configmaps \"c\" is forbidden: ValidatingAdmissionPolicy 'immutable-owner' with binding 'immutable-owner' denied request: owner is immutable"
+    );
+    config_maps
+        .patch("c", &PatchParams::default(), &patch("a"))
+        .await
+        .unwrap();
+
+    // Relabelling a namespace: existing Pods that break the new level are named.
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "upd");
+    for name in ["a", "b", "c"] {
+        pods.create(&PostParams::default(), &pod(name, json!({})))
+            .await
+            .unwrap();
+    }
+    pods.create(
+        &PostParams::default(),
+        &pod("d", json!({"securityContext": {"privileged": true}})),
+    )
+    .await
+    .unwrap();
+    let body = json!({"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "baseline"}}});
+    let response = crate::common::raw(
+        env.addr(),
+        "PATCH",
+        "/api/v1/namespaces/upd",
+        &[("Content-Type", "application/merge-patch+json")],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        warnings_of(&response),
+        [
+            "299 - \"existing pods in namespace \\\"upd\\\" violate the new PodSecurity enforce level \\\"baseline:latest\\\"\"",
+            "299 - \"d: privileged\""
+        ]
+    );
+    let body =
+        json!({"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "restricted"}}});
+    let response = crate::common::raw(
+        env.addr(),
+        "PATCH",
+        "/api/v1/namespaces/upd",
+        &[("Content-Type", "application/merge-patch+json")],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(
+        warnings_of(&response),
+        [
+            "299 - \"existing pods in namespace \\\"upd\\\" violate the new PodSecurity enforce level \\\"restricted:latest\\\"\"",
+            "299 - \"a (and 2 other pods): allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile\"",
+            "299 - \"d: allowPrivilegeEscalation != false, unrestricted capabilities, privileged, runAsNonRoot != true, seccompProfile\""
+        ]
+    );
+    let err = Api::<Namespace>::all(client.clone())
+        .patch(
+            "upd",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"pod-security.kubernetes.io/warn-version": "1.30"}}})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused(err, 422),
+        "Namespace \"upd\" is invalid: metadata.labels[pod-security.kubernetes.io/warn-version]: Invalid value: \"1.30\": must be \"latest\" or \"v1.x\""
+    );
 }

@@ -137,6 +137,7 @@ pub(crate) fn create_managed(
         warnings: &req.warnings,
         disabled: &shared.options.disabled_admission_plugins,
         service_accounts_controller: shared.options.namespace_controllers,
+        subresource: None,
     };
     // After the field manager, so what mutating admission and the strategy set is owned by
     // nobody; validating admission then sees the object as it would be stored.

@@ -172,6 +172,7 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         store.next_rv(),
     )?;
     let new = manage_update(&store, t, req, &old.value, new);
+    crate::admission::validate_update(shared, &store, req, t, &old.value, new.as_ref())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
 
@@ -262,5 +263,6 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         false,
         store.next_rv(),
     )?;
+    crate::admission::validate_update(shared, &store, req, t, &old.value, new.as_ref())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }

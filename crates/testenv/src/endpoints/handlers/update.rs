@@ -87,5 +87,6 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         store.next_rv(),
     )?;
     let new = manage_update(&store, t, req, &old.value, new);
+    crate::admission::validate_update(shared, &store, req, t, &old.value, new.as_ref())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
