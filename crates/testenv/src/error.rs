@@ -40,6 +40,10 @@ pub enum Error {
         /// Why (kube-apiserver's message, e.g. the ServiceAccount is not found).
         message: String,
     },
+    /// An admission plugin switched off is not one of kube-apiserver's (see
+    /// [`TestEnvBuilder::admission_plugin`](crate::TestEnvBuilder::admission_plugin)).
+    #[error("admission-control plugin {0:?} does not exist")]
+    AdmissionPlugin(String),
     /// The real cluster named by `KCR_TEST_KUBECONFIG` could not be used (see
     /// [`TestCluster`](crate::TestCluster)).
     #[error("cannot use the cluster of KCR_TEST_KUBECONFIG: {0}")]

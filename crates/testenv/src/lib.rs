@@ -130,8 +130,9 @@
 //!   links, requests from limits), Services (type, session affinity, traffic policies, target
 //!   ports), Secrets (`type` `Opaque`, `stringData` merged into `data`); and what the
 //!   strategies, admission plugins and allocators set after the field manager (owned by no
-//!   manager): empty workload statuses, a Pod's service account, token volume, default
-//!   tolerations, priority, `Pending` phase and QoS class, a Service's cluster IPs
+//!   manager): empty workload statuses, a Pod's service account, image pull secrets, token
+//!   volume, default tolerations, priority, LimitRange defaults, `Pending` phase and QoS class,
+//!   a claim's protection finalizer, a Service's cluster IPs
 //!   (10.96.0.0/12, IPv4 single stack) and node ports, kept by updates that leave them out.
 //! - **Start-up objects**, as a new kube-apiserver creates them: the namespaces `default`,
 //!   `kube-system`, `kube-public` and `kube-node-lease`; the `default/kubernetes` Service (port
@@ -302,8 +303,13 @@
 //!   has the other subresources.
 //! - decoding (`wire`, `protobuf`, `validation::unknown_fields`), then the field manager
 //!   (`managed_fields`).
-//! - `admission`: the admission chain, one module per plugin (NamespaceLifecycle,
-//!   ServiceAccount, DefaultTolerationSeconds, Priority), mutating plugins then validating ones.
+//! - `admission`: the admission chain of a create (and, for ValidatingAdmissionPolicy and
+//!   PodSecurity's namespace labels, of an update), one module per plugin in kube-apiserver's
+//!   order (NamespaceLifecycle, LimitRanger, ServiceAccount, PodSecurity, Priority,
+//!   DefaultTolerationSeconds, StorageObjectInUseProtection, ValidatingAdmissionPolicy with CEL,
+//!   ResourceQuota), mutating plugins then validating ones, then what a plugin records of an
+//!   admitted create (ResourceQuota's `status.used`); each can be switched off
+//!   ([`TestEnvBuilder::admission_plugin`], `kcr-apiserver --disable-admission-plugins`).
 //! - `registry`: the `generic` store (commit, update preparation, graceful deletion with
 //!   finalizers) calls the kind's `rest::Strategy` (defaults, prepare for create and update,
 //!   validate, validate update and its order, status update validation, name rule,
@@ -337,17 +343,23 @@
 //!   `pods/portforward` of a Pod with a node and the `proxy` subresources have no backend.
 //! - **No scheduling**: nothing binds Pods to Nodes or preempts by priority.
 //! - **No kube-controller-manager** beyond the namespace finalizer (on by default) and, when
-//!   asked for, the ServiceAccounts controller, the root CA publisher and the garbage collector:
-//!   no Deployment, ReplicaSet, StatefulSet, DaemonSet, Job or CronJob controllers (workloads
+//!   asked for, the ServiceAccounts controller, the root CA publisher, the garbage collector,
+//!   the resource quota controller and the PVC/PV protection controllers: no Deployment, ReplicaSet, StatefulSet, DaemonSet, Job or CronJob controllers (workloads
 //!   keep the status their clients write), no endpoints or EndpointSlice controllers (beyond the
 //!   `kubernetes` Service's), no node lifecycle, no certificate signing or approval, no
 //!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
 //!   roles are aggregated once).
 //! - **No aggregated API servers**: APIServices are stored but nothing is proxied to them;
-//!   admission webhooks and admission policies are stored but never called or evaluated.
+//!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
+//!   evaluated.
+//! - **Admission of updates in part**: the whole admission chain (see the layers below) runs on
+//!   creates; on updates and patches only ValidatingAdmissionPolicy and PodSecurity's namespace
+//!   label checks run (no ResourceQuota, LimitRanger or PodSecurity check of an updated object,
+//!   nothing on `scale` writes or deletes).
 //! - Also not yet: custom resource schema validation and defaulting beyond what the conformance
-//!   list above covers, the ServiceAccount admission plugin's refusal of a Pod whose
-//!   ServiceAccount does not exist (kcr-testenv admits it without the token volume),
+//!   list above covers, the ServiceAccount admission plugin's refusal of a Pod without a
+//!   `default` ServiceAccount when the ServiceAccounts controller is off (kcr-testenv admits it
+//!   without the token volume; a named ServiceAccount that does not exist is refused),
 //!   dual-stack Services, the update rules of Ingresses, HPAs, CronJobs and the other kinds not
 //!   listed under *Update validation*, exact lists older than the watch cache window but not compacted in
 //!   storage (kube-apiserver reads them from etcd; kcr-testenv keeps no history beyond its

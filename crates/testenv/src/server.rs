@@ -47,6 +47,12 @@ pub(crate) struct Options {
     pub(crate) sharded_list_and_watch: bool,
     /// Run kube-controller-manager's garbage collector.
     pub(crate) garbage_collector: bool,
+    /// Run kube-controller-manager's resource quota controller.
+    pub(crate) quota_controller: bool,
+    /// Run kube-controller-manager's PVC and PV protection controllers.
+    pub(crate) storage_protection: bool,
+    /// The admission plugins switched off (`--disable-admission-plugins`).
+    pub(crate) disabled_admission_plugins: std::collections::BTreeSet<String>,
 }
 
 /// Everything the request handlers share.

@@ -90,6 +90,20 @@ fn real_kubeconfig() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// Waits (at most ten seconds) until the ServiceAccounts controller has created `default` in
+/// a new namespace: until then the ServiceAccount admission plugin refuses the namespace's Pods,
+/// on a cluster as on a realistic kcr-testenv.
+async fn wait_for_default_service_account(client: &kube::Client, namespace: &str) {
+    let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        Api::namespaced(client.clone(), namespace);
+    for _ in 0..200 {
+        if matches!(accounts.get_opt("default").await, Ok(Some(_))) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// Whether `KCR_TEST_REALISTIC=1` asks for realistic test servers.
 fn realistic_requested() -> bool {
     std::env::var_os(REALISTIC_VAR).is_some_and(|v| v == "1")
@@ -191,6 +205,9 @@ impl TestCluster {
             .create(&PostParams::default(), &ns)
             .await
             .map_err(|e| Error::RealCluster(format!("cannot create namespace {namespace}: {e}")))?;
+        if env.is_none() || realistic {
+            wait_for_default_service_account(&client, &namespace).await;
+        }
         Ok(Self {
             client,
             namespace,

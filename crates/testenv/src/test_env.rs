@@ -22,6 +22,8 @@ pub struct TestEnvBuilder {
     port: u16,
     host: Ipv4Addr,
     kubeconfig_path: Option<PathBuf>,
+    /// Admission plugins switched off that kube-apiserver does not know.
+    unknown_admission_plugins: Vec<String>,
 }
 
 impl Default for TestEnvBuilder {
@@ -41,10 +43,14 @@ impl Default for TestEnvBuilder {
                 namespace_controllers: false,
                 sharded_list_and_watch: false,
                 garbage_collector: false,
+                quota_controller: false,
+                storage_protection: false,
+                disabled_admission_plugins: Default::default(),
             },
             port: 0,
             host: Ipv4Addr::LOCALHOST,
             kubeconfig_path: None,
+            unknown_admission_plugins: Vec::new(),
         }
     }
 }
@@ -220,13 +226,70 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Runs kube-controller-manager's resource quota controller (off by default, as in the
+    /// recorded kube-apiserver without kube-controller-manager): every ResourceQuota's
+    /// `status.hard` follows its `spec.hard` and its `status.used` counts what its namespace
+    /// holds, shortly after each change. Until it has filled a quota's status, the
+    /// `ResourceQuota` admission plugin enforces nothing for it, as on a cluster.
+    pub fn quota_controller(mut self, enabled: bool) -> Self {
+        self.options.quota_controller = enabled;
+        self
+    }
+
+    /// Runs kube-controller-manager's PVC and PV protection controllers (off by default): a
+    /// deleted PersistentVolumeClaim keeps its `kubernetes.io/pvc-protection` finalizer (which
+    /// the `StorageObjectInUseProtection` admission plugin gives every claim) only while a Pod
+    /// that has not ended mounts it, a PersistentVolume its `kubernetes.io/pv-protection` only
+    /// while a claim is bound to it. Without them such objects stay `Terminating`, as on a
+    /// kube-apiserver without kube-controller-manager.
+    pub fn storage_protection(mut self, enabled: bool) -> Self {
+        self.options.storage_protection = enabled;
+        self
+    }
+
+    /// Switches an admission plugin on or off by its kube-apiserver name, as
+    /// `--enable-admission-plugins` / `--disable-admission-plugins` do (all are on by default,
+    /// as in kube-apiserver v1.36): `NamespaceLifecycle`, `LimitRanger`, `ServiceAccount`,
+    /// `PodSecurity`, `Priority`, `DefaultTolerationSeconds`, `StorageObjectInUseProtection`,
+    /// `ValidatingAdmissionPolicy`, `ResourceQuota`. Another plugin of
+    /// kube-apiserver may be named (switching it off changes nothing); starting fails with
+    /// [`Error::AdmissionPlugin`] for a name kube-apiserver does not know.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let env = kcr_testenv::TestEnv::builder()
+    ///     .admission_plugin("LimitRanger", false)
+    ///     .start()
+    ///     .await?;
+    /// # drop(env);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn admission_plugin(mut self, name: impl Into<String>, enabled: bool) -> Self {
+        let name = name.into();
+        if enabled {
+            self.options.disabled_admission_plugins.remove(&name);
+            self.unknown_admission_plugins.retain(|n| *n != name);
+        } else {
+            if !crate::admission::KNOWN_PLUGINS.contains(&name.as_str()) {
+                self.unknown_admission_plugins.push(name.clone());
+            }
+            self.options.disabled_admission_plugins.insert(name);
+        }
+        self
+    }
+
     /// A preset that behaves as a cluster with kube-controller-manager running, as far as
     /// kcr-testenv emulates one: the namespace finalizer, the namespace controllers
-    /// ([`namespace_controllers`](Self::namespace_controllers)) and the garbage collector on.
+    /// ([`namespace_controllers`](Self::namespace_controllers)), the garbage collector, the
+    /// resource quota controller and the storage protection controllers on.
     pub fn realistic(self) -> Self {
         self.finalize_namespaces(true)
             .namespace_controllers(true)
             .garbage_collector(true)
+            .quota_controller(true)
+            .storage_protection(true)
     }
 
     /// Listens on this port (default 0: a free port).
@@ -250,6 +313,9 @@ impl TestEnvBuilder {
 
     /// Starts the server.
     pub async fn start(self) -> Result<TestEnv> {
+        if let Some(name) = self.unknown_admission_plugins.first() {
+            return Err(Error::AdmissionPlugin(name.clone()));
+        }
         let listener = server::bind(SocketAddr::from((self.host, self.port))).await?;
         let addr = listener.local_addr().map_err(|source| Error::Bind {
             addr: SocketAddr::from((self.host, self.port)),
@@ -275,6 +341,12 @@ impl TestEnvBuilder {
         }
         if shared.options.garbage_collector {
             crate::controllers::spawn_garbage_collector(&shared);
+        }
+        if shared.options.quota_controller {
+            crate::controllers::spawn_quota_controller(&shared);
+        }
+        if shared.options.storage_protection {
+            crate::controllers::spawn_storage_protection(&shared);
         }
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()

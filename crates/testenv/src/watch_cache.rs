@@ -136,6 +136,9 @@ mod tests {
             namespace_controllers: false,
             sharded_list_and_watch: false,
             garbage_collector: false,
+            quota_controller: false,
+            storage_protection: false,
+            disabled_admission_plugins: Default::default(),
         };
         Shared::new(options, ([127, 0, 0, 1], 0).into(), None)
     }

@@ -14,6 +14,10 @@ const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
 pub(super) struct DefaultTolerationSeconds;
 
 impl Plugin for DefaultTolerationSeconds {
+    fn name(&self) -> &'static str {
+        "DefaultTolerationSeconds"
+    }
+
     fn admit_create(&self, a: &Attributes<'_>, obj: &mut Map<String, Value>) -> ApiResult<()> {
         if a.is_core("Pod")
             && let Some(spec) = object(obj, "spec")

@@ -10,6 +10,10 @@ use crate::status::{ApiError, ApiResult};
 pub(super) struct NamespaceLifecycle;
 
 impl Plugin for NamespaceLifecycle {
+    fn name(&self) -> &'static str {
+        "NamespaceLifecycle"
+    }
+
     fn validate_create(&self, a: &Attributes<'_>, _obj: &Map<String, Value>) -> ApiResult<()> {
         if !a.def.namespaced {
             return Ok(());

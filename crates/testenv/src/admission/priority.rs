@@ -11,6 +11,10 @@ use crate::status::ApiResult;
 pub(super) struct Priority;
 
 impl Plugin for Priority {
+    fn name(&self) -> &'static str {
+        "Priority"
+    }
+
     fn admit_create(&self, a: &Attributes<'_>, obj: &mut Map<String, Value>) -> ApiResult<()> {
         if a.is_core("Pod")
             && let Some(spec) = object(obj, "spec")

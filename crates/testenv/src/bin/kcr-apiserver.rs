@@ -4,7 +4,8 @@
 //! kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T]
 //!               [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls]
 //!               [--rbac] [--realistic] [--namespace-controller=BOOL]
-//!               [--feature-gates=NAME=BOOL,...]
+//!               [--feature-gates=NAME=BOOL,...] [--enable-admission-plugins=NAME,...]
+//!               [--disable-admission-plugins=NAME,...]
 //! ```
 //!
 //! `--rbac` authorizes every request with RBAC from the stored roles and bindings (the admin
@@ -14,13 +15,16 @@
 //! carries the CA (`certificate-authority-data`), so kubectl works with `--token` too.
 //! `--token` without `--tls` prints a warning: kubectl sends no bearer token over plain HTTP.
 //! `--realistic` runs the optional controllers of kube-controller-manager too (a `default`
-//! ServiceAccount and the `kube-root-ca.crt` ConfigMap in every namespace, and the garbage
-//! collector).
+//! ServiceAccount and the `kube-root-ca.crt` ConfigMap in every namespace, the garbage
+//! collector and the resource quota controller).
 //! `--namespace-controller=false` keeps a deleted namespace `Terminating` for ever (until its
 //! finalizers are removed through `PUT .../finalize`), as a kube-apiserver without
 //! kube-controller-manager does; it is on by default.
 //! `--feature-gates` sets feature gates as kube-apiserver's flag does; the one kcr-testenv knows
 //! is `ShardedListAndWatch` (default false: `shardSelector` is ignored), any other is refused.
+//! `--disable-admission-plugins` switches admission plugins off by kube-apiserver's names
+//! (`LimitRanger,ResourceQuota`); `--enable-admission-plugins` switches them on again (all that
+//! kcr-testenv runs are on by default). A name kube-apiserver does not know is refused.
 //! `--help` prints the usage and exits 0.
 //!
 //! Prints `listening on http://127.0.0.1:N` (or `https://`) and the kubeconfig path on stdout,
@@ -33,7 +37,7 @@ use std::time::Duration;
 
 use kcr_testenv::TestEnv;
 
-const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls] [--rbac] [--realistic] [--namespace-controller=BOOL] [--feature-gates=NAME=BOOL,...]";
+const USAGE: &str = "usage: kcr-apiserver [--port N] [--host ADDR] [--kubeconfig-out PATH] [--token T] [--history-size N] [--bookmark-interval-ms N] [--body-limit BYTES] [--tls] [--rbac] [--realistic] [--namespace-controller=BOOL] [--feature-gates=NAME=BOOL,...] [--enable-admission-plugins=NAME,...] [--disable-admission-plugins=NAME,...]";
 
 fn parse<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
     let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
@@ -73,6 +77,19 @@ fn feature_gates(
     Ok(b)
 }
 
+/// Applies `--enable-admission-plugins` / `--disable-admission-plugins` (names separated by
+/// commas).
+fn admission_plugins(
+    mut b: kcr_testenv::TestEnvBuilder,
+    value: &str,
+    enabled: bool,
+) -> kcr_testenv::TestEnvBuilder {
+    for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        b = b.admission_plugin(name, enabled);
+    }
+    b
+}
+
 fn command_from_args() -> Result<Command, String> {
     let mut b = TestEnv::builder().admin_endpoint(true);
     let (mut token, mut tls) = (false, false);
@@ -80,6 +97,14 @@ fn command_from_args() -> Result<Command, String> {
     while let Some(flag) = args.next() {
         if let Some(value) = flag.strip_prefix("--feature-gates=") {
             b = feature_gates(b, value)?;
+            continue;
+        }
+        if let Some(value) = flag.strip_prefix("--enable-admission-plugins=") {
+            b = admission_plugins(b, value, true);
+            continue;
+        }
+        if let Some(value) = flag.strip_prefix("--disable-admission-plugins=") {
+            b = admission_plugins(b, value, false);
             continue;
         }
         if let Some(value) = flag.strip_prefix("--namespace-controller=") {
@@ -91,6 +116,12 @@ fn command_from_args() -> Result<Command, String> {
         }
         b = match flag.as_str() {
             "--feature-gates" => feature_gates(b, &parse::<String>(&flag, args.next())?)?,
+            "--enable-admission-plugins" => {
+                admission_plugins(b, &parse::<String>(&flag, args.next())?, true)
+            }
+            "--disable-admission-plugins" => {
+                admission_plugins(b, &parse::<String>(&flag, args.next())?, false)
+            }
             "--port" => b.port(parse(&flag, args.next())?),
             "--host" => b.host(parse::<Ipv4Addr>(&flag, args.next())?),
             "--kubeconfig-out" => b.kubeconfig_path(parse::<String>(&flag, args.next())?),

@@ -4,15 +4,20 @@
 //! ServiceAccounts controller (a `default` ServiceAccount in every namespace) and the root CA
 //! certificate publisher (a `kube-root-ca.crt` ConfigMap in every namespace); and, with
 //! [`TestEnvBuilder::garbage_collector`](crate::TestEnvBuilder::garbage_collector), the garbage
-//! collector. The namespace finalizer lives in `namespace`.
+//! collector; with [`TestEnvBuilder::quota_controller`](crate::TestEnvBuilder::quota_controller),
+//! the resource quota controller; with
+//! [`TestEnvBuilder::storage_protection`](crate::TestEnvBuilder::storage_protection), the PVC
+//! and PV protection controllers. The namespace finalizer lives in `namespace`.
 //!
 //! Like kube-controller-manager they work after the fact: a pass after every change, so a
 //! client sees the objects shortly after the namespace, not in the namespace's create answer,
 //! and an object deleted by a client comes back.
 
 mod garbage_collector;
+mod resource_quota;
 mod root_ca_publisher;
 mod service_account;
+mod storage_protection;
 
 use std::sync::{Arc, Weak};
 
@@ -89,4 +94,37 @@ async fn run_garbage_collector(shared: Weak<Shared>) {
 /// Starts the garbage collector for `shared`.
 pub(crate) fn spawn_garbage_collector(shared: &Arc<Shared>) {
     tokio::spawn(run_garbage_collector(Arc::downgrade(shared)));
+}
+
+/// Runs `pass` under the store lock at start and after every change, until the server is gone.
+async fn run_on_changes(shared: Weak<Shared>, pass: fn(&Shared, &mut Store)) {
+    let mut changed = match shared.upgrade() {
+        Some(s) => s.changed.subscribe(),
+        None => return,
+    };
+    loop {
+        {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let mut store = shared.store.lock();
+            pass(&shared, &mut store);
+        }
+        if changed.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Starts the resource quota controller for `shared`.
+pub(crate) fn spawn_quota_controller(shared: &Arc<Shared>) {
+    tokio::spawn(run_on_changes(Arc::downgrade(shared), resource_quota::sync));
+}
+
+/// Starts the PVC and PV protection controllers for `shared`.
+pub(crate) fn spawn_storage_protection(shared: &Arc<Shared>) {
+    tokio::spawn(run_on_changes(
+        Arc::downgrade(shared),
+        storage_protection::sync,
+    ));
 }

@@ -173,6 +173,7 @@ pub(crate) fn persistent_volume_claim_spec(spec: &mut Map<String, Value>) {
 
 /// The defaults of a pod spec (a Pod's or a template's).
 pub(crate) fn pod_spec(spec: &mut Map<String, Value>) {
+    service_account_names(spec);
     or_insert_str(spec, "dnsPolicy", "ClusterFirst");
     or_insert_str(spec, "restartPolicy", "Always");
     object(spec, "securityContext");
@@ -185,6 +186,28 @@ pub(crate) fn pod_spec(spec: &mut Map<String, Value>) {
     }
     for v in items(spec, "volumes") {
         volume(v);
+    }
+}
+
+/// The conversion of a v1 pod spec through kube-apiserver's internal one: the deprecated
+/// `serviceAccount` is read only when `serviceAccountName` is empty, and is written back as
+/// `serviceAccountName`.
+fn service_account_names(spec: &mut Map<String, Value>) {
+    let name = [spec.get("serviceAccountName"), spec.get("serviceAccount")]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|n| !n.is_empty())
+        .map(str::to_owned);
+    match name {
+        Some(n) => {
+            spec.insert("serviceAccountName".into(), Value::String(n.clone()));
+            spec.insert("serviceAccount".into(), Value::String(n));
+        }
+        None => {
+            spec.remove("serviceAccountName");
+            spec.remove("serviceAccount");
+        }
     }
 }
 

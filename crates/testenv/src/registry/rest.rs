@@ -118,6 +118,7 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("", "PersistentVolumeClaim") => {
             &core::persistent_volume_claim::PersistentVolumeClaimStrategy
         }
+        ("", "ResourceQuota") => &core::resource_quota::ResourceQuotaStrategy,
         ("", "Secret") => &core::secret::SecretStrategy,
         ("", "Service") => &core::service::ServiceStrategy,
         ("apps", "Deployment") => &apps::workload::DEPLOYMENT,

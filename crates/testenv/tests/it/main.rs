@@ -5,6 +5,7 @@
 
 mod common;
 
+mod admission;
 mod api_conventions;
 mod api_resources;
 mod bad_input;

@@ -134,6 +134,10 @@ pub(crate) fn create_managed(
         namespace: namespace.unwrap_or_default(),
         name: &requested_name,
         store: &store,
+        warnings: &req.warnings,
+        disabled: &shared.options.disabled_admission_plugins,
+        service_accounts_controller: shared.options.namespace_controllers,
+        subresource: None,
     };
     // After the field manager, so what mutating admission and the strategy set is owned by
     // nobody; validating admission then sees the object as it would be stored.
@@ -170,6 +174,7 @@ pub(crate) fn create_managed(
         // Nothing is stored, so the object gets no resourceVersion.
         return Ok((201, to_bytes(&Value::Object(obj))));
     }
+    admission::record_create(shared, &mut store, def, namespace.unwrap_or_default(), &obj);
     set_rv(&mut obj, store.next_rv());
     let ns = t.namespace.as_deref().filter(|_| def.namespaced);
     let stored = commit(

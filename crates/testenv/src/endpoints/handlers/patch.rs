@@ -190,6 +190,7 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         store.next_rv(),
         &|old, new| manage_write(&store, t, req, old, new),
     )?;
+    crate::admission::validate_update(shared, &store, req, t, &old.value, new.as_ref())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
 
@@ -276,5 +277,6 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         store.next_rv(),
         &managed_already,
     )?;
+    crate::admission::validate_update(shared, &store, req, t, &old.value, new.as_ref())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
 }
