@@ -108,6 +108,7 @@
 //! # }
 //! ```
 
+pub mod client;
 pub mod controller;
 pub mod healthz;
 pub mod leaderelection;
