@@ -250,7 +250,7 @@ async fn writes_by_others_and_to_other_objects_should_not_hold_a_get_back() -> T
         .await?;
     let manager = Manager::new(cluster.client(), options(&ns, true))?;
     let (stop, task, client) = started(&manager).await;
-    let long = Duration::from_secs(5);
+    let long = Duration::from_secs(2);
     env.faults().delay_watch_events(long);
 
     // Someone else's write: the read does not wait for it (and shows the cache as it is).
@@ -437,7 +437,7 @@ fn deployment(name: &str) -> Deployment {
             labels: Some(labels.clone()),
             ..ObjectMeta::default()
         },
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             replicas: Some(1),
             selector: LabelSelector {
                 match_labels: Some(BTreeMap::from([("app".to_owned(), name.to_owned())])),
@@ -458,7 +458,7 @@ fn deployment(name: &str) -> Deployment {
                 }),
             },
             ..DeploymentSpec::default()
-        }),
+        },
         ..Deployment::default()
     }
 }
@@ -490,7 +490,7 @@ async fn scale_and_status_writes_should_be_read_back() -> TestResult {
         )
         .await?;
     let web = client.get(Some(&ns), "web").await?.ok_or("not cached")?;
-    assert_eq!(web.spec.as_ref().and_then(|s| s.replicas), Some(3));
+    assert_eq!(web.spec.replicas, Some(3));
     if !cluster.is_real() {
         // A status write (on a real cluster the Deployment controller writes status too).
         client

@@ -380,12 +380,14 @@ where
             .and_then(|m| m.resource_version.as_deref())
             .and_then(parse_resource_version);
         // A write the informer will never see (its object outside the informer's label
-        // selector, and not cached) would hold reads back until the deadline: not recorded.
+        // selector, neither cached nor written before) would hold reads back until the
+        // deadline: not recorded. (A scale carries no labels: its object is known otherwise.)
         let visible = match &self.label_selector {
             None => true,
             Some(selector) => {
                 meta.is_some_and(|m| selector.matches_labels(m.labels.as_ref()))
                     || shard.cache.get_by_key(&key).is_some()
+                    || track.writes.has(&key)
             }
         };
         if !visible {

@@ -23,10 +23,13 @@
 //!   object is gone at once) carries no version: the client records the object's UID, which
 //!   the cache must stop holding at that key. An entry is recorded only if the informer can
 //!   see the write: no label selector, or the written object matches it, or the cache holds
-//!   the key (the object is leaving the selector, which the watch reports as a deletion).
-//!   The tracker's maximum version is published after the entry, under the tracker's lock.
-//! - **Get.** Fast path (no lock): if no UID delete is pending and the informer's version is
-//!   at or past the tracker's maximum, read the cache. Else, under the lock: the object's
+//!   the key (the object is leaving the selector, which the watch reports as a deletion), or
+//!   an earlier write of the object is recorded (a scale, which carries no labels).
+//!   The entry count and the tracker's maximum version are published after the entry, under
+//!   the tracker's lock.
+//! - **Get.** Fast path (no lock): if the tracker has no entry (one atomic load), or no UID
+//!   delete is pending and the informer's version is at or past the tracker's maximum (then
+//!   every entry is dropped, once, under the lock), read the cache. Else, under the lock: the object's
 //!   entry is shown once the informer's version is at or past its version and the cache no
 //!   longer holds its deleted UID; shown (or absent), read the cache; not shown, wait for the
 //!   informer's version to move and check again, until the read's deadline.

@@ -167,6 +167,11 @@ impl WriteTracker {
         self.pending.lock().by_key.get(key).map(|w| w.version)
     }
 
+    /// Whether a write of the object at `key` is recorded and not yet known to be shown.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.len.load(Ordering::SeqCst) > 0 && self.pending.lock().by_key.contains_key(key)
+    }
+
     /// The highest resource version recorded.
     pub(crate) fn max_version(&self) -> u64 {
         self.max_version.load(Ordering::SeqCst)
