@@ -151,8 +151,8 @@ impl<K: Resource + Send + Sync + 'static> Shard<K> {
 /// object (a delete answered with a `Status` records the object's UID), and a read waits until
 /// the cache shows this process's writes: [`get`](Self::get) until the object's informer has
 /// reached its version, [`list`](Self::list) until every informer of the type has reached the
-/// highest version of the type not shown yet. A read with no write pending costs three atomic
-/// loads more than a plain cache read. Writes by anyone else never hold a read back. The wait
+/// highest version of the type not shown yet. A read with nothing pending costs one atomic
+/// load more than a plain cache read. Writes by anyone else never hold a read back. The wait
 /// ends when the watch delivers the write (no polling) and no later than the deadline
 /// ([`ReadOptions`]), with [`Error::CacheNotCaughtUp`]; [`ReadOptions::wait`] turns it off
 /// per call. The protocol is described in the [module documentation](super).

@@ -146,8 +146,9 @@ impl Options {
     /// Whether the manager's [`CachedClient`](crate::client::CachedClient)s read their own
     /// writes: a read from the cache waits (bounded by its deadline) until the cache shows the
     /// writes this process made through them (controller-runtime v0.25's experimental
-    /// read-your-own-write client). On by default: a read with no write pending costs three
-    /// atomic loads (see [`client`](crate::client)). Off, reads return the cache as it is.
+    /// read-your-own-write client). On by default (controller-runtime's is off): a read with
+    /// nothing pending costs one atomic load (see [`client`](crate::client)). Off, reads
+    /// return the cache as it is.
     pub fn read_your_own_writes(mut self, on: bool) -> Self {
         self.read_your_own_writes = on;
         self
