@@ -45,7 +45,10 @@ struct Setup {
     _stops: Vec<tokio::sync::oneshot::Sender<()>>,
 }
 
-async fn manager(env: &kcr_testenv::TestEnv, ryow: bool) -> (Manager, tokio::sync::oneshot::Sender<()>) {
+async fn manager(
+    env: &kcr_testenv::TestEnv,
+    ryow: bool,
+) -> (Manager, tokio::sync::oneshot::Sender<()>) {
     let manager = Manager::new(
         env.client(),
         Options::default()
@@ -56,7 +59,12 @@ async fn manager(env: &kcr_testenv::TestEnv, ryow: bool) -> (Manager, tokio::syn
     let reader = manager.informer_reader::<ConfigMap>();
     let (stop, rx) = tokio::sync::oneshot::channel::<()>();
     let m = manager.clone();
-    tokio::spawn(async move { m.start(async { let _ = rx.await; }).await });
+    tokio::spawn(async move {
+        m.start(async {
+            let _ = rx.await;
+        })
+        .await
+    });
     while !reader.has_synced() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -79,7 +87,8 @@ async fn setup() -> Setup {
     let on_pending = pending_manager.cached_client::<ConfigMap>();
     // A write of cm-0 that the cache will not show while the bench runs.
     env.faults().delay_watch_events(Duration::from_secs(3600));
-    let cm = api.get("cm-0").await.unwrap_or_else(|e| panic!("get: {e}"));
+    let mut cm = api.get("cm-0").await.unwrap_or_else(|e| panic!("get: {e}"));
+    cm.data = Some([("key".to_owned(), "changed".to_owned())].into());
     on_pending
         .replace(Some("default"), "cm-0", &PostParams::default(), &cm)
         .await
@@ -101,8 +110,14 @@ fn read_your_writes(c: &mut Criterion) {
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
     let s = runtime.block_on(setup());
+    // The one read below that waits needs the runtime's timer.
+    let _runtime = runtime.enter();
     let (ns, name) = (Some("default"), "cm-500");
-    for (what, client) in [("off", &s.off), ("on", &s.on), ("on_pending", &s.on_pending)] {
+    for (what, client) in [
+        ("off", &s.off),
+        ("on", &s.on),
+        ("on_pending", &s.on_pending),
+    ] {
         let got = client.get(ns, name).now_or_never();
         assert!(
             matches!(got, Some(Ok(Some(_)))),

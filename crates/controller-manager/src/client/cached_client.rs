@@ -300,24 +300,35 @@ where
             && options.wait
             && !track.writes.all_seen_at(|| track.version.current())
         {
-            let uid_at = |k: &str| shard.uid_at(k);
-            let ready = |current: u64| track.writes.key_seen_at(&key, current, &uid_at);
-            if !ready(track.version.current()) {
-                let deadline = options.resolve_deadline();
-                if tokio::time::timeout_at(deadline, track.version.wait_until(ready))
-                    .await
-                    .is_err()
-                {
-                    return Err(Error::CacheNotCaughtUp {
-                        kind: self.kind.to_string(),
-                        object: Some(key.clone()),
-                        wanted: track.writes.wanted_for(&key).unwrap_or_default(),
-                        reached: track.version.current(),
-                    });
-                }
-            }
+            // The slow path's future is boxed: the fast path's stays small.
+            Box::pin(self.wait_for_key(shard, track, &key, options)).await?;
         }
         Ok(shard.cache.get_by_key(&key))
+    }
+
+    /// Waits until `shard`'s cache shows this process's writes of `key`, or the deadline.
+    async fn wait_for_key(
+        &self,
+        shard: &Shard<K>,
+        track: &Track,
+        key: &str,
+        options: &ReadOptions,
+    ) -> Result<()> {
+        let uid_at = |k: &str| shard.uid_at(k);
+        let ready = |current: u64| track.writes.key_seen_at(key, current, &uid_at);
+        if ready(track.version.current()) {
+            return Ok(());
+        }
+        let deadline = options.resolve_deadline();
+        match tokio::time::timeout_at(deadline, track.version.wait_until(ready)).await {
+            Ok(()) => Ok(()),
+            Err(_) => Err(Error::CacheNotCaughtUp {
+                kind: self.kind.to_string(),
+                object: Some(key.to_owned()),
+                wanted: track.writes.wanted_for(key).unwrap_or_default(),
+                reached: track.version.current(),
+            }),
+        }
     }
 
     /// Every cached object, once every informer of the type shows this process's writes.
