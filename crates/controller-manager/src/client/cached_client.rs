@@ -30,13 +30,16 @@ use crate::error::{Error, Result};
 /// deadline.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// An informer of the manager's: its object type and the namespace it caches (`None`: all).
+type InformerId = (TypeId, Option<String>);
+
 /// The write trackers of a manager: one per informer (type and namespace), shared by every
 /// [`CachedClient`] of that type, so a write through one client holds back reads through
 /// another.
 #[derive(Default)]
 pub(crate) struct WriteTrackers {
     // A parking_lot lock, never held across `.await`.
-    by_informer: Mutex<HashMap<(TypeId, Option<String>), Arc<WriteTracker>>>,
+    by_informer: Mutex<HashMap<InformerId, Arc<WriteTracker>>>,
 }
 
 impl WriteTrackers {

@@ -326,6 +326,9 @@ mod tests {
         Deleted(String),
     }
 
+    /// A committed change: the key, its new state (uid, version) or `None` (deleted), its version.
+    type Change = (String, Option<(String, u64)>, u64);
+
     type Cache = std::sync::Arc<parking_lot::Mutex<BTreeMap<String, (String, u64)>>>;
 
     #[derive(Default)]
@@ -335,7 +338,7 @@ mod tests {
         /// key -> (uid, version).
         server: BTreeMap<String, (String, u64)>,
         /// Committed changes not delivered yet: (key, new state or deleted, version).
-        in_flight: std::collections::VecDeque<(String, Option<(String, u64)>, u64)>,
+        in_flight: std::collections::VecDeque<Change>,
         cache: Cache,
         /// Every version up to this one is in the cache.
         delivered: u64,
