@@ -11,6 +11,9 @@
 //!   a read costs when the cache has caught up: the first read after that drops the entries).
 //! - `cached_client_get/on_other_object_pending`: on, with a write of another object that the
 //!   cache does not show yet (watch events held back): the slow path's lock and lookup.
+//!
+//! Then the same four, interleaved round by round, print their medians per get beside the
+//! baseline's (on a shared machine, separate criterion runs drift apart with the load).
 
 use std::time::Duration;
 
@@ -143,7 +146,52 @@ fn read_your_writes(c: &mut Criterion) {
         b.iter(|| s.on_pending.get(ns, name).now_or_never())
     });
     group.finish();
+    paired(&s, ns, name);
     drop(s);
+}
+
+/// The same reads interleaved: `ROUNDS` rounds, each timing `PER_ROUND` gets of every case in
+/// turn (the order rotating), and the median per get of each case over the rounds. A load that
+/// drifts while the bench runs moves every case of a round alike, which separate criterion runs
+/// (seconds apart on a shared machine) do not.
+fn paired(s: &Setup, ns: Option<&str>, name: &str) {
+    const ROUNDS: usize = 41;
+    const PER_ROUND: u32 = 20_000;
+    let cases: [(&str, &dyn Fn()); 4] = [
+        ("informer_reader_get (baseline)", &|| {
+            std::hint::black_box(async { s.reader.get(ns, name) }.now_or_never());
+        }),
+        ("cached_client_get/off", &|| {
+            std::hint::black_box(s.off.get(ns, name).now_or_never());
+        }),
+        ("cached_client_get/on_nothing_pending", &|| {
+            std::hint::black_box(s.on.get(ns, name).now_or_never());
+        }),
+        ("cached_client_get/on_other_object_pending", &|| {
+            std::hint::black_box(s.on_pending.get(ns, name).now_or_never());
+        }),
+    ];
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(ROUNDS); cases.len()];
+    for round in 0..ROUNDS {
+        for k in 0..cases.len() {
+            let i = (round + k) % cases.len();
+            let start = std::time::Instant::now();
+            for _ in 0..PER_ROUND {
+                (cases[i].1)();
+            }
+            samples[i].push(start.elapsed().as_nanos() as f64 / f64::from(PER_ROUND));
+        }
+    }
+    println!("\npaired medians over {ROUNDS} interleaved rounds of {PER_ROUND} gets:");
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let baseline = median(&mut samples[0].clone());
+    for (i, (what, _)) in cases.iter().enumerate() {
+        let m = median(&mut samples[i]);
+        println!("  {what:<45} {m:>7.1} ns  ({:+.1} ns)", m - baseline);
+    }
 }
 
 criterion_group!(benches, read_your_writes);
