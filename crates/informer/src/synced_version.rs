@@ -1,34 +1,7 @@
 //! [`SyncedVersion`]: the resource version an informer's cache has reached, readable with one
 //! atomic load, and a wait for it to move (the building block of read-your-own-writes; client-go
-//! 1.36 exposes the same version as `LastStoreSyncResourceVersion`, KEP-5647).
-//!
-//! # Protocol
-//!
-//! The informer's pop loop is the only writer: after every pop (an event, a batch, a relist or
-//! a bookmark applied to the cache) it [`set`](SyncedVersion::set)s the cache's
-//! [`last_store_sync_resource_version`](kcr_cache::IndexedStore::last_store_sync_resource_version),
-//! parsed as a number. A reader loads it ([`current`](SyncedVersion::current)); a waiter calls
-//! [`wait_until`](SyncedVersion::wait_until) with a condition that is re-checked after each
-//! `set`.
-//!
-//! Invariants:
-//! - **The cache is ahead of the number.** The cache is written before the number is stored
-//!   (both by the pop loop, in that order), so a reader that loads version `v` and then reads
-//!   the cache sees every change up to `v`.
-//! - **The number is the cache's, not a maximum.** It follows the cache, also if a relist moves
-//!   it back: a reader is never told that the cache holds something it does not.
-//! - **No lost wake-up.** A waiter registers (a counter, then a `Notified` future) before it
-//!   checks its condition; the writer stores the number before it reads the counter. Either the
-//!   writer sees the waiter and wakes it, or the waiter's check runs after the store and sees
-//!   the new number.
-//! - **Free when unused.** An informer tracks the number only once someone asked for it
-//!   ([`SharedIndexInformer::synced_version`](crate::SharedIndexInformer::synced_version)); a
-//!   `set` with no waiter stores one atomic and wakes nobody.
-//!
-//! Resource versions are compared as numbers, as Kubernetes 1.35 allows (KEP-5504, comparable
-//! resource versions: decimal digits without a leading zero, a longer one is newer). A version
-//! that is not such a number ([`parse_resource_version`] gives `None`) cannot be compared: the
-//! number stays where it was.
+//! 1.36 exposes the same version as `LastStoreSyncResourceVersion`, KEP-5647). The protocol is
+//! on [`SyncedVersion`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -58,7 +31,35 @@ struct Shared {
 
 /// Which resource version an informer's cache has reached, and a way to wait until it moves.
 /// Get it from [`SharedIndexInformer::synced_version`](crate::SharedIndexInformer::synced_version);
-/// clones share the same number. See the [module documentation](self) for the protocol.
+/// clones share the same number.
+///
+/// # Protocol
+///
+/// The informer's pop loop is the only writer: after every pop (an event, a batch, a relist or
+/// a bookmark applied to the cache) it [`set`](SyncedVersion::set)s the cache's
+/// [`last_store_sync_resource_version`](kcr_cache::IndexedStore::last_store_sync_resource_version),
+/// parsed as a number. A reader loads it ([`current`](SyncedVersion::current)); a waiter calls
+/// [`wait_until`](SyncedVersion::wait_until) with a condition that is re-checked after each
+/// `set`.
+///
+/// Invariants:
+/// - **The cache is ahead of the number.** The cache is written before the number is stored
+///   (both by the pop loop, in that order), so a reader that loads version `v` and then reads
+///   the cache sees every change up to `v`.
+/// - **The number is the cache's, not a maximum.** It follows the cache, also if a relist moves
+///   it back: a reader is never told that the cache holds something it does not.
+/// - **No lost wake-up.** A waiter registers (a counter, then a `Notified` future, which
+///   `notify_waiters` wakes from its creation on) before it checks its condition; the writer stores the number before it reads the counter. Either the
+///   writer sees the waiter and wakes it, or the waiter's check runs after the store and sees
+///   the new number.
+/// - **Free when unused.** An informer tracks the number only once someone asked for it
+///   ([`SharedIndexInformer::synced_version`](crate::SharedIndexInformer::synced_version)); a
+///   `set` with no waiter stores one atomic and wakes nobody.
+///
+/// Resource versions are compared as numbers, as Kubernetes 1.35 allows (KEP-5504, comparable
+/// resource versions: decimal digits without a leading zero, a longer one is newer). A version
+/// that is not such a number ([`parse_resource_version`] gives `None`) cannot be compared: the
+/// number stays where it was.
 #[derive(Clone)]
 pub struct SyncedVersion {
     shared: Arc<Shared>,
