@@ -175,7 +175,7 @@ fn paired(s: &Setup, ns: Option<&str>, name: &str) {
     for round in 0..ROUNDS {
         for k in 0..cases.len() {
             let i = (round + k) % cases.len();
-            let start = std::time::Instant::now();
+            let start = tokio::time::Instant::now();
             for _ in 0..PER_ROUND {
                 (cases[i].1)();
             }
