@@ -587,3 +587,30 @@ where
         Ok(patched)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reads_deadline_should_be_the_calls_else_the_reconciles_else_the_default() {
+        let now = Instant::now();
+        let call = now + Duration::from_secs(1);
+        let reconcile = now + Duration::from_secs(3);
+        assert_eq!(
+            ReadOptions::new().resolve_deadline(),
+            now + DEFAULT_READ_TIMEOUT
+        );
+        let in_reconcile = |options: ReadOptions| {
+            ReconcileContext::new(Some(reconcile), CancellationToken::new())
+                .scope(async move { options.resolve_deadline() })
+        };
+        assert_eq!(in_reconcile(ReadOptions::new()).await, reconcile);
+        assert_eq!(in_reconcile(ReadOptions::new().deadline(call)).await, call);
+        let no_timeout = ReconcileContext::new(None, CancellationToken::new())
+            .scope(async { ReadOptions::new().resolve_deadline() })
+            .await;
+        assert_eq!(no_timeout, now + DEFAULT_READ_TIMEOUT);
+    }
+}
