@@ -113,6 +113,23 @@ pub enum Error {
     #[error("secure metrics serving: {0}")]
     SecureServing(String),
 
+    /// A read of a [`CachedClient`](crate::client::CachedClient) reached its deadline before
+    /// the cache showed this process's own write (read-your-own-writes): the watch is late,
+    /// or the informer cannot see the write.
+    #[error(
+        "the cache of {kind} did not show this process's write{} by the read's deadline: it needs resource version {wanted}, it has reached {reached}",
+        object.as_deref().map(|o| format!(" of {o}")).unwrap_or_default()
+    )]
+    CacheNotCaughtUp {
+        /// The kind read.
+        kind: String,
+        /// The object's key (`namespace/name`), for a get; `None` for a list.
+        object: Option<String>,
+        /// The resource version the cache had to reach (0 when only a deleted UID was awaited).
+        wanted: u64,
+        /// The resource version it had reached.
+        reached: u64,
+    },
     /// A sharding configuration was refused (see
     /// [`ShardMember::new`](crate::sharding::ShardMember::new)).
     #[error("invalid sharding config: {0}")]

@@ -12,6 +12,10 @@
 //!   through the manager's shared informers, queues their requests in a
 //!   priority queue and calls a [`Reconciler`] from its workers, with
 //!   controller-runtime's retry rules and metrics.
+//! - A client in [`client`]: [`CachedClient`](client::CachedClient)
+//!   ([`Manager::cached_client`]) writes through the API server and reads from
+//!   the manager's cache, never older than its own writes (read-your-own-writes,
+//!   on by default: [`Options::read_your_own_writes`]).
 //! - Leader election in [`leaderelection`]:
 //!   [`LeaderElector`](leaderelection::LeaderElector) on a `Lease`, usable
 //!   on its own.
@@ -119,6 +123,7 @@
 //! # }
 //! ```
 
+pub mod client;
 pub mod controller;
 pub mod healthz;
 pub mod leaderelection;

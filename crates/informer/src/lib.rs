@@ -33,6 +33,8 @@
 //!   ([`dynamic_informer`](SharedInformerFactory::dynamic_informer)), started,
 //!   synced and shut down together; [`wait_for_cache_sync`] for any set of
 //!   informers and registrations.
+//! * [`SyncedVersion`]: the resource version an informer's cache has reached (one atomic load)
+//!   and a wait for it to move, for read-your-own-writes.
 //!
 //! Caches are lean by default: `metadata.managedFields` are dropped before
 //! anything is stored, and objects are shared as `Arc<K>` between the cache
@@ -82,6 +84,7 @@ mod event_handler;
 mod factory;
 mod processor_listener;
 mod shared_informer;
+mod synced_version;
 mod wait;
 
 pub use error::{Error, Result};
@@ -94,4 +97,5 @@ pub use kcr_reflector::{ShardSelector, WireFormat};
 pub use shared_informer::{
     InformerQueue, MINIMUM_RESYNC_PERIOD, Registration, SharedIndexInformer,
 };
+pub use synced_version::{SyncedVersion, parse_resource_version};
 pub use wait::{HasSynced, SYNCED_POLL_PERIOD, wait_for_cache_sync};

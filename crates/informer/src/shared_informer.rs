@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::event_handler::{DeletedObject, ResourceEventHandler};
 use crate::processor_listener::{Listener, Notification, Processor};
+use crate::synced_version::SyncedVersion;
 
 /// client-go's `minimumResyncPeriod`: a handler's resync period is at least this.
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -109,6 +110,8 @@ struct Inner<K> {
     next_listener_id: AtomicU64,
     /// The families to count handler panics in (`None`: the default registry's).
     metrics: Mutex<Option<InformerMetrics>>,
+    /// The cache's resource version, once someone asked for it (`synced_version`).
+    synced_version: OnceLock<SyncedVersion>,
 }
 
 /// A shared, indexed informer (client-go's `sharedIndexInformer`).
@@ -316,6 +319,7 @@ where
                 synced: AtomicBool::new(false),
                 reflector: OnceLock::new(),
                 next_listener_id: AtomicU64::new(1),
+                synced_version: OnceLock::new(),
             }),
         }
     }
@@ -497,6 +501,24 @@ where
             .get()
             .map(|r| r.last_sync_resource_version())
             .unwrap_or_default()
+    }
+
+    /// The resource version this informer's cache has reached, as a number that one atomic
+    /// load reads, and a wait for it to move (see [`SyncedVersion`]). Tracked from the first
+    /// call on (an informer nobody asks pays nothing).
+    pub fn synced_version(&self) -> SyncedVersion {
+        let inner = &self.inner;
+        inner
+            .synced_version
+            .get_or_init(|| {
+                // Seeded with no delta applied meanwhile: a change made before this is in
+                // the seed, one made after is `set` by the pop loop.
+                let _block = inner.block_deltas.lock();
+                let version = SyncedVersion::new();
+                version.set(&inner.indexer.last_store_sync_resource_version());
+                version
+            })
+            .clone()
     }
 
     /// Whether [`run`](Self::run) has begun.
@@ -745,6 +767,9 @@ where
                     () = cancel.cancelled() => return,
                     popped = inner.pop_once(fifo, batch_process) => popped,
                 };
+                if let Some(version) = inner.synced_version.get() {
+                    version.set(&inner.indexer.last_store_sync_resource_version());
+                }
                 match popped {
                     Ok(()) => {}
                     Err(kcr_cache::Error::Closed) => return,

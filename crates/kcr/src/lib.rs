@@ -272,14 +272,16 @@ pub use tokio_util::sync::CancellationToken;
 /// What a controller needs, in one import: `use kcr::prelude::*;`.
 ///
 /// The manager and its options, the controller builder, the reconciler trait with its request
-/// and action, the informer options and reader, the `async_trait` attribute, the cancellation
-/// token, and kube's `Api`, `Client`, `Resource` and `ResourceExt`.
+/// and action, the informer options and reader, the cached client (read-your-own-writes) and its
+/// read options, the `async_trait` attribute, the cancellation token, and kube's `Api`,
+/// `Client`, `Resource` and `ResourceExt`.
 pub mod prelude {
     pub use crate::CancellationToken;
     pub use crate::async_trait;
     #[cfg(feature = "controller_manager")]
     pub use kcr_controller_manager::{
         Action, BoxError, Controller, Manager, Options, Reconciler, Request,
+        client::{CachedClient, ReadOptions},
         manager::{ByObject, InformerOptions, InformerReader},
     };
     pub use kube::{Api, Client, Resource, ResourceExt};

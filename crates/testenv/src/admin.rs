@@ -10,6 +10,7 @@
 //! | `compact-storage` | | [`Faults::compact_storage`] |
 //! | `fail` | `count=N&status=S[&verb=V][&resource=R][&retryAfter=SECS]` | [`Faults::fail_next`] |
 //! | `latency` | `ms=N` | [`Faults::set_latency`] |
+//! | `watch-delay` | `ms=N` | [`Faults::delay_watch_events`] |
 //! | `refuse-user-agent` | `userAgent=UA` | [`Faults::refuse_updates_from_user_agent`] |
 //! | `refuse-object` | `resource=R[&namespace=NS]&name=N` | [`Faults::refuse_updates_to`] |
 //! | `omit-initial-events-end` | `resource=R` | [`Faults::omit_initial_events_end`] |
@@ -23,6 +24,7 @@
 //! [`Faults::compact_storage`]: crate::Faults::compact_storage
 //! [`Faults::fail_next`]: crate::Faults::fail_next
 //! [`Faults::set_latency`]: crate::Faults::set_latency
+//! [`Faults::delay_watch_events`]: crate::Faults::delay_watch_events
 //! [`Faults::refuse_updates_from_user_agent`]: crate::Faults::refuse_updates_from_user_agent
 //! [`Faults::refuse_updates_to`]: crate::Faults::refuse_updates_to
 //! [`Faults::omit_initial_events_end`]: crate::Faults::omit_initial_events_end
@@ -100,6 +102,9 @@ fn apply(shared: &Arc<Shared>, req: &Request) -> Result<(), ApiError> {
             faults.fail_next(count, f);
         }
         "latency" => faults.set_latency(Duration::from_millis(number(req, "ms")?.unwrap_or(0))),
+        "watch-delay" => {
+            faults.delay_watch_events(Duration::from_millis(number(req, "ms")?.unwrap_or(0)))
+        }
         "refuse-user-agent" => {
             let ua = req
                 .param("userAgent")

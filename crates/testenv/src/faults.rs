@@ -113,6 +113,7 @@ pub(crate) struct FaultState {
     pub(crate) failures: Vec<(usize, Failure)>,
     pub(crate) latency: Duration,
     pub(crate) close_watches_after: Option<u64>,
+    pub(crate) watch_event_delay: Duration,
     pub(crate) refused_user_agents: Vec<String>,
     pub(crate) refused_objects: Vec<ObjectTarget>,
     /// Resources whose streaming lists never end their initial events with the bookmark.
@@ -219,6 +220,14 @@ impl Faults {
         self.shared.faults.lock().latency = latency;
     }
 
+    /// Holds every watch event (not bookmarks) for `delay` before it is sent, as a slow or
+    /// lagging watch cache would: writes succeed at once, informers see them `delay` later.
+    /// Events of one watch stay in order (each waits behind the one before it); zero turns
+    /// this off. Applies to open watches and new ones.
+    pub fn delay_watch_events(&self, delay: Duration) {
+        self.shared.faults.lock().watch_event_delay = delay;
+    }
+
     /// Refuses every write (create, update, patch, delete) from clients whose `User-Agent` starts
     /// with `user_agent`, with `500 InternalError`: a leader that cannot renew its lease.
     /// See [`TestEnv::client_with_user_agent`](crate::TestEnv::client_with_user_agent).
@@ -276,8 +285,8 @@ impl Faults {
             .push((resource.into(), until));
     }
 
-    /// Removes every lasting fault: planned failures, latency, refusals, closing after N events,
-    /// omitted initial-events-end bookmarks, initializing watch caches.
+    /// Removes every lasting fault: planned failures, latency, watch event delay, refusals,
+    /// closing after N events, omitted initial-events-end bookmarks, initializing watch caches.
     pub fn clear(&self) {
         *self.shared.faults.lock() = FaultState::default();
     }

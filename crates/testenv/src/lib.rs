@@ -283,8 +283,9 @@
 //!   error's format as any answer's); other answers, and errors of custom resources, are JSON.
 //! - **Faults**: see [`Faults`] (in-process) and the admin endpoint (`/kcr/faults/...`, enabled
 //!   with [`TestEnvBuilder::admin_endpoint`], on in `kcr-apiserver`): close every watch, close
-//!   watches after N events, compact the history, fail the next N requests, add latency,
-//!   refuse writes from a user agent or to an object, stop and restart serving on the same port.
+//!   watches after N events, compact the history, fail the next N requests, add latency, delay
+//!   watch events, refuse writes from a user agent or to an object, stop and restart serving on
+//!   the same port.
 //! - **Robustness**: malformed JSON, wrong `kind`/`apiVersion`, missing names, unknown
 //!   resources and oversized bodies get `400`/`404`/`413`/`422` Status errors; no input panics
 //!   the server. A connection that does not send its request head (or finish its TLS handshake)
@@ -384,6 +385,7 @@
 //! | `/kcr/faults/compact-storage` | | [`Faults::compact_storage`] |
 //! | `/kcr/faults/fail` | `count=N&status=S[&verb=V][&resource=R][&retryAfter=SECS]` | [`Faults::fail_next`] |
 //! | `/kcr/faults/latency` | `ms=N` | [`Faults::set_latency`] |
+//! | `/kcr/faults/watch-delay` | `ms=N` | [`Faults::delay_watch_events`] |
 //! | `/kcr/faults/refuse-user-agent` | `userAgent=UA` | [`Faults::refuse_updates_from_user_agent`] |
 //! | `/kcr/faults/refuse-object` | `resource=R[&namespace=NS]&name=N` | [`Faults::refuse_updates_to`] |
 //! | `/kcr/faults/clear` | | [`Faults::clear`] |

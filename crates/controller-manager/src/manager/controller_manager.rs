@@ -23,6 +23,7 @@ use tokio_util::task::TaskTracker;
 use super::informers::{InformerReader, InformerScope, Informers};
 use super::options::{Options, default_identity};
 use super::runnable::{Runnable, Warmup};
+use crate::client::{CachedClient, WriteTrackers};
 use crate::controller::Shared as ControllerShared;
 use crate::healthz::{Checker, Checks, probes_handler};
 use crate::leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock};
@@ -120,6 +121,8 @@ struct Inner {
     cache: Informers,
     /// The metric families of this manager's controllers.
     controllers: ControllerShared,
+    /// The writes of `CachedClient`s the caches may not show yet (`None`: read-your-own-writes off).
+    write_trackers: Option<Arc<WriteTrackers>>,
     others: Group,
     leader: Group,
     /// The warmups of leader-election runnables (controller-runtime's `Warmup` group).
@@ -229,6 +232,9 @@ impl Manager {
                 caches_synced: AtomicBool::new(false),
                 cache: Informers::new(client.clone(), options.sync_period, options.cache.clone()),
                 controllers: ControllerShared::default(),
+                write_trackers: options
+                    .read_your_own_writes
+                    .then(|| Arc::new(WriteTrackers::default())),
                 others: Group::new(),
                 leader: Group::new(),
                 warmup: Group::new(),
@@ -303,6 +309,32 @@ impl Manager {
         K::Scope: InformerScope,
     {
         InformerReader::new(self.inner.cache.informers::<K>())
+    }
+
+    /// A client for `K` that writes through the API server and reads from the manager's
+    /// informers (those of [`informer_reader`](Manager::informer_reader)); with
+    /// [`Options::read_your_own_writes`](crate::Options::read_your_own_writes) on (the
+    /// default) its reads wait until the cache shows the writes made through any of the
+    /// manager's `CachedClient`s of `K`. See [`CachedClient`].
+    pub fn cached_client<K>(&self) -> CachedClient<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::Scope: InformerScope,
+    {
+        let cache = &self.inner.cache;
+        CachedClient::new(
+            self.inner.client.clone(),
+            cache.informers::<K>(),
+            &cache.cached_namespaces::<K>(),
+            cache.label_selector_of::<K>().as_deref(),
+            self.inner.write_trackers.as_deref(),
+        )
     }
 
     /// See [`Informers::set_shard_selector_for`].

@@ -477,6 +477,30 @@ impl Informers {
         InformerReader::new(self.informers::<K>())
     }
 
+    /// The namespaces [`informers`](Self::informers) makes one informer each for, in its
+    /// order (empty: one informer for every namespace, or a cluster-scoped `K`).
+    pub(crate) fn cached_namespaces<K>(&self) -> Vec<String>
+    where
+        K: Resource + 'static,
+        K::Scope: InformerScope,
+    {
+        if !<K::Scope as InformerScope>::NAMESPACED {
+            return Vec::new();
+        }
+        self.options
+            .of::<K>()
+            .and_then(|b| b.namespaces.clone())
+            .unwrap_or_else(|| self.options.default_namespaces.clone())
+    }
+
+    /// The label selector the informers of `K` list and watch with, if any.
+    pub(crate) fn label_selector_of<K: 'static>(&self) -> Option<String> {
+        self.options
+            .of::<K>()
+            .and_then(|b| b.label_selector.clone())
+            .or_else(|| self.options.default_label_selector.clone())
+    }
+
     fn transform_of<K>(&self) -> Option<ObjectTransform<K>>
     where
         K: Resource + 'static,

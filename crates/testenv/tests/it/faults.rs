@@ -258,6 +258,42 @@ async fn latency_should_delay_every_request() {
     assert!(started.elapsed() < Duration::from_secs(1));
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_watch_event_delay_should_hold_events_but_not_writes() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let from = env.resource_version().to_string();
+    let mut events = api
+        .watch(&WatchParams::default(), &from)
+        .await
+        .unwrap()
+        .boxed();
+    env.faults().delay_watch_events(Duration::from_secs(3));
+    let started = tokio::time::Instant::now();
+    api.create(&PostParams::default(), &configmap("delayed", &[]))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "the write itself is not delayed"
+    );
+    let event = events.try_next().await.unwrap();
+    assert!(
+        matches!(event, Some(WatchEvent::Added(cm)) if cm.metadata.name.as_deref() == Some("delayed"))
+    );
+    assert!(started.elapsed() >= Duration::from_secs(3));
+    env.faults().delay_watch_events(Duration::ZERO);
+    let started = tokio::time::Instant::now();
+    api.create(&PostParams::default(), &configmap("prompt", &[]))
+        .await
+        .unwrap();
+    let event = events.try_next().await.unwrap();
+    assert!(
+        matches!(event, Some(WatchEvent::Added(cm)) if cm.metadata.name.as_deref() == Some("prompt"))
+    );
+    assert!(started.elapsed() < Duration::from_secs(1));
+}
+
 #[tokio::test]
 async fn writes_from_a_refused_user_agent_should_fail() {
     let env = TestEnv::start().await.unwrap();

@@ -214,6 +214,12 @@ impl WatchStream {
         if self.close.has_changed().unwrap_or(true) {
             return Flow::Stop;
         }
+        if counts {
+            let delay = self.shared.faults.lock().watch_event_delay;
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+        }
         if self.tx.send(line).await.is_err() {
             return Flow::Stop;
         }
