@@ -1027,7 +1027,14 @@ mod tests {
         // A table, but not a listable kind the oracle recorded.
         assert!(kcr_protobuf::Schema::for_kind("v1", "Binding").is_some());
         assert!(proven_schema::<Binding>().is_none());
-        assert!(proven_schema::<PartialObjectMeta<ConfigMap>>().is_none());
+        // The metadata of a proven kind is read through `PartialObjectMetadata`'s table; of any
+        // other kind, in JSON.
+        assert_eq!(
+            proven_schema::<PartialObjectMeta<ConfigMap>>().map(|s| (s.api_version(), s.kind())),
+            Some(("meta.k8s.io/v1", "PartialObjectMetadata"))
+        );
+        assert!(proven_schema::<PartialObjectMeta<Binding>>().is_none());
+        assert!(proven_schema::<PartialObjectMeta<DynamicObject>>().is_none());
         assert!(proven_schema::<DynamicObject>().is_none());
     }
 
