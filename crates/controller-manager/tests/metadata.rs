@@ -238,7 +238,10 @@ async fn a_metadata_cache_should_be_scoped_by_its_kinds_by_object() -> TestResul
     let secrets: Api<Secret> = Api::namespaced(env.client(), &ns);
     for (name, tier) in [("in-a", "a"), ("in-b", "b")] {
         secrets
-            .create(&PostParams::default(), &secret(name, None, &[("tier", tier)]))
+            .create(
+                &PostParams::default(),
+                &secret(name, None, &[("tier", tier)]),
+            )
             .await?;
     }
     let manager = Manager::new(
@@ -254,7 +257,9 @@ async fn a_metadata_cache_should_be_scoped_by_its_kinds_by_object() -> TestResul
     let secrets_metadata = manager.metadata_reader::<Secret>();
     let config_maps_metadata = manager.metadata_reader::<ConfigMap>();
     let (stop, task) = start(&manager);
-    assert!(eventually(|| secrets_metadata.has_synced() && config_maps_metadata.has_synced()).await);
+    assert!(
+        eventually(|| secrets_metadata.has_synced() && config_maps_metadata.has_synced()).await
+    );
     let names: Vec<String> = secrets_metadata
         .list()
         .iter()

@@ -26,7 +26,9 @@ mod support;
 
 use std::alloc::System;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kcr_cache::{Indexers, NAMESPACE_INDEX, meta_namespace_index_func};
@@ -63,7 +65,10 @@ fn copies(file: &str, api_version: &str, kind: &str, n: usize) -> Vec<Map<String
     (0..n)
         .map(|i| {
             let mut item = items[i % items.len()].clone();
-            let name = format!("{}-{i:06}", item["metadata"]["name"].as_str().unwrap_or("x"));
+            let name = format!(
+                "{}-{i:06}",
+                item["metadata"]["name"].as_str().unwrap_or("x")
+            );
             item["metadata"]["name"] = Value::String(name);
             item["apiVersion"] = json!(api_version);
             item["kind"] = json!(kind);
@@ -240,7 +245,8 @@ where
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let pb_full = median(|| {
-        let list = kcr_protobuf::list::decode::<K>(&full_list, lean()).unwrap_or_else(|e| panic!("{e}"));
+        let list =
+            kcr_protobuf::list::decode::<K>(&full_list, lean()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(list.items.len(), n);
     });
     let pb_meta = median(|| {

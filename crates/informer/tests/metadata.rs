@@ -45,7 +45,10 @@ async fn a_metadata_informer_should_sync_and_see_changes_with_labels_annotations
     let ns = env.namespace().to_owned();
     let secrets: Api<Secret> = Api::namespaced(env.client(), &ns);
     let owner = support::create(&Api::namespaced(env.client(), &ns), "owner", "0").await;
-    for (i, format) in [WireFormat::Protobuf, WireFormat::Json].into_iter().enumerate() {
+    for (i, format) in [WireFormat::Protobuf, WireFormat::Json]
+        .into_iter()
+        .enumerate()
+    {
         let name = format!("s{i}");
         let key = format!("{ns}/{name}");
         secrets

@@ -4728,11 +4728,8 @@ pub(crate) const META_V1_STATUS: &[Field] = &[
     (6, "code", Kind::Int),
 ];
 /// `meta/v1` `PartialObjectMetadata`.
-pub(crate) const META_V1_PARTIAL_OBJECT_METADATA: &[Field] = &[(
-    1,
-    "metadata",
-    Kind::Always(&Kind::Msg(META_V1_OBJECT_META)),
-)];
+pub(crate) const META_V1_PARTIAL_OBJECT_METADATA: &[Field] =
+    &[(1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META)))];
 
 /// Every kind with a table, and whether its table is complete.
 pub(crate) static SCHEMAS: &[Schema] = &[

@@ -471,9 +471,17 @@ fn a_partial_object_metadata_list_should_decode_to_the_objects_metadata() {
         .into_iter()
         .map(|item| json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": item["metadata"]}))
         .collect();
-    let body = list::encode(schema, json!({"resourceVersion": "42"}).as_object().unwrap(), &items).unwrap();
+    let body = list::encode(
+        schema,
+        json!({"resourceVersion": "42"}).as_object().unwrap(),
+        &items,
+    )
+    .unwrap();
     let u = envelope::unwrap(&body).unwrap();
-    assert_eq!((&*u.api_version, &*u.kind), ("meta.k8s.io/v1", "PartialObjectMetadataList"));
+    assert_eq!(
+        (&*u.api_version, &*u.kind),
+        ("meta.k8s.io/v1", "PartialObjectMetadataList")
+    );
     let decoded = list::decode::<Value>(&body, DecodeOptions::default()).unwrap();
     assert_eq!(decoded.metadata.resource_version, "42");
     assert_eq!(decoded.items.len(), items.len());

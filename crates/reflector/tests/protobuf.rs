@@ -408,13 +408,21 @@ async fn an_expired_continue_token_should_be_a_410_expired_error_in_protobuf_as_
 const METADATA_LIST_ACCEPT: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 const METADATA_WATCH_ACCEPT: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
 
-fn metadata_names(events: &[kcr_reflector::Result<WatchEvent<PartialObjectMeta<ConfigMap>>>]) -> Vec<String> {
+fn metadata_names(
+    events: &[kcr_reflector::Result<WatchEvent<PartialObjectMeta<ConfigMap>>>],
+) -> Vec<String> {
     events
         .iter()
         .map(|e| match e {
-            Ok(WatchEvent::Added(o)) => format!("ADDED {}", o.metadata.name.as_deref().unwrap_or("")),
-            Ok(WatchEvent::Modified(o)) => format!("MODIFIED {}", o.metadata.name.as_deref().unwrap_or("")),
-            Ok(WatchEvent::Deleted(o)) => format!("DELETED {}", o.metadata.name.as_deref().unwrap_or("")),
+            Ok(WatchEvent::Added(o)) => {
+                format!("ADDED {}", o.metadata.name.as_deref().unwrap_or(""))
+            }
+            Ok(WatchEvent::Modified(o)) => {
+                format!("MODIFIED {}", o.metadata.name.as_deref().unwrap_or(""))
+            }
+            Ok(WatchEvent::Deleted(o)) => {
+                format!("DELETED {}", o.metadata.name.as_deref().unwrap_or(""))
+            }
             Ok(WatchEvent::Bookmark(b)) => format!("BOOKMARK end={}", b.is_initial_events_end()),
             Ok(WatchEvent::Error(s)) => format!("ERROR {}", s.code),
             Err(e) => format!("Err {e}"),
@@ -469,7 +477,10 @@ async fn full_objects_answering_a_metadata_request_should_give_a_typed_error() {
     // JSON list.
     let list = br#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a"},"data":{"k":"v"}}]}"#;
     let (url, _) = scripted("application/json", vec![list.to_vec()]).await;
-    let err = metadata(&url).list(&ListOptions::default()).await.unwrap_err();
+    let err = metadata(&url)
+        .list(&ListOptions::default())
+        .await
+        .unwrap_err();
     assert!(not_metadata(&err, "ConfigMapList"), "{err:?}");
     // JSON watch.
     let line = br#"{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"2"}}}
@@ -481,7 +492,10 @@ async fn full_objects_answering_a_metadata_request_should_give_a_typed_error() {
         .unwrap()
         .collect()
         .await;
-    assert!(matches!(&events[..], [Err(e)] if not_metadata(e, "ConfigMap")), "{events:?}");
+    assert!(
+        matches!(&events[..], [Err(e)] if not_metadata(e, "ConfigMap")),
+        "{events:?}"
+    );
     // Protobuf list.
     let schema = kcr_protobuf::Schema::for_kind("v1", "ConfigMap").unwrap();
     let body = kcr_protobuf::list::encode(
@@ -491,7 +505,10 @@ async fn full_objects_answering_a_metadata_request_should_give_a_typed_error() {
     )
     .unwrap();
     let (url, _) = scripted(kcr_protobuf::MEDIA_TYPE, vec![body]).await;
-    let err = metadata(&url).list(&ListOptions::default()).await.unwrap_err();
+    let err = metadata(&url)
+        .list(&ListOptions::default())
+        .await
+        .unwrap_err();
     assert!(not_metadata(&err, "ConfigMapList"), "{err:?}");
     // Protobuf watch.
     let (url, _) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, vec![added_frame("a", 1)]).await;
@@ -501,7 +518,10 @@ async fn full_objects_answering_a_metadata_request_should_give_a_typed_error() {
         .unwrap()
         .collect()
         .await;
-    assert!(matches!(&events[..], [Err(e)] if not_metadata(e, "ConfigMap")), "{events:?}");
+    assert!(
+        matches!(&events[..], [Err(e)] if not_metadata(e, "ConfigMap")),
+        "{events:?}"
+    );
     // What a metadata request should get, in JSON, decodes.
     let line = br#"{"type":"ADDED","object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","resourceVersion":"2"}}}
 "#;
@@ -529,16 +549,27 @@ async fn metadata_in_protobuf_should_read_as_the_json_metadata() {
     )
     .await
     .unwrap();
-    let meta: Api<PartialObjectMeta<ConfigMap>> = Api::namespaced(api.clone().into_client(), "default");
-    let full = api.list(&kube::api::ListParams::default()).await.unwrap().items;
+    let meta: Api<PartialObjectMeta<ConfigMap>> =
+        Api::namespaced(api.clone().into_client(), "default");
+    let full = api
+        .list(&kube::api::ListParams::default())
+        .await
+        .unwrap()
+        .items;
     for drop in [true, false] {
         let lw = |format| {
             ApiListerWatcher::new(meta.clone())
                 .wire_format(format)
                 .drop_managed_fields(drop)
         };
-        let pb = lw(WireFormat::Protobuf).list(&ListOptions::default()).await.unwrap();
-        let js = lw(WireFormat::Json).list(&ListOptions::default()).await.unwrap();
+        let pb = lw(WireFormat::Protobuf)
+            .list(&ListOptions::default())
+            .await
+            .unwrap();
+        let js = lw(WireFormat::Json)
+            .list(&ListOptions::default())
+            .await
+            .unwrap();
         assert_eq!(pb.items.len(), 3);
         for ((p, j), f) in pb.items.iter().zip(&js.items).zip(&full) {
             let mut want = f.metadata.clone();
@@ -548,7 +579,10 @@ async fn metadata_in_protobuf_should_read_as_the_json_metadata() {
             assert_eq!(p.metadata, want);
             assert_eq!(j.metadata, want);
             // The JSON form names its type; protobuf items carry none (as client-go reads them).
-            assert_eq!(j.types.as_ref().map(|t| t.kind.as_str()), Some("PartialObjectMetadata"));
+            assert_eq!(
+                j.types.as_ref().map(|t| t.kind.as_str()),
+                Some("PartialObjectMetadata")
+            );
             assert!(p.types.is_none());
         }
         // A streaming list in protobuf.
@@ -565,7 +599,9 @@ async fn metadata_in_protobuf_should_read_as_the_json_metadata() {
             metadata_names(&events),
             ["ADDED c0", "ADDED c1", "ADDED c2", "BOOKMARK end=true"]
         );
-        let Ok(WatchEvent::Added(c1)) = &events[1] else { unreachable!() };
+        let Ok(WatchEvent::Added(c1)) = &events[1] else {
+            unreachable!()
+        };
         assert_eq!(c1.metadata.annotations.as_ref().unwrap()["note"], "x");
         assert_eq!(c1.metadata.owner_references.as_ref().unwrap()[0].name, "c0");
     }

@@ -171,8 +171,7 @@ pub(crate) fn encode_list(
     items: &[Stored],
 ) -> Option<Vec<u8>> {
     let messages: Option<Vec<Bytes>> = items.iter().map(|s| message(schema, s)).collect();
-    kcr_protobuf::list::encode_messages(schema, metadata, messages?.iter().map(|m| &m[..]))
-        .ok()
+    kcr_protobuf::list::encode_messages(schema, metadata, messages?.iter().map(|m| &m[..])).ok()
 }
 
 /// One watch frame of an event about a stored object.

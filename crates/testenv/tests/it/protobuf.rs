@@ -441,7 +441,10 @@ async fn metadata_only_requests_in_protobuf_should_answer_partial_object_metadat
     let page = list::decode::<serde_json::Value>(r.body(), DecodeOptions::default()).unwrap();
     assert_eq!(page.items.len(), 2);
     for (item, expected) in page.items.iter().zip(&as_json.items) {
-        assert_eq!(item["metadata"], serde_json::to_value(&expected.metadata).unwrap());
+        assert_eq!(
+            item["metadata"],
+            serde_json::to_value(&expected.metadata).unwrap()
+        );
         assert!(item.get("data").is_none());
     }
     // One object.
