@@ -13,7 +13,8 @@
 //!   default) and in JSON, full list against `PartialObjectMetadataList`, managedFields
 //!   skipped as the informer skips them.
 //!
-//! Run with `cargo bench -p kcr-informer --bench metadata`.
+//! Run with `cargo bench -p kcr-informer --bench metadata` (the table is also written to
+//! `<target>/kcr-metadata.md`, which `cargo xtask bench` prints).
 //!
 //! Last run (10,000 of each, load average 9): bytes per cached Secret 2,246 full, 1,315
 //! metadata (1,350 from JSON); per Pod 30,297 full, 1,783 metadata (2,085 from JSON); a list
@@ -345,7 +346,25 @@ fn main() {
         n,
         &mut rows,
     );
-    for row in rows {
-        println!("{row}");
+    let table = format!(
+        "Metadata-only caches ({n} objects of each kind):\n\n{}\n",
+        rows.join("\n")
+    );
+    println!("{table}");
+    if let Some(dir) = target_dir() {
+        let path = dir.join("kcr-metadata.md");
+        if let Err(e) = std::fs::write(&path, &table) {
+            eprintln!("cannot write {}: {e}", path.display());
+        }
     }
+}
+
+/// Where cargo puts its output: three levels above this binary
+/// (`<target>/release/deps/metadata-<hash>`), for `cargo xtask bench` to print the table.
+fn target_dir() -> Option<std::path::PathBuf> {
+    std::env::current_exe()
+        .ok()?
+        .ancestors()
+        .nth(3)
+        .map(std::path::PathBuf::from)
 }
