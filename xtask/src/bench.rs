@@ -2,7 +2,7 @@
 //! medians, followed by the tables that benches outside criterion write to
 //! the target directory when they ran ([`EXTRA_TABLES`]: kcr-workqueue's
 //! `add_after` lateness, kcr-cache's bytes per object, kcr-informer's
-//! `initial_sync`), also written to `target/kcr-bench.md`.
+//! `initial_sync` and metadata-only caches), also written to `target/kcr-bench.md`.
 
 use crate::cmd::run;
 use serde_json::Value;
@@ -80,10 +80,11 @@ impl Args {
 
 /// The tables benches write to the target directory themselves (medians of
 /// runs they interleave, or figures that are not times), in print order.
-pub const EXTRA_TABLES: [&str; 3] = [
+pub const EXTRA_TABLES: [&str; 4] = [
     "kcr-add-after.md",
     "kcr-cache-bytes.md",
     "kcr-initial-sync.md",
+    "kcr-metadata.md",
 ];
 
 /// Runs the benchmarks and summarises them.

@@ -44,12 +44,14 @@ const K8S_OPENAPI_RELEASE: &str = "0.29.";
 
 /// The integration-test targets whose tests run on a `TestCluster` (kcr-testenv, or the real
 /// cluster of `KCR_TEST_KUBECONFIG`): the ones the realistic step runs again.
-pub const REALISTIC_TESTS: [&str; 9] = [
+pub const REALISTIC_TESTS: [&str; 11] = [
     "reflector",
     "shared_informer",
     "factory",
+    "metadata_informer",
     "cache",
     "controller",
+    "metadata_controller",
     "leaderelection",
     "manager",
     "record",

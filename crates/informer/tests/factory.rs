@@ -93,6 +93,7 @@ async fn a_factory_should_share_one_informer_per_type_and_namespace_and_start_sy
         plural: "configmaps".into(),
         namespace: Some(other.clone()),
         dynamic: false,
+        metadata: false,
     };
     assert_eq!(synced.get(&key), Some(&true));
     assert_eq!(key.to_string(), format!("configmaps/v1 in {other}"));

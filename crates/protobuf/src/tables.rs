@@ -4727,6 +4727,9 @@ pub(crate) const META_V1_STATUS: &[Field] = &[
     (5, "details", Kind::Msg(META_V1_STATUS_DETAILS)),
     (6, "code", Kind::Int),
 ];
+/// `meta/v1` `PartialObjectMetadata`.
+pub(crate) const META_V1_PARTIAL_OBJECT_METADATA: &[Field] =
+    &[(1, "metadata", Kind::Always(&Kind::Msg(META_V1_OBJECT_META)))];
 
 /// Every kind with a table, and whether its table is complete.
 pub(crate) static SCHEMAS: &[Schema] = &[
@@ -4987,4 +4990,10 @@ pub(crate) static SCHEMAS: &[Schema] = &[
         true,
     ),
     schema("v1", "Status", META_V1_STATUS, true),
+    schema(
+        "meta.k8s.io/v1",
+        "PartialObjectMetadata",
+        META_V1_PARTIAL_OBJECT_METADATA,
+        true,
+    ),
 ];

@@ -455,3 +455,38 @@ fn a_csr_extra_map_of_lists_should_round_trip_as_go_writes_it() {
         "the tenant entry is not written as Go writes it"
     );
 }
+
+/// What kube-apiserver sends for `Accept: application/vnd.kubernetes.protobuf;
+/// as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`: a `meta.k8s.io/v1`
+/// `PartialObjectMetadataList` whose items hold the objects' metadata only.
+#[test]
+fn a_partial_object_metadata_list_should_decode_to_the_objects_metadata() {
+    let schema = Schema::for_kind("meta.k8s.io/v1", "PartialObjectMetadata").unwrap();
+    assert!(schema.complete());
+    assert_eq!(
+        Schema::for_list_item("meta.k8s.io/v1", "PartialObjectMetadataList").map(Schema::kind),
+        Some("PartialObjectMetadata")
+    );
+    let items: Vec<Value> = fixture_items()
+        .into_iter()
+        .map(|item| json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": item["metadata"]}))
+        .collect();
+    let body = list::encode(
+        schema,
+        json!({"resourceVersion": "42"}).as_object().unwrap(),
+        &items,
+    )
+    .unwrap();
+    let u = envelope::unwrap(&body).unwrap();
+    assert_eq!(
+        (&*u.api_version, &*u.kind),
+        ("meta.k8s.io/v1", "PartialObjectMetadataList")
+    );
+    let decoded = list::decode::<Value>(&body, DecodeOptions::default()).unwrap();
+    assert_eq!(decoded.metadata.resource_version, "42");
+    assert_eq!(decoded.items.len(), items.len());
+    for (got, want) in decoded.items.iter().zip(&items) {
+        assert_eq!(got["metadata"], want["metadata"]);
+        assert!(got.get("data").is_none());
+    }
+}

@@ -52,8 +52,11 @@ pub struct ApiListerWatcher<K> {
 /// The default is [`WireFormat::Protobuf`], as client-go's: a built-in kind whose decoding
 /// kcr-protobuf proves against a real kube-apiserver's bytes ([`kcr_protobuf::proven::is_proven`]:
 /// every listable built-in resource of Kubernetes v1.36) is listed and watched in protobuf;
-/// custom resources, dynamic objects, metadata-only objects and any kind without a proven
-/// table are read as JSON. [`WireFormat::Json`] switches back to JSON for every kind.
+/// custom resources, dynamic objects and any kind without a proven table are read as JSON.
+/// Metadata-only objects ([`PartialObjectMeta<K>`](kube::core::PartialObjectMeta)) follow `K`:
+/// a proven `K`'s metadata is asked for as a protobuf `PartialObjectMetadataList` (JSON as the
+/// fallback, as client-go's metadata client asks), any other `K`'s in JSON.
+/// [`WireFormat::Json`] switches back to JSON for every kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WireFormat {
@@ -76,6 +79,9 @@ pub(crate) struct Decoding {
     pub(crate) protobuf: Option<&'static kcr_protobuf::Schema>,
     /// Lists and streaming lists take gzip-compressed answers (`Accept-Encoding: gzip`).
     pub(crate) gzip: bool,
+    /// `K` is a metadata-only type (`PartialObjectMeta`): lists and watches ask for
+    /// `PartialObjectMetadata`, and an answer of another kind is refused.
+    pub(crate) metadata: bool,
 }
 
 impl Default for Decoding {
@@ -85,6 +91,7 @@ impl Default for Decoding {
             drop_managed_fields: false,
             protobuf: None,
             gzip: true,
+            metadata: false,
         }
     }
 }
@@ -106,8 +113,8 @@ where
 
     /// Asks for `format` (default [`WireFormat::Protobuf`]). With [`WireFormat::Protobuf`], a
     /// kind whose protobuf decoding is not proven (custom resources, dynamic objects, built-in
-    /// kinds outside kcr-protobuf's proven kinds) and metadata-only objects are still asked
-    /// for in JSON.
+    /// kinds outside kcr-protobuf's proven kinds) is still asked for in JSON; so is the
+    /// metadata of such a kind.
     #[must_use]
     pub fn wire_format(mut self, format: WireFormat) -> Self {
         self.decoding.protobuf = match format {
@@ -161,20 +168,22 @@ impl<K> ApiListerWatcher<K> {
 
 /// The protobuf table `K` is read through, `None` when `K` is read as JSON: only a typed kind
 /// (static type information, not a dynamic object) whose decoding is proven against a real
-/// server's bytes ([`kcr_protobuf::proven::is_proven`]), and never metadata-only objects.
+/// server's bytes ([`kcr_protobuf::proven::is_proven`]). The metadata of such a kind
+/// (`PartialObjectMeta<K>`, whose kind is `K`'s) is read through `PartialObjectMetadata`'s
+/// table: its one field is the `ObjectMeta` every proven kind's decoding covers.
 fn proven_schema<K: Resource>() -> Option<&'static kcr_protobuf::Schema>
 where
     K::DynamicType: 'static,
 {
-    if K::metadata_api() {
-        return None;
-    }
     // A typed kind's type information is `()`; a dynamic object's is an `ApiResource`.
     let unit: &dyn std::any::Any = &();
     let dt = unit.downcast_ref::<K::DynamicType>()?;
     let (api_version, kind) = (K::api_version(dt), K::kind(dt));
     if !kcr_protobuf::proven::is_proven(&api_version, &kind) {
         return None;
+    }
+    if K::metadata_api() {
+        return kcr_protobuf::Schema::for_kind(METADATA_API_VERSION, METADATA_KIND);
     }
     kcr_protobuf::Schema::for_kind(&api_version, &kind)
 }
@@ -255,6 +264,7 @@ where
 {
     Decoding {
         protobuf: proven_schema::<K>(),
+        metadata: K::metadata_api(),
         ..Decoding::default()
     }
 }
@@ -283,22 +293,27 @@ where
     if let Some(shard) = shard {
         push_param(&mut url, "shardSelector", shard);
     }
-    let accept = if K::metadata_api() {
-        METADATA_LIST_ACCEPT
-    } else if decoding.protobuf.is_some() {
-        crate::protobuf::ACCEPT
-    } else {
-        JSON
+    let accept = match (decoding.metadata, decoding.protobuf.is_some()) {
+        (true, true) => METADATA_LIST_ACCEPT_PROTOBUF,
+        (true, false) => METADATA_LIST_ACCEPT,
+        (false, true) => crate::protobuf::ACCEPT,
+        (false, false) => JSON,
     };
     let response = send(api, url, accept, decoding.gzip).await?;
     let protobuf = crate::protobuf::is_protobuf(response.headers().get(http::header::CONTENT_TYPE));
     let gzip = crate::gzip::is_gzip(response.headers());
     let body = crate::gzip::collect(response.into_body(), gzip).await?;
     if protobuf {
+        if decoding.metadata {
+            crate::protobuf::expect_metadata_list(&body)?;
+        }
         return crate::protobuf::decode_list(&body, decoding.drop_managed_fields)
             .map(|list| (list, None));
     }
-    let (list, shard_info) = decode_list_parts(&body, decoding.drop_managed_fields)?;
+    let (list, shard_info, kind) = decode_list_parts(&body, decoding.drop_managed_fields)?;
+    if decoding.metadata {
+        expect_metadata_list(kind.as_deref())?;
+    }
     // Custom resource lists honour the selector without saying so: only a built-in kind's
     // list without `shardInfo` shows a server that ignored it.
     let applied = match shard_info {
@@ -333,12 +348,11 @@ where
     if let Some(shard) = shard {
         push_param(&mut url, "shardSelector", shard);
     }
-    let accept = if K::metadata_api() {
-        METADATA_ACCEPT
-    } else if decoding.protobuf.is_some() {
-        crate::protobuf::ACCEPT
-    } else {
-        JSON
+    let accept = match (decoding.metadata, decoding.protobuf.is_some()) {
+        (true, true) => METADATA_ACCEPT_PROTOBUF,
+        (true, false) => METADATA_ACCEPT,
+        (false, true) => crate::protobuf::ACCEPT,
+        (false, false) => JSON,
     };
     // Only a streaming list's answer is worth compressing (kube-apiserver compresses no other
     // watch).
@@ -356,11 +370,12 @@ where
         && protobuf
     {
         let (limit, drop) = (decoding.max_event_bytes, decoding.drop_managed_fields);
+        let metadata = decoding.metadata;
         return Ok(if gzip {
             let body = Box::pin(crate::gzip::gunzip(body));
-            crate::protobuf::watch_events(body, schema, limit, drop).boxed()
+            crate::protobuf::watch_events(body, schema, limit, drop, metadata).boxed()
         } else {
-            crate::protobuf::watch_events(body, schema, limit, drop).boxed()
+            crate::protobuf::watch_events(body, schema, limit, drop, metadata).boxed()
         });
     }
     Ok(if gzip {
@@ -376,6 +391,29 @@ const METADATA_LIST_ACCEPT: &str =
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 /// What kube-client asks for when `K` is a `PartialObjectMeta` (metadata-only watches).
 const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+/// What client-go's metadata client asks for (metadata-only lists): protobuf, else JSON, else
+/// the plain JSON list (whose kind is then refused, as client-go refuses it).
+const METADATA_LIST_ACCEPT_PROTOBUF: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+/// What client-go's metadata client asks for (metadata-only watches).
+const METADATA_ACCEPT_PROTOBUF: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+/// The group and version of the metadata-only kinds.
+pub(crate) const METADATA_API_VERSION: &str = "meta.k8s.io/v1";
+/// The kind of a metadata-only object (a watch event's, a list item's).
+pub(crate) const METADATA_KIND: &str = "PartialObjectMetadata";
+/// The kind of a metadata-only list.
+pub(crate) const METADATA_LIST_KIND: &str = "PartialObjectMetadataList";
+
+/// A list answering a metadata-only request must be a `PartialObjectMetadataList`: a server
+/// that ignores `as=` (or a proxy that drops the parameter) sends the full list, whose items
+/// would decode as metadata and hide the mistake (client-go refuses it too).
+pub(crate) fn expect_metadata_list(kind: Option<&str>) -> Result<()> {
+    match kind {
+        Some(METADATA_LIST_KIND) => Ok(()),
+        other => Err(Error::NotMetadata {
+            kind: other.unwrap_or("<unknown kind>").to_owned(),
+        }),
+    }
+}
 
 async fn send<K: Resource + Clone>(
     api: &Api<K>,
@@ -535,6 +573,8 @@ where
 #[serde(bound(deserialize = "K: DeserializeOwned"))]
 struct TypedList<K> {
     #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
     metadata: ListMetaLite,
     #[serde(default, deserialize_with = "null_as_empty")]
     items: Vec<K>,
@@ -543,6 +583,8 @@ struct TypedList<K> {
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "K: DeserializeOwned"))]
 struct TypedListWithoutManagedFields<K> {
+    #[serde(default)]
+    kind: Option<String>,
     #[serde(default)]
     metadata: ListMetaLite,
     #[serde(default, deserialize_with = "items_without_managed_fields")]
@@ -568,22 +610,24 @@ pub(crate) fn decode_list_with<K: DeserializeOwned>(
     body: &[u8],
     drop_managed_fields: bool,
 ) -> Result<ObjectList<K>> {
-    decode_list_parts(body, drop_managed_fields).map(|(list, _)| list)
+    decode_list_parts(body, drop_managed_fields).map(|(list, _, _)| list)
 }
 
-/// [`decode_list_with`], and the selector of the list's `metadata.shardInfo`, if any.
+/// [`decode_list_with`], the selector of the list's `metadata.shardInfo`, if any, and the
+/// list's `kind`.
+#[allow(clippy::type_complexity)]
 fn decode_list_parts<K: DeserializeOwned>(
     body: &[u8],
     drop_managed_fields: bool,
-) -> Result<(ObjectList<K>, Option<String>)> {
+) -> Result<(ObjectList<K>, Option<String>, Option<String>)> {
     let decoded = if drop_managed_fields {
         serde_json::from_slice::<TypedListWithoutManagedFields<K>>(body)
-            .map(|l| (l.metadata, l.items))
+            .map(|l| (l.kind, l.metadata, l.items))
     } else {
-        serde_json::from_slice::<TypedList<K>>(body).map(|l| (l.metadata, l.items))
+        serde_json::from_slice::<TypedList<K>>(body).map(|l| (l.kind, l.metadata, l.items))
     };
     match decoded {
-        Ok((metadata, items)) => Ok((
+        Ok((kind, metadata, items)) => Ok((
             ObjectList {
                 items,
                 resource_version: metadata.resource_version.unwrap_or_default(),
@@ -591,6 +635,7 @@ fn decode_list_parts<K: DeserializeOwned>(
                 remaining_item_count: metadata.remaining_item_count,
             },
             metadata.shard_info.map(|i| i.selector.unwrap_or_default()),
+            kind,
         )),
         Err(whole) => {
             let raw = match serde_json::from_slice::<RawList<'_>>(body) {
@@ -697,9 +742,20 @@ fn has_arrays_beside_managed_fields(json: &str) -> bool {
 /// [`decode_event`], skipping the object's managedFields when asked. Then (the lean mode an
 /// informer asks for) an object with arrays is cloned, which allocates each `Vec` at its
 /// length, and the decoded one dropped: what the cache keeps has no spare capacity.
+#[cfg(test)]
 pub(crate) fn decode_event_with<K: DeserializeOwned + Clone>(
     line: &[u8],
     drop_managed_fields: bool,
+) -> Option<Result<WatchEvent<K>>> {
+    decode_event_as(line, drop_managed_fields, false)
+}
+
+/// [`decode_event_with`]; with `metadata`, an object event must carry a
+/// `PartialObjectMetadata` (see [`expect_metadata_list`]).
+fn decode_event_as<K: DeserializeOwned + Clone>(
+    line: &[u8],
+    drop_managed_fields: bool,
+    metadata: bool,
 ) -> Option<Result<WatchEvent<K>>> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return None;
@@ -720,6 +776,9 @@ pub(crate) fn decode_event_with<K: DeserializeOwned + Clone>(
         }
     };
     let object = |raw_object: &RawValue| {
+        if metadata {
+            expect_metadata_object(raw_object)?;
+        }
         let decoded = if drop_managed_fields {
             serde_json::from_str::<WithoutManagedFields<K>>(raw_object.get()).map(|o| {
                 if has_arrays_beside_managed_fields(raw_object.get()) {
@@ -949,11 +1008,28 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let drop_managed_fields = decoding.drop_managed_fields;
+    let metadata = decoding.metadata;
     split_events(
         body,
         LineBuffer::new(decoding.max_event_bytes),
-        move |line: &[u8]| decode_event_with::<K>(line, drop_managed_fields),
+        move |line: &[u8]| decode_event_as::<K>(line, drop_managed_fields, metadata),
     )
+}
+
+/// A watch event's object answering a metadata-only watch must be a `PartialObjectMetadata`.
+fn expect_metadata_object(raw: &RawValue) -> Result<()> {
+    #[derive(Deserialize)]
+    struct Kind<'a> {
+        #[serde(default, borrow)]
+        kind: Option<Cow<'a, str>>,
+    }
+    match serde_json::from_str::<Kind<'_>>(raw.get()) {
+        Ok(Kind { kind }) if kind.as_deref() == Some(METADATA_KIND) => Ok(()),
+        Ok(Kind { kind }) => Err(Error::NotMetadata {
+            kind: kind.map_or_else(|| "<unknown kind>".to_owned(), Cow::into_owned),
+        }),
+        Err(source) => Err(decode_error(raw, source)),
+    }
 }
 
 #[cfg(test)]
@@ -974,7 +1050,14 @@ mod tests {
         // A table, but not a listable kind the oracle recorded.
         assert!(kcr_protobuf::Schema::for_kind("v1", "Binding").is_some());
         assert!(proven_schema::<Binding>().is_none());
-        assert!(proven_schema::<PartialObjectMeta<ConfigMap>>().is_none());
+        // The metadata of a proven kind is read through `PartialObjectMetadata`'s table; of any
+        // other kind, in JSON.
+        assert_eq!(
+            proven_schema::<PartialObjectMeta<ConfigMap>>().map(|s| (s.api_version(), s.kind())),
+            Some(("meta.k8s.io/v1", "PartialObjectMetadata"))
+        );
+        assert!(proven_schema::<PartialObjectMeta<Binding>>().is_none());
+        assert!(proven_schema::<PartialObjectMeta<DynamicObject>>().is_none());
         assert!(proven_schema::<DynamicObject>().is_none());
     }
 

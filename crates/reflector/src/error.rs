@@ -123,6 +123,15 @@ pub enum Error {
         limit: usize,
     },
 
+    /// A metadata-only list or watch (of `PartialObjectMeta<K>`, `Accept: ...;as=
+    /// PartialObjectMetadataList`) was answered with another kind: a server or proxy that
+    /// ignored the `as=` parameter sent the full objects.
+    #[error("a metadata-only request was answered with {kind}, not PartialObjectMetadata")]
+    NotMetadata {
+        /// The kind the server sent (the list's or the object's), or `"<unknown kind>"`.
+        kind: String,
+    },
+
     /// The watch was ended because its [`ShardSelector`](crate::ShardSelector) changed: the
     /// reflector lists again with the new one.
     #[error("the shard selector changed: the watch ends so the next list uses the new one")]
@@ -331,6 +340,7 @@ impl Error {
                 | Error::Malformed { .. }
                 | Error::EventTooLarge { .. }
                 | Error::Decompress(_)
+                | Error::NotMetadata { .. }
         )
     }
 
@@ -355,6 +365,7 @@ impl Error {
             Error::VeryShortWatch => "very_short_watch",
             Error::EventTooLarge { .. } => "event_too_large",
             Error::ShardSelectorChanged => "shard_selector_changed",
+            Error::NotMetadata { .. } => "not_metadata",
         }
     }
 }

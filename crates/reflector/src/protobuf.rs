@@ -34,6 +34,13 @@ fn whole(what: &str, source: kcr_protobuf::Error) -> Error {
     }
 }
 
+/// Refuses a protobuf list that is not a `PartialObjectMetadataList` (a metadata-only list
+/// answered with the full objects), from its envelope alone.
+pub(crate) fn expect_metadata_list(body: &[u8]) -> Result<()> {
+    let u = kcr_protobuf::envelope::unwrap(body).map_err(|e| whole("list", e))?;
+    crate::api::expect_metadata_list(Some(&u.kind))
+}
+
 /// Decodes a protobuf list page, each item straight into `K`.
 pub(crate) fn decode_list<K: DeserializeOwned>(
     body: &[u8],
@@ -66,6 +73,7 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
     frame: &[u8],
     schema: &Schema,
     drop_managed_fields: bool,
+    metadata: bool,
 ) -> Result<WatchEvent<K>> {
     let event = kcr_protobuf::watch::decode_event(frame).map_err(|e| whole("watch event", e))?;
     let object =
@@ -80,7 +88,13 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
         name: kcr_protobuf::message::describe(object.raw),
         source,
     };
-    let typed = |opts| kcr_protobuf::message::decode::<K>(object.raw, schema, opts).map_err(failed);
+    let typed = |opts| {
+        // A metadata-only watch answered with full objects (see `expect_metadata_list`).
+        if metadata && object.kind != crate::api::METADATA_KIND {
+            return Err(Error::NotMetadata { kind: kind.clone() });
+        }
+        kcr_protobuf::message::decode::<K>(object.raw, schema, opts).map_err(failed)
+    };
     Ok(match &*event.event_type {
         "ADDED" => WatchEvent::Added(typed(options(drop_managed_fields))?),
         "MODIFIED" => WatchEvent::Modified(typed(options(drop_managed_fields))?),
@@ -148,6 +162,7 @@ pub(crate) fn watch_events<K, S, E>(
     schema: &'static Schema,
     max_event_bytes: usize,
     drop_managed_fields: bool,
+    metadata: bool,
 ) -> impl Stream<Item = Result<WatchEvent<K>>> + Send
 where
     K: DeserializeOwned + Send + 'static,
@@ -159,6 +174,6 @@ where
         limit: max_event_bytes,
     };
     split_events(body, frames, move |frame: &[u8]| {
-        Some(decode_event(frame, schema, drop_managed_fields))
+        Some(decode_event(frame, schema, drop_managed_fields, metadata))
     })
 }

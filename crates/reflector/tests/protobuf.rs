@@ -14,6 +14,7 @@ use kcr_reflector::{
 use kcr_testenv::TestEnv;
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::PartialObjectMeta;
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -400,4 +401,208 @@ async fn an_expired_continue_token_should_be_a_410_expired_error_in_protobuf_as_
     }
     assert_eq!(messages[0], messages[1]);
     assert!(!messages[0].is_empty());
+}
+
+/// What client-go's metadata client asks for (lists / watches): protobuf as
+/// `PartialObjectMetadata(List)`, else JSON as it, else plain JSON.
+const METADATA_LIST_ACCEPT: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+const METADATA_WATCH_ACCEPT: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+fn metadata_names(
+    events: &[kcr_reflector::Result<WatchEvent<PartialObjectMeta<ConfigMap>>>],
+) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| match e {
+            Ok(WatchEvent::Added(o)) => {
+                format!("ADDED {}", o.metadata.name.as_deref().unwrap_or(""))
+            }
+            Ok(WatchEvent::Modified(o)) => {
+                format!("MODIFIED {}", o.metadata.name.as_deref().unwrap_or(""))
+            }
+            Ok(WatchEvent::Deleted(o)) => {
+                format!("DELETED {}", o.metadata.name.as_deref().unwrap_or(""))
+            }
+            Ok(WatchEvent::Bookmark(b)) => format!("BOOKMARK end={}", b.is_initial_events_end()),
+            Ok(WatchEvent::Error(s)) => format!("ERROR {}", s.code),
+            Err(e) => format!("Err {e}"),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn metadata_lists_and_watches_should_ask_for_partial_object_metadata_as_client_go_does() {
+    let (url, accepts) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, vec![]).await;
+    let api: Api<PartialObjectMeta<ConfigMap>> = Api::namespaced(client(&url), "default");
+    // A proven kind's metadata: protobuf first, by default.
+    let lw = ApiListerWatcher::new(api.clone());
+    let _ = lw.list(&ListOptions::default()).await;
+    let _ = lw.watch(&WatchOptions::new("1")).await;
+    // `Api<K>` as a lister-watcher does the same.
+    let _ = ListerWatcher::list(&api, &ListOptions::default()).await;
+    // JSON when asked, as kube-client asks.
+    let lw = ApiListerWatcher::new(api.clone()).wire_format(WireFormat::Json);
+    let _ = lw.list(&ListOptions::default()).await;
+    let _ = lw.watch(&WatchOptions::new("1")).await;
+    // A kind without a proven table (dynamic objects, custom resources): JSON.
+    let dynamic: Api<PartialObjectMeta<DynamicObject>> =
+        Api::all_with(client(&url), &ApiResource::erase::<ConfigMap>(&()));
+    let _ = ApiListerWatcher::new(dynamic)
+        .list(&ListOptions::default())
+        .await;
+    assert_eq!(
+        *accepts.lock(),
+        [
+            METADATA_LIST_ACCEPT.to_ascii_lowercase(),
+            METADATA_WATCH_ACCEPT.to_ascii_lowercase(),
+            METADATA_LIST_ACCEPT.to_ascii_lowercase(),
+            "application/json;as=partialobjectmetadatalist;g=meta.k8s.io;v=v1".to_owned(),
+            "application/json;as=partialobjectmetadata;g=meta.k8s.io;v=v1".to_owned(),
+            "application/json;as=partialobjectmetadatalist;g=meta.k8s.io;v=v1".to_owned(),
+        ]
+    );
+}
+
+/// A server (or proxy) that ignores `as=` and sends the full objects: a typed error, in JSON
+/// and in protobuf, for lists and watches, never full objects taken for metadata.
+#[tokio::test]
+async fn full_objects_answering_a_metadata_request_should_give_a_typed_error() {
+    let metadata = |url: &str| {
+        let api: Api<PartialObjectMeta<ConfigMap>> = Api::namespaced(client(url), "default");
+        ApiListerWatcher::new(api)
+    };
+    let not_metadata = |e: &Error, want: &str| {
+        matches!(e, Error::NotMetadata { kind } if kind == want) && e.is_decode()
+    };
+    // JSON list.
+    let list = br#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a"},"data":{"k":"v"}}]}"#;
+    let (url, _) = scripted("application/json", vec![list.to_vec()]).await;
+    let err = metadata(&url)
+        .list(&ListOptions::default())
+        .await
+        .unwrap_err();
+    assert!(not_metadata(&err, "ConfigMapList"), "{err:?}");
+    // JSON watch.
+    let line = br#"{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"2"}}}
+"#;
+    let (url, _) = scripted("application/json", vec![line.to_vec()]).await;
+    let events: Vec<_> = metadata(&url)
+        .watch(&WatchOptions::new("1"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert!(
+        matches!(&events[..], [Err(e)] if not_metadata(e, "ConfigMap")),
+        "{events:?}"
+    );
+    // Protobuf list.
+    let schema = kcr_protobuf::Schema::for_kind("v1", "ConfigMap").unwrap();
+    let body = kcr_protobuf::list::encode(
+        schema,
+        json!({"resourceVersion": "5"}).as_object().unwrap(),
+        &[json!({"metadata": {"name": "a"}, "data": {"k": "v"}})],
+    )
+    .unwrap();
+    let (url, _) = scripted(kcr_protobuf::MEDIA_TYPE, vec![body]).await;
+    let err = metadata(&url)
+        .list(&ListOptions::default())
+        .await
+        .unwrap_err();
+    assert!(not_metadata(&err, "ConfigMapList"), "{err:?}");
+    // Protobuf watch.
+    let (url, _) = scripted(kcr_protobuf::WATCH_MEDIA_TYPE, vec![added_frame("a", 1)]).await;
+    let events: Vec<_> = metadata(&url)
+        .watch(&WatchOptions::new("1"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert!(
+        matches!(&events[..], [Err(e)] if not_metadata(e, "ConfigMap")),
+        "{events:?}"
+    );
+    // What a metadata request should get, in JSON, decodes.
+    let line = br#"{"type":"ADDED","object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","resourceVersion":"2"}}}
+"#;
+    let (url, _) = scripted("application/json", vec![line.to_vec()]).await;
+    let events: Vec<_> = metadata(&url)
+        .watch(&WatchOptions::new("1"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(metadata_names(&events), ["ADDED a"]);
+}
+
+/// Over HTTP: metadata-only lists and streaming lists in protobuf read what the JSON ones
+/// read: each object's metadata (labels, annotations, owner references), nothing else.
+#[tokio::test]
+async fn metadata_in_protobuf_should_read_as_the_json_metadata() {
+    let (_env, api) = env_with_configmaps(1000, 3).await;
+    api.patch(
+        "c1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {"note": "x"}, "ownerReferences": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "c0", "uid": "5a1c6f1e-0000-4000-8000-000000000000"}
+        ]}})),
+    )
+    .await
+    .unwrap();
+    let meta: Api<PartialObjectMeta<ConfigMap>> =
+        Api::namespaced(api.clone().into_client(), "default");
+    let full = api
+        .list(&kube::api::ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    for drop in [true, false] {
+        let lw = |format| {
+            ApiListerWatcher::new(meta.clone())
+                .wire_format(format)
+                .drop_managed_fields(drop)
+        };
+        let pb = lw(WireFormat::Protobuf)
+            .list(&ListOptions::default())
+            .await
+            .unwrap();
+        let js = lw(WireFormat::Json)
+            .list(&ListOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(pb.items.len(), 3);
+        for ((p, j), f) in pb.items.iter().zip(&js.items).zip(&full) {
+            let mut want = f.metadata.clone();
+            if drop {
+                want.managed_fields = None;
+            }
+            assert_eq!(p.metadata, want);
+            assert_eq!(j.metadata, want);
+            // The JSON form names its type; protobuf items carry none (as client-go reads them).
+            assert_eq!(
+                j.types.as_ref().map(|t| t.kind.as_str()),
+                Some("PartialObjectMetadata")
+            );
+            assert!(p.types.is_none());
+        }
+        // A streaming list in protobuf.
+        let mut options = WatchOptions::new("");
+        options.resource_version_match = Some(VersionMatch::NotOlderThan);
+        options.allow_watch_bookmarks = true;
+        options.send_initial_events = true;
+        let mut stream = lw(WireFormat::Protobuf).watch(&options).await.unwrap();
+        let mut events = Vec::new();
+        for _ in 0..4 {
+            events.push(stream.next().await.unwrap());
+        }
+        assert_eq!(
+            metadata_names(&events),
+            ["ADDED c0", "ADDED c1", "ADDED c2", "BOOKMARK end=true"]
+        );
+        let Ok(WatchEvent::Added(c1)) = &events[1] else {
+            unreachable!()
+        };
+        assert_eq!(c1.metadata.annotations.as_ref().unwrap()["note"], "x");
+        assert_eq!(c1.metadata.owner_references.as_ref().unwrap()[0].name, "c0");
+    }
 }

@@ -281,6 +281,10 @@
 //!   as length-delimited `WatchEvent` frames (`application/vnd.kubernetes.protobuf;stream=watch`),
 //!   and errors of any built-in kind as a protobuf `Status` (kube-apiserver negotiates an
 //!   error's format as any answer's); other answers, and errors of custom resources, are JSON.
+//!   A client that asks for protobuf as `PartialObjectMetadata` first (client-go's metadata
+//!   client: `application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,
+//!   ...`) gets a built-in kind's objects, lists and watch events as `meta.k8s.io/v1`
+//!   `PartialObjectMetadata(List)` in protobuf, and its errors in JSON.
 //! - **Faults**: see [`Faults`] (in-process) and the admin endpoint (`/kcr/faults/...`, enabled
 //!   with [`TestEnvBuilder::admin_endpoint`], on in `kcr-apiserver`): close every watch, close
 //!   watches after N events, compact the history, fail the next N requests, add latency, delay

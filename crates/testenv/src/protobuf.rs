@@ -13,6 +13,12 @@
 //! length-delimited `WatchEvent` frames; any other kind, or an object the tables cannot encode
 //! whole, is answered in JSON. Errors of every built-in kind come as a protobuf `Status`, as
 //! kube-apiserver writes an error in the format it negotiated (`ErrorNegotiated`).
+//!
+//! Metadata only: a client whose first choice is protobuf as `PartialObjectMetadata` (client-go's
+//! metadata client: `application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;
+//! g=meta.k8s.io;v=v1, ...`) gets a built-in kind's objects, lists and watch events as
+//! `meta.k8s.io/v1` `PartialObjectMetadata(List)` in protobuf; its errors come in JSON, the first
+//! range it accepts without a conversion.
 
 use bytes::Bytes;
 use http::{HeaderValue, Response, header};
@@ -122,6 +128,55 @@ pub(crate) fn error_in_protobuf(mut resp: Response<Body>) -> Response<Body> {
     resp
 }
 
+/// Whether an `Accept` header's first range is protobuf as `PartialObjectMetadata` or
+/// `PartialObjectMetadataList` (`g=meta.k8s.io;v=v1`).
+pub(crate) fn wanted_as_metadata(accept: &str) -> bool {
+    let Some(range) = accept.split(',').next() else {
+        return false;
+    };
+    let mut parts = range.split(';');
+    let media = parts.next().unwrap_or_default().trim();
+    if !media.eq_ignore_ascii_case(kcr_protobuf::MEDIA_TYPE) {
+        return false;
+    }
+    let (mut as_, mut g, mut v) = (false, false, false);
+    for p in parts {
+        match p.trim().split_once('=') {
+            Some(("as", "PartialObjectMetadata" | "PartialObjectMetadataList")) => as_ = true,
+            Some(("g", "meta.k8s.io")) => g = true,
+            Some(("v", "v1")) => v = true,
+            _ => {}
+        }
+    }
+    as_ && g && v
+}
+
+/// The table of `meta.k8s.io/v1` `PartialObjectMetadata`.
+pub(crate) fn metadata_schema() -> Option<&'static kcr_protobuf::Schema> {
+    kcr_protobuf::Schema::for_kind("meta.k8s.io/v1", "PartialObjectMetadata")
+}
+
+/// Whether `schema` is `PartialObjectMetadata`'s: the object's metadata alone is encoded.
+fn is_metadata(schema: &kcr_protobuf::Schema) -> bool {
+    schema.kind() == "PartialObjectMetadata" && schema.api_version() == "meta.k8s.io/v1"
+}
+
+/// A stored object's message through `schema`: its own (cached) message, or for
+/// `PartialObjectMetadata` one of its metadata alone.
+fn message(schema: &kcr_protobuf::Schema, stored: &Stored) -> Option<Bytes> {
+    if !is_metadata(schema) {
+        return stored.protobuf(schema).cloned();
+    }
+    let mut object = Map::new();
+    object.insert(
+        "metadata".into(),
+        stored.value.get("metadata").cloned().unwrap_or_default(),
+    );
+    kcr_protobuf::message::encode(&object, schema)
+        .ok()
+        .map(Bytes::from)
+}
+
 /// The table of a built-in kind served as protobuf, if any.
 pub(crate) fn schema(api_version: &str, kind: &str) -> Option<&'static kcr_protobuf::Schema> {
     kcr_protobuf::Schema::for_kind(api_version, kind)
@@ -129,11 +184,11 @@ pub(crate) fn schema(api_version: &str, kind: &str) -> Option<&'static kcr_proto
 
 /// A stored object's protobuf body, `None` when the tables cannot encode it whole.
 pub(crate) fn encode_object(schema: &kcr_protobuf::Schema, stored: &Stored) -> Option<Vec<u8>> {
-    let message = stored.protobuf(schema)?;
+    let message = message(schema, stored)?;
     Some(kcr_protobuf::envelope::wrap(
         schema.api_version(),
         schema.kind(),
-        message,
+        &message,
     ))
 }
 
@@ -143,9 +198,8 @@ pub(crate) fn encode_list(
     metadata: &Map<String, Value>,
     items: &[Stored],
 ) -> Option<Vec<u8>> {
-    let messages: Option<Vec<&Bytes>> = items.iter().map(|s| s.protobuf(schema)).collect();
-    kcr_protobuf::list::encode_messages(schema, metadata, messages?.into_iter().map(|m| &m[..]))
-        .ok()
+    let messages: Option<Vec<Bytes>> = items.iter().map(|s| message(schema, s)).collect();
+    kcr_protobuf::list::encode_messages(schema, metadata, messages?.iter().map(|m| &m[..])).ok()
 }
 
 /// One watch frame of an event about a stored object.

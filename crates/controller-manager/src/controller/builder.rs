@@ -14,6 +14,7 @@ use kcr_metrics::controller::ControllerMetrics;
 use kcr_metrics::workqueue::{MetricsProvider, PrometheusProvider, WorkqueueMetrics};
 use kcr_workqueue::{Config, ItemExponentialFailureRateLimiter, PriorityQueue, RateLimiter};
 use kube::Resource;
+use kube::core::PartialObjectMeta;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
@@ -366,6 +367,46 @@ impl Builder {
             Ok(sources(manager, Mapper::Map(mapper)))
         }));
         self
+    }
+
+    /// Reconciles objects of `K`, watching only their metadata (controller-runtime `For` with
+    /// `OnlyMetadata`): the cache holds `PartialObjectMeta<K>` (see
+    /// [`Manager::metadata_reader`](crate::Manager::metadata_reader)), which the reconciler
+    /// reads for labels, annotations and owner references; the same as
+    /// `for_::<PartialObjectMeta<K>>()`.
+    pub fn for_metadata<K>(self) -> Self
+    where
+        K: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static,
+        K::Scope: InformerScope,
+    {
+        self.for_::<PartialObjectMeta<K>>()
+    }
+
+    /// [`owns`](Self::owns) through a metadata-only cache of `O` (controller-runtime `Owns` with
+    /// `OnlyMetadata`): a change of an `O` queues its controlling owner's request, and the cache
+    /// holds only the metadata of the `O`s, a fraction of their memory (a controller that owns
+    /// Secrets or Pods and reads nothing but their owner references and labels). The same as
+    /// `owns::<PartialObjectMeta<O>>()`.
+    pub fn owns_metadata<O>(self) -> Self
+    where
+        O: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static,
+        O::Scope: InformerScope,
+    {
+        self.owns::<PartialObjectMeta<O>>()
+    }
+
+    /// [`watches`](Self::watches) through a metadata-only cache of `W` (controller-runtime
+    /// `WatchesMetadata`): `mapper` gets each `W`'s metadata. The same as
+    /// `watches::<PartialObjectMeta<W>>(mapper)`.
+    pub fn watches_metadata<W>(
+        self,
+        mapper: impl Fn(&PartialObjectMeta<W>) -> Vec<Request> + Send + Sync + 'static,
+    ) -> Self
+    where
+        W: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static,
+        W::Scope: InformerScope,
+    {
+        self.watches::<PartialObjectMeta<W>>(mapper)
     }
 
     /// Filters the events of every watch: an event is queued only if every

@@ -10,6 +10,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use kcr_informer::{SYNCED_POLL_PERIOD, SharedIndexInformer, SharedInformerFactory};
 use kcr_metrics::leader_election::{LeaderElectionMetrics, MetricsProvider, PrometheusProvider};
+use kube::core::PartialObjectMeta;
 use kube::{Client, Resource};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
@@ -335,6 +336,31 @@ impl Manager {
             cache.label_selector_of::<K>().as_deref(),
             self.inner.write_trackers.as_deref(),
         )
+    }
+
+    /// Reads the metadata of `K` from the manager's metadata-only informers of `K`: a cache of
+    /// `PartialObjectMetadata` (names, labels, annotations, owner references, ...; no spec,
+    /// status or data), a fraction of the memory of `K`'s own (controller-runtime's
+    /// `OnlyMetadata`, client-go's `metadatainformer`). The same as
+    /// `informer_reader::<PartialObjectMeta<K>>()`; separate from `informer_reader::<K>()`'s
+    /// informers. It takes the namespaces and selectors of `K`'s
+    /// [`ByObject`](crate::manager::ByObject) unless `PartialObjectMeta<K>` has its own.
+    ///
+    /// ```no_run
+    /// # fn doc(manager: &kcr_controller_manager::Manager) {
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// let secrets = manager.metadata_reader::<Secret>();
+    /// for secret in secrets.list() {
+    ///     println!("{:?} {:?}", secret.metadata.name, secret.metadata.labels);
+    /// }
+    /// # }
+    /// ```
+    pub fn metadata_reader<K>(&self) -> InformerReader<PartialObjectMeta<K>>
+    where
+        K: Resource<DynamicType = ()> + Clone + fmt::Debug + Send + Sync + 'static,
+        K::Scope: InformerScope,
+    {
+        self.informer_reader::<PartialObjectMeta<K>>()
     }
 
     /// See [`Informers::set_shard_selector_for`].

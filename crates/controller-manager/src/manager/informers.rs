@@ -16,6 +16,7 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kcr_informer::{SharedIndexInformer, SharedInformerFactory, WireFormat};
+use kube::core::PartialObjectMeta;
 use kube::{Client, Resource};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
@@ -61,6 +62,10 @@ pub struct InformerOptions {
     wire_format: WireFormat,
     /// `ByObject<K>` by `TypeId::of::<K>()`.
     by_object: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    /// The namespaces and selectors of each typed `ByObject<K>` by `K`'s (group, plural): what
+    /// a metadata-only cache of `K` (`PartialObjectMeta<K>`) without a `ByObject` of its own
+    /// takes, as controller-runtime keys `ByObject` by GVK for both.
+    by_resource: HashMap<(String, String), ByObject<()>>,
 }
 
 impl Debug for InformerOptions {
@@ -122,7 +127,30 @@ impl InformerOptions {
 
     /// The cache settings of `K` (controller-runtime `ByObject`); what it leaves unset comes
     /// from the defaults. A second call for the same type replaces the first.
-    pub fn by_object<K: Resource + 'static>(mut self, options: ByObject<K>) -> Self {
+    ///
+    /// The metadata-only cache of a typed `K` (`PartialObjectMeta<K>`, see
+    /// [`Manager::metadata_reader`](crate::Manager::metadata_reader)) takes `K`'s namespaces
+    /// and selectors too, unless `by_object::<PartialObjectMeta<K>>` gives its own; a
+    /// transform applies to its own type only.
+    pub fn by_object<K: Resource + 'static>(mut self, options: ByObject<K>) -> Self
+    where
+        K::DynamicType: 'static,
+    {
+        // A typed kind's type information is `()`; a dynamic object's is an `ApiResource`.
+        let unit: &dyn Any = &();
+        if !K::metadata_api()
+            && let Some(dt) = unit.downcast_ref::<K::DynamicType>()
+        {
+            self.by_resource.insert(
+                (K::group(dt).into_owned(), K::plural(dt).into_owned()),
+                ByObject {
+                    namespaces: options.namespaces.clone(),
+                    label_selector: options.label_selector.clone(),
+                    field_selector: options.field_selector.clone(),
+                    transform: None,
+                },
+            );
+        }
         self.by_object.insert(
             TypeId::of::<K>(),
             Arc::new(options) as Arc<dyn Any + Send + Sync>,
@@ -135,6 +163,36 @@ impl InformerOptions {
             .get(&TypeId::of::<K>())
             .and_then(|b| b.downcast_ref::<ByObject<K>>())
     }
+
+    /// The namespaces and selectors of `K`: its own `ByObject`, else, for a metadata-only `K`,
+    /// those of the typed kind it holds the metadata of.
+    fn scope_of<K: Resource<DynamicType = ()> + 'static>(&self) -> Option<Scoping<'_>> {
+        if let Some(b) = self.of::<K>() {
+            return Some(Scoping {
+                namespaces: b.namespaces.as_deref(),
+                label_selector: b.label_selector.as_deref(),
+                field_selector: b.field_selector.as_deref(),
+            });
+        }
+        if !K::metadata_api() {
+            return None;
+        }
+        let b = self
+            .by_resource
+            .get(&(K::group(&()).into_owned(), K::plural(&()).into_owned()))?;
+        Some(Scoping {
+            namespaces: b.namespaces.as_deref(),
+            label_selector: b.label_selector.as_deref(),
+            field_selector: b.field_selector.as_deref(),
+        })
+    }
+}
+
+/// The namespaces and selectors one type is cached with (from a `ByObject`).
+struct Scoping<'a> {
+    namespaces: Option<&'a [String]>,
+    label_selector: Option<&'a str>,
+    field_selector: Option<&'a str>,
 }
 
 /// The cache settings of one type (controller-runtime `cache.ByObject`); each unset one comes
@@ -395,9 +453,9 @@ impl Informers {
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
         K::Scope: InformerScope,
     {
-        let by = self.options.of::<K>();
+        let by = self.options.scope_of::<K>();
         let namespaces: &[String] = if <K::Scope as InformerScope>::NAMESPACED {
-            by.and_then(|b| b.namespaces.as_deref())
+            by.and_then(|b| b.namespaces)
                 .unwrap_or(&self.options.default_namespaces)
         } else {
             &[]
@@ -438,12 +496,17 @@ impl Informers {
 
     /// The factory for `K`'s label and field selectors (its own, else the defaults), made on
     /// first use.
-    fn factory_for<K: 'static>(&self, state: &mut State) -> SharedInformerFactory {
-        let by = self.options.of::<K>();
+    fn factory_for<K: Resource<DynamicType = ()> + 'static>(
+        &self,
+        state: &mut State,
+    ) -> SharedInformerFactory {
+        let by = self.options.scope_of::<K>();
         let selectors = (
-            by.and_then(|b| b.label_selector.clone())
+            by.as_ref()
+                .and_then(|b| b.label_selector.map(str::to_owned))
                 .or_else(|| self.options.default_label_selector.clone()),
-            by.and_then(|b| b.field_selector.clone())
+            by.as_ref()
+                .and_then(|b| b.field_selector.map(str::to_owned))
                 .or_else(|| self.options.default_field_selector.clone()),
         );
         state
@@ -466,6 +529,16 @@ impl Informers {
         let mut state = self.state.lock();
         let factory = self.factory_for::<K>(&mut state);
         factory.set_shard_selector_for(&kube::api::ApiResource::erase::<K>(&()), selector)
+    }
+
+    /// Reads the metadata of `K` from the metadata-only informers of `K` (`PartialObjectMeta<K>`,
+    /// see [`Manager::metadata_reader`](crate::Manager::metadata_reader)).
+    pub fn metadata_reader<K>(&self) -> InformerReader<PartialObjectMeta<K>>
+    where
+        K: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static,
+        K::Scope: InformerScope,
+    {
+        self.reader::<PartialObjectMeta<K>>()
     }
 
     /// Reads `K` from the informers of [`informers`](Self::informers).

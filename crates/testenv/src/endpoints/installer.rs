@@ -177,6 +177,16 @@ pub(crate) async fn handle(shared: &Arc<Shared>, req: Request) -> Response<Body>
     {
         target.protobuf = crate::protobuf::schema(&target.def.api_version(), &target.def.kind);
     }
+    // Metadata only, in protobuf (client-go's metadata client asks so first): a built-in kind's
+    // `PartialObjectMetadata`, whose one field is the `ObjectMeta` every kind's table has.
+    if target.metadata_only
+        && !target.def.custom
+        && target.sub.is_none()
+        && crate::protobuf::wanted_as_metadata(req.header("accept"))
+        && crate::protobuf::schema(&target.def.api_version(), &target.def.kind).is_some()
+    {
+        target.protobuf = crate::protobuf::metadata_schema();
+    }
     let resp = serve(shared, req, target).await;
     if protobuf_errors {
         crate::protobuf::error_in_protobuf(resp)

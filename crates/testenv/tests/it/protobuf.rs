@@ -236,8 +236,12 @@ struct Frames {
 
 impl Frames {
     async fn open(client: &kube::Client, path: &str) -> Self {
+        Self::open_as(client, path, CLIENT_GO).await
+    }
+
+    async fn open_as(client: &kube::Client, path: &str, accept: &str) -> Self {
         let request = http::Request::get(path)
-            .header(http::header::ACCEPT, CLIENT_GO)
+            .header(http::header::ACCEPT, accept)
             .body(kube::client::Body::empty())
             .unwrap();
         let response = client.send(request).await.unwrap();
@@ -410,4 +414,91 @@ async fn errors_of_custom_resources_should_stay_json() {
     assert_eq!(content_type(&r), "application/json");
     let status: Status = serde_json::from_slice(r.body()).unwrap();
     assert_eq!(status.reason.as_deref(), Some("NotFound"));
+}
+
+/// What client-go's metadata client asks for: protobuf as `PartialObjectMetadata(List)` first.
+const METADATA_LIST: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+const METADATA: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+#[tokio::test]
+async fn metadata_only_requests_in_protobuf_should_answer_partial_object_metadata() {
+    let (env, api) = env_with_configmaps(2).await;
+    let as_json = api.list_metadata(&ListParams::default()).await.unwrap();
+    // A list: a `meta.k8s.io/v1` `PartialObjectMetadataList`, each item the object's metadata.
+    let r = send(
+        &env.client(),
+        "/api/v1/namespaces/default/configmaps",
+        METADATA_LIST,
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(content_type(&r), "application/vnd.kubernetes.protobuf");
+    let u = kcr_protobuf::envelope::unwrap(r.body()).unwrap();
+    assert_eq!(
+        (&*u.api_version, &*u.kind),
+        ("meta.k8s.io/v1", "PartialObjectMetadataList")
+    );
+    let page = list::decode::<serde_json::Value>(r.body(), DecodeOptions::default()).unwrap();
+    assert_eq!(page.items.len(), 2);
+    for (item, expected) in page.items.iter().zip(&as_json.items) {
+        assert_eq!(
+            item["metadata"],
+            serde_json::to_value(&expected.metadata).unwrap()
+        );
+        assert!(item.get("data").is_none());
+    }
+    // One object.
+    let r = send(
+        &env.client(),
+        "/api/v1/namespaces/default/configmaps/c0",
+        METADATA,
+    )
+    .await;
+    assert_eq!(content_type(&r), "application/vnd.kubernetes.protobuf");
+    let u = kcr_protobuf::envelope::unwrap(r.body()).unwrap();
+    assert_eq!(
+        (&*u.api_version, &*u.kind),
+        ("meta.k8s.io/v1", "PartialObjectMetadata")
+    );
+    // A streaming list: frames of `PartialObjectMetadata`, bookmarks included.
+    let path = "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true\
+                &resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=";
+    let mut watch = Frames::open_as(&env.client(), path, METADATA).await;
+    assert_eq!(
+        watch.content_type,
+        "application/vnd.kubernetes.protobuf;stream=watch"
+    );
+    let mut kinds = Vec::new();
+    for _ in 0..3 {
+        let frame = watch.next().await;
+        let event = watch::decode_event(&frame).unwrap();
+        let u = kcr_protobuf::envelope::unwrap(event.object).unwrap();
+        kinds.push((event.event_type.into_owned(), u.kind.into_owned()));
+    }
+    assert_eq!(
+        kinds,
+        [
+            ("ADDED".to_owned(), "PartialObjectMetadata".to_owned()),
+            ("ADDED".to_owned(), "PartialObjectMetadata".to_owned()),
+            ("BOOKMARK".to_owned(), "PartialObjectMetadata".to_owned()),
+        ]
+    );
+    // JSON as PartialObjectMetadata first: JSON, as before.
+    let r = send(
+        &env.client(),
+        "/api/v1/namespaces/default/configmaps",
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+    )
+    .await;
+    assert_eq!(content_type(&r), "application/json");
+    // An error to a client asking for protobuf metadata comes in JSON (its first range that
+    // needs no conversion).
+    let r = send(
+        &env.client(),
+        "/api/v1/namespaces/default/configmaps/missing",
+        METADATA,
+    )
+    .await;
+    assert_eq!(r.status(), 404);
+    assert_eq!(content_type(&r), "application/json");
 }
