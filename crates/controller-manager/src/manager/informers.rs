@@ -148,6 +148,7 @@ impl InformerOptions {
                     label_selector: options.label_selector.clone(),
                     field_selector: options.field_selector.clone(),
                     transform: None,
+                    sync_period: options.sync_period,
                 },
             );
         }
@@ -172,6 +173,7 @@ impl InformerOptions {
                 namespaces: b.namespaces.as_deref(),
                 label_selector: b.label_selector.as_deref(),
                 field_selector: b.field_selector.as_deref(),
+                sync_period: b.sync_period,
             });
         }
         if !K::metadata_api() {
@@ -184,15 +186,18 @@ impl InformerOptions {
             namespaces: b.namespaces.as_deref(),
             label_selector: b.label_selector.as_deref(),
             field_selector: b.field_selector.as_deref(),
+            sync_period: b.sync_period,
         })
     }
 }
 
-/// The namespaces and selectors one type is cached with (from a `ByObject`).
+/// The namespaces, selectors and sync period one type is cached with (from a `ByObject`).
+#[derive(Clone, Copy)]
 struct Scoping<'a> {
     namespaces: Option<&'a [String]>,
     label_selector: Option<&'a str>,
     field_selector: Option<&'a str>,
+    sync_period: Option<Duration>,
 }
 
 /// The cache settings of one type (controller-runtime `cache.ByObject`); each unset one comes

@@ -278,7 +278,10 @@ impl WatchStream {
             .faults
             .lock()
             .omits_initial_events_end(&self.target.def.plural);
-        if self.options.send_initial_events == Some(true) && self.options.allow_bookmarks && !omitted {
+        if self.options.send_initial_events == Some(true)
+            && self.options.allow_bookmarks
+            && !omitted
+        {
             let line = self.encoding.bookmark(&self.target, rv, true);
             if let Flow::Stop = self.send(line, false).await {
                 return;
