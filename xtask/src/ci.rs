@@ -44,14 +44,16 @@ const K8S_OPENAPI_RELEASE: &str = "0.29.";
 
 /// The integration-test targets whose tests run on a `TestCluster` (kcr-testenv, or the real
 /// cluster of `KCR_TEST_KUBECONFIG`): the ones the realistic step runs again.
-pub const REALISTIC_TESTS: [&str; 11] = [
+pub const REALISTIC_TESTS: [&str; 13] = [
     "reflector",
     "shared_informer",
     "factory",
     "metadata_informer",
     "cache",
     "controller",
+    "controller_v025",
     "metadata_controller",
+    "read_your_writes",
     "leaderelection",
     "manager",
     "record",
