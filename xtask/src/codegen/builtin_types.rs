@@ -211,6 +211,7 @@ impl<'a> Walk<'a> {
             )),
         };
         let default = match f.marker("default").next() {
+            // A Go constant (`ref(AzureDataDiskCachingReadWrite)`): no list-map key has one.
             Some(d) if d.starts_with("ref(") => None,
             Some(d) => Some(d.to_owned()),
             None if !ptr && !omitempty && !omitzero => {
