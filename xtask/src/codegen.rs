@@ -8,6 +8,7 @@
 //! `cargo xtask gen --check` (a step of `cargo xtask ci`) fails when a checked-in table differs
 //! from a fresh generation.
 
+mod builtin_types;
 mod go;
 mod go_fields;
 mod protobuf;
@@ -25,6 +26,11 @@ declarations of the Kubernetes API types at the version the tables follow):
   crates/protobuf/src/tables.rs              kcr-protobuf's field tables
   crates/testenv/src/wire/go_fields/table.rs  kcr-testenv's Go field facts (pointers,
                                              omitempty, named types)
+  crates/testenv/src/managed_fields/builtin_types.rs
+                                             kcr-testenv's list/map types, patch
+                                             strategies and defaults (OpenAPI markers) of
+                                             every served kind (roots from
+                                             crates/testenv/data/api-resources-*.txt)
 
   --check       write nothing; fail, naming each table that differs from a fresh
                 generation and its first differing line (a step of `cargo xtask ci`)
@@ -104,7 +110,7 @@ pub struct Table {
 }
 
 /// Every generated table.
-pub const TABLES: [Table; 2] = [
+pub const TABLES: [Table; 3] = [
     Table {
         path: "crates/protobuf/src/tables.rs",
         generate: protobuf::generate,
@@ -112,6 +118,10 @@ pub const TABLES: [Table; 2] = [
     Table {
         path: "crates/testenv/src/wire/go_fields/table.rs",
         generate: go_fields::generate,
+    },
+    Table {
+        path: "crates/testenv/src/managed_fields/builtin_types.rs",
+        generate: builtin_types::generate,
     },
 ];
 
@@ -314,6 +324,37 @@ mod tests {
         let current = std::fs::read_to_string(root.join(TABLES[0].path)).unwrap();
         let hint = differs(&current, &fresh).unwrap();
         assert!(hint.contains("99"), "{hint}");
+    }
+
+    #[test]
+    fn a_changed_marker_should_make_the_check_fail_on_the_structure_table() {
+        let root = root();
+        let mut api = read_declarations(&root).unwrap();
+        // `PodSpec.containers` loses `+listType=map` (and its key): an atomic list.
+        let core = api
+            .packages
+            .iter_mut()
+            .find(|p| p.key == "core/v1")
+            .unwrap();
+        let spec = &mut core
+            .structs
+            .iter_mut()
+            .find(|(n, _)| n == "PodSpec")
+            .unwrap()
+            .1;
+        let containers = spec
+            .iter_mut()
+            .find(|f| f.json.as_deref() == Some("containers"))
+            .unwrap();
+        assert!(containers.markers.iter().any(|m| m == "listType=map"));
+        containers.markers.clear();
+        containers.patch_strategy = None;
+        let table = &TABLES[2];
+        assert!(table.path.ends_with("builtin_types.rs"));
+        let fresh = generate(table, &api).unwrap();
+        let current = std::fs::read_to_string(root.join(table.path)).unwrap();
+        let hint = differs(&current, &fresh).unwrap();
+        assert!(hint.contains("containers [a]@core.v1.Container"), "{hint}");
     }
 }
 

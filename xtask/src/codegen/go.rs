@@ -12,7 +12,11 @@
 //! named <Name> <Go type>              a named type that is not a struct (`string`, `[]string`)
 //! struct <Name>                       a struct, its fields on the lines after it:
 //! field <Go type>[\t<tag>:<value>]... a field in declaration order; the tags it has (`json`,
-//!                                     `protobuf`) and `embedded` for an embedded field
+//!                                     `protobuf`, `patchStrategy`, `patchMergeKey`),
+//!                                     `embedded` for an embedded field and the `+` markers of
+//!                                     its comment that the OpenAPI spec takes (`+listType=map`,
+//!                                     `+listMapKey=name`, `+mapType=atomic`, `+default="TCP"`)
+//! marker <Name> <marker>              a `+` marker of a struct's comment (`structType=atomic`)
 //! ```
 
 use std::fmt::Write as _;
@@ -31,6 +35,32 @@ pub struct GoField {
     pub json: Option<String>,
     /// Its `protobuf:"..."` tag, if any.
     pub protobuf: Option<String>,
+    /// Its `patchStrategy:"..."` tag, if any.
+    pub patch_strategy: Option<String>,
+    /// Its `patchMergeKey:"..."` tag, if any.
+    pub patch_merge_key: Option<String>,
+    /// The markers of its comment that shape the OpenAPI spec, without their `+`, in order
+    /// (`listType=map`, `listMapKey=type`, `mapType=atomic`, `structType=atomic`, `default=..`).
+    pub markers: Vec<String>,
+}
+
+impl GoField {
+    /// The values of the marker `name` (`listMapKey`), in order.
+    pub fn marker<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.markers
+            .iter()
+            .filter_map(move |m| m.strip_prefix(name).and_then(|rest| rest.strip_prefix('=')))
+    }
+}
+
+/// The comment markers that shape the OpenAPI spec (`+listType=map`), the ones recorded.
+pub const MARKERS: &[&str] = &["listType", "listMapKey", "mapType", "structType", "default"];
+
+/// The recorded marker of a comment line (`// +listType=map` -> `listType=map`), if any.
+fn marker(line: &str) -> Option<String> {
+    let m = line.strip_prefix("//")?.trim().strip_prefix('+')?;
+    let (name, _) = m.split_once('=')?;
+    MARKERS.contains(&name).then(|| m.trim_end().to_owned())
 }
 
 /// The declarations of one Go package (of the files read).
@@ -46,6 +76,8 @@ pub struct Package {
     pub structs: Vec<(String, Vec<GoField>)>,
     /// Its named types that are not structs, with what they are (`string`, `[]string`).
     pub named: Vec<(String, String)>,
+    /// The markers of its structs' comments (struct name, marker without `+`).
+    pub markers: Vec<(String, String)>,
 }
 
 impl Package {
@@ -64,6 +96,18 @@ impl Package {
             .rev()
             .find(|(n, _)| n == name)
             .map(|(_, t)| t.as_str())
+    }
+
+    /// The values of the marker `name` of the struct `strukt`'s comment.
+    pub fn struct_marker<'a>(
+        &'a self,
+        strukt: &'a str,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a str> + 'a {
+        self.markers
+            .iter()
+            .filter(move |(s, _)| s == strukt)
+            .filter_map(move |(_, m)| m.strip_prefix(name).and_then(|rest| rest.strip_prefix('=')))
     }
 
     /// The import path of an alias (the last one wins, as in a map).
@@ -125,10 +169,32 @@ pub fn read_go(key: &str, path: &str, src: &str) -> Package {
     let tag = Regex::new(r"`(.*)`").expect("regex");
     let tags = Regex::new(r#"(\w+):"([^"]*)""#).expect("regex");
     for m in strukt.captures_iter(src) {
+        let before = &src[..m.get(0).expect("match").start()];
+        let mut comment: Vec<String> = before
+            .lines()
+            .rev()
+            .take_while(|l| l.trim_start().starts_with("//"))
+            .filter_map(|l| marker(l.trim()))
+            .collect();
+        comment.reverse();
+        for c in comment {
+            pkg.markers.push((m[1].to_owned(), c));
+        }
         let mut fields = Vec::new();
+        let mut markers = Vec::new();
+        let mut in_block = false;
         for line in m[2].lines() {
             let line = line.trim();
-            if line.is_empty() || line.starts_with("//") {
+            // A `/* ... */` comment (`core/v1` `DaemonEndpoint` has one) declares nothing.
+            if in_block || line.starts_with("/*") {
+                in_block = !line.ends_with("*/");
+                continue;
+            }
+            if line.starts_with("//") {
+                markers.extend(marker(line));
+                continue;
+            }
+            if line.is_empty() {
                 continue;
             }
             let t = tag.captures(line);
@@ -138,11 +204,15 @@ pub fn read_go(key: &str, path: &str, src: &str) -> Package {
             };
             let mut json = None;
             let mut protobuf = None;
+            let mut patch_strategy = None;
+            let mut patch_merge_key = None;
             if let Some(t) = &t {
                 for kv in tags.captures_iter(&t[1]) {
                     match &kv[1] {
                         "json" => json = Some(kv[2].to_owned()),
                         "protobuf" => protobuf = Some(kv[2].to_owned()),
+                        "patchStrategy" => patch_strategy = Some(kv[2].to_owned()),
+                        "patchMergeKey" => patch_merge_key = Some(kv[2].to_owned()),
                         _ => {}
                     }
                 }
@@ -156,6 +226,9 @@ pub fn read_go(key: &str, path: &str, src: &str) -> Package {
                 embedded,
                 json,
                 protobuf,
+                patch_strategy,
+                patch_merge_key,
+                markers: std::mem::take(&mut markers),
             });
         }
         pkg.structs.push((m[1].to_owned(), fields));
@@ -224,6 +297,9 @@ pub fn write(api: &Api) -> String {
         for (name, t) in &p.named {
             let _ = writeln!(out, "named {name} {t}");
         }
+        for (name, m) in &p.markers {
+            let _ = writeln!(out, "marker {name} {m}");
+        }
         for (name, fields) in &p.structs {
             let _ = writeln!(out, "struct {name}");
             for f in fields {
@@ -237,6 +313,15 @@ pub fn write(api: &Api) -> String {
                 }
                 if let Some(pb) = &f.protobuf {
                     let _ = write!(out, "\tprotobuf:{pb}");
+                }
+                if let Some(ps) = &f.patch_strategy {
+                    let _ = write!(out, "\tpatchStrategy:{ps}");
+                }
+                if let Some(pk) = &f.patch_merge_key {
+                    let _ = write!(out, "\tpatchMergeKey:{pk}");
+                }
+                for m in &f.markers {
+                    let _ = write!(out, "\t+{m}");
                 }
                 out.push('\n');
             }
@@ -280,6 +365,10 @@ pub fn parse(text: &str) -> Result<Api, String> {
                 let (name, t) = rest.split_once(' ').ok_or_else(at)?;
                 pkg.named.push((name.to_owned(), t.to_owned()));
             }
+            "marker" => {
+                let (name, m) = rest.split_once(' ').ok_or_else(at)?;
+                pkg.markers.push((name.to_owned(), m.to_owned()));
+            }
             "struct" => {
                 pkg.structs.push((rest.to_owned(), Vec::new()));
             }
@@ -294,10 +383,16 @@ pub fn parse(text: &str) -> Result<Api, String> {
                     embedded: false,
                     json: None,
                     protobuf: None,
+                    patch_strategy: None,
+                    patch_merge_key: None,
+                    markers: Vec::new(),
                 };
                 for part in parts {
                     match part.split_once(':') {
                         _ if part == "embedded" => field.embedded = true,
+                        _ if part.starts_with('+') => field.markers.push(part[1..].to_owned()),
+                        Some(("patchStrategy", ps)) => field.patch_strategy = Some(ps.to_owned()),
+                        Some(("patchMergeKey", pk)) => field.patch_merge_key = Some(pk.to_owned()),
                         Some(("json", j)) => field.json = Some(j.to_owned()),
                         Some(("protobuf", pb)) => field.protobuf = Some(pb.to_owned()),
                         _ => return Err(format!("{}: unknown field part {part:?}", at())),
@@ -334,9 +429,26 @@ type Thing struct {
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +listMapKey=port
+	Ports []Port `json:"ports,omitempty" patchStrategy:"merge" patchMergeKey:"name" protobuf:"bytes,4,rep,name=ports"`
+
 	Replicas *int32 `json:"replicas,omitempty" protobuf:"varint,2,opt,name=replicas"`
 	Limits map[string]resource.Quantity `json:"limits" protobuf:"bytes,3,rep,name=limits,castkey=ResourceName"`
 	Untagged string
+	/*
+		A block comment.
+	*/
+}
+
+// An atomic struct.
+// +structType=atomic
+// +k8s:deepcopy-gen=true
+type Port struct {
+	// +default="TCP"
+	Protocol string `json:"protocol,omitempty"`
 }
 
 type Empty struct{}
@@ -364,7 +476,35 @@ type Names []string
             ]
         );
         let thing = p.strukt("Thing").unwrap();
-        assert_eq!(thing.len(), 5);
+        assert_eq!(thing.len(), 6);
+        let ports = &thing[2];
+        assert_eq!(ports.go_type, "[]Port");
+        assert_eq!(ports.patch_strategy.as_deref(), Some("merge"));
+        assert_eq!(ports.patch_merge_key.as_deref(), Some("name"));
+        assert_eq!(
+            ports.markers,
+            ["listType=map", "listMapKey=name", "listMapKey=port"]
+        );
+        assert_eq!(
+            ports.marker("listMapKey").collect::<Vec<_>>(),
+            ["name", "port"]
+        );
+        assert!(thing[3].markers.is_empty(), "markers stop at their field");
+        assert_eq!(
+            p.struct_marker("Port", "structType").collect::<Vec<_>>(),
+            ["atomic"]
+        );
+        assert_eq!(
+            p.strukt("Port").unwrap()[0]
+                .marker("default")
+                .collect::<Vec<_>>(),
+            ["\"TCP\""]
+        );
+        let thing: Vec<GoField> = thing
+            .iter()
+            .filter(|f| f.go_type != "[]Port")
+            .cloned()
+            .collect();
         assert_eq!(thing[0].go_type, "metav1.TypeMeta");
         assert!(thing[0].embedded);
         assert_eq!(thing[0].json.as_deref(), Some(",inline"));

@@ -18,7 +18,7 @@ use regex::Regex;
 use super::go::{Api, GoField, Package, Source};
 
 /// The packages whose kinds are written: key, API group (`""` for core).
-const PACKAGES: &[(&str, &str)] = &[
+pub(super) const PACKAGES: &[(&str, &str)] = &[
     ("core/v1", ""),
     ("apps/v1", "apps"),
     ("batch/v1", "batch"),
@@ -437,6 +437,7 @@ impl<'a> Generator<'a> {
             embedded,
             json,
             protobuf,
+            ..
         } in fields
         {
             let Some(pb) = protobuf.as_deref().filter(|pb| !pb.is_empty()) else {

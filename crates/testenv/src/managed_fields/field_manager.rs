@@ -510,6 +510,43 @@ mod tests {
     }
 
     #[test]
+    fn a_webhook_configurations_webhooks_should_be_owned_one_by_one_by_name() {
+        // admissionregistration was untyped before the structure table was generated for
+        // every served kind: `webhooks` was one atomic value.
+        let fm = FieldManager::new(
+            Schema::builtin(
+                "admissionregistration.k8s.io",
+                "v1",
+                "ValidatingWebhookConfiguration",
+            ),
+            "admissionregistration.k8s.io/v1",
+            "",
+            Reset::Nothing,
+            false,
+        );
+        let hook = |name: &str| json!({"name": name, "sideEffects": "None", "admissionReviewVersions": ["v1"], "clientConfig": {"url": "https://example.com"}});
+        let mut obj = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "w"}, "webhooks": [hook("a.example.com")]});
+        fm.update(None, &mut obj, "first");
+        let mut next = obj.clone();
+        next["webhooks"]
+            .as_array_mut()
+            .unwrap()
+            .push(hook("b.example.com"));
+        fm.update(Some(&obj), &mut next, "second");
+        let entries = fields_of(&next);
+        let second = entries.iter().find(|e| e.0 == "second").unwrap();
+        let owned = second.2["f:webhooks"].as_object().unwrap();
+        assert_eq!(
+            owned.keys().collect::<Vec<_>>(),
+            ["k:{\"name\":\"b.example.com\"}"],
+            "{}",
+            second.2
+        );
+        assert!(owned.values().next().unwrap()["f:admissionReviewVersions"].is_object());
+    }
+
+    #[test]
     fn an_entry_without_a_manager_should_leave_the_field_out() {
         let mut new = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
         cm().update(None, &mut new, "");

@@ -382,4 +382,57 @@ mod tests {
             serde_json::json!({"metadata": {}, "spec": {"strategy": {}, "template": {"metadata": {}, "spec": {"containers": null}}}, "status": {}})
         );
     }
+
+    #[test]
+    fn an_ephemeral_container_should_have_the_patch_strategies_and_zero_of_a_container() {
+        let s = Schema::builtin("", "v1", "Pod");
+        let spec = s.child(&s.root, "spec");
+        let Ty::List(ListKind::Map(keys), eph) = s.child(&spec, "ephemeralContainers") else {
+            panic!("ephemeralContainers is not a list map");
+        };
+        assert_eq!(keys, ["name"]);
+        for (field, key) in [
+            ("env", "name"),
+            ("ports", "containerPort"),
+            ("volumeMounts", "mountPath"),
+            ("volumeDevices", "devicePath"),
+        ] {
+            let f = s.field(&eph, field).unwrap();
+            assert_eq!(f.patch_strategy.as_deref(), Some("merge"), "{field}");
+            assert_eq!(f.merge_key.as_deref(), Some(key), "{field}");
+        }
+        // A Go struct value: a typed zero ephemeral container carries `resources: {}`.
+        assert_eq!(s.field(&eph, "resources").unwrap().zero, Some(Zero::Struct));
+    }
+
+    #[test]
+    fn a_crd_should_be_typed_down_to_its_versions_schemas_and_conversion_webhook() {
+        let s = Schema::builtin("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+        let spec = s.child(&s.root, "spec");
+        let Ty::List(ListKind::Atomic, version) = s.child(&spec, "versions") else {
+            panic!("versions is not an atomic list");
+        };
+        let Ty::Named(_) = *version else {
+            panic!("a version is untyped: {version:?}");
+        };
+        let schema = s.child(&s.child(&version, "schema"), "openAPIV3Schema");
+        let Ty::Map(false, prop) = s.child(&schema, "properties") else {
+            panic!("properties is not a map");
+        };
+        assert_eq!(*prop, schema);
+        let Ty::List(ListKind::Map(keys), _) = s.child(&schema, "x-kubernetes-validations") else {
+            panic!("x-kubernetes-validations is not a list map");
+        };
+        assert_eq!(keys, ["rule"]);
+        assert_eq!(s.child(&schema, "default"), Ty::Deduced);
+        let webhook = s.child(&s.child(&spec, "conversion"), "webhook");
+        assert!(matches!(s.child(&webhook, "clientConfig"), Ty::Named(_)));
+        let status = s.child(&s.root, "status");
+        let Ty::List(ListKind::Map(keys), cond) = s.child(&status, "conditions") else {
+            panic!("conditions is not a list map");
+        };
+        assert_eq!(keys, ["type"]);
+        // v1.36's conditions carry `observedGeneration`.
+        assert!(s.field(&cond, "observedGeneration").is_some());
+    }
 }

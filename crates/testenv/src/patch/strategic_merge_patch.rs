@@ -459,4 +459,26 @@ mod tests {
             json!([{"name": "v", "emptyDir": {}}])
         );
     }
+
+    #[test]
+    fn an_ephemeral_containers_env_should_merge_by_name_as_a_containers_does() {
+        // `EphemeralContainer` inlines `EphemeralContainerCommon`, whose `env`, `ports`,
+        // `volumeMounts` and `volumeDevices` carry the same patch strategy as `Container`'s.
+        let s = Schema::builtin("", "v1", "Pod");
+        let orig = json!({"spec": {"ephemeralContainers": [{"name": "debug", "image": "busybox",
+            "env": [{"name": "A", "value": "1"}], "volumeMounts": [{"name": "v", "mountPath": "/a"}]}]}});
+        let patch = json!({"spec": {"ephemeralContainers": [{"name": "debug",
+            "env": [{"name": "B", "value": "2"}], "volumeMounts": [{"name": "w", "mountPath": "/b"}]}]}});
+        let out = strategic_merge_patch(&s, &orig, &patch).unwrap();
+        let debug = &out["spec"]["ephemeralContainers"][0];
+        assert_eq!(
+            debug["env"],
+            json!([{"name": "B", "value": "2"}, {"name": "A", "value": "1"}])
+        );
+        assert_eq!(
+            debug["volumeMounts"],
+            json!([{"name": "w", "mountPath": "/b"}, {"name": "v", "mountPath": "/a"}])
+        );
+        assert_eq!(debug["image"], "busybox");
+    }
 }
