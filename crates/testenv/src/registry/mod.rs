@@ -4,6 +4,7 @@
 //! own has its file under `registry/<group>/` (`core`, `apps`, `coordination`, `events`,
 //! `apiextensions`, and [`custom_resource`] for every custom resource).
 
+pub(crate) mod admissionregistration;
 pub(crate) mod apiextensions;
 pub(crate) mod apps;
 pub(crate) mod batch;

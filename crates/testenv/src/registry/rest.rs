@@ -107,7 +107,9 @@ impl Strategy for DefaultStrategy {}
 
 /// The strategy of `def`'s kind.
 pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
-    use super::{apiextensions, apps, batch, coordination, core, events};
+    use super::{
+        admissionregistration as admission, apiextensions, apps, batch, coordination, core, events,
+    };
     if def.custom {
         return &super::custom_resource::CustomResourceStrategy;
     }
@@ -129,6 +131,20 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
             &apiextensions::custom_resource_definition::CustomResourceDefinitionStrategy
         }
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
+            &admission::VALIDATING_WEBHOOK_CONFIGURATION
+        }
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
+            &admission::MUTATING_WEBHOOK_CONFIGURATION
+        }
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => {
+            &admission::VALIDATING_POLICY
+        }
+        ("admissionregistration.k8s.io", "MutatingAdmissionPolicy") => &admission::MUTATING_POLICY,
+        (
+            "admissionregistration.k8s.io",
+            "ValidatingAdmissionPolicyBinding" | "MutatingAdmissionPolicyBinding",
+        ) => &admission::BINDING,
         ("coordination.k8s.io", "Lease") => &coordination::lease::LeaseStrategy,
         ("events.k8s.io", "Event") => &events::event::EventStrategy,
         _ => &DefaultStrategy,

@@ -653,3 +653,71 @@ async fn updates_should_be_admitted_by_policies_and_pod_security() {
         "Namespace \"upd\" is invalid: metadata.labels[pod-security.kubernetes.io/warn-version]: Invalid value: \"1.30\": must be \"latest\" or \"v1.x\""
     );
 }
+
+/// A webhook configuration and a binding get admissionregistration/v1's defaults, as
+/// kube-apiserver stores them (the recorded cases cover only a policy's): each webhook's
+/// failure and match policies, selectors, timeout, rule scope and service port, a mutating
+/// webhook's reinvocation policy, and a binding's match resources.
+#[tokio::test]
+async fn webhook_configurations_and_bindings_should_be_stored_with_their_v1_defaults() {
+    use k8s_openapi::api::admissionregistration::v1::{
+        MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    };
+    let env = realistic().await;
+    let client = env.client();
+    let webhook = json!({
+        "name": "check.example.com",
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "clientConfig": {"service": {"name": "hook", "namespace": "default"}},
+        "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+            "resources": ["configmaps"]}],
+    });
+    let validating = Api::<ValidatingWebhookConfiguration>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &from(json!({"metadata": {"name": "v"}, "webhooks": [webhook.clone()]})),
+        )
+        .await
+        .expect("create");
+    let stored = serde_json::to_value(&validating).unwrap();
+    let w = &stored["webhooks"][0];
+    assert_eq!(w["failurePolicy"], "Fail");
+    assert_eq!(w["matchPolicy"], "Equivalent");
+    assert_eq!(w["namespaceSelector"], json!({}));
+    assert_eq!(w["objectSelector"], json!({}));
+    assert_eq!(w["timeoutSeconds"], 10);
+    assert_eq!(w["rules"][0]["scope"], "*");
+    assert_eq!(w["clientConfig"]["service"]["port"], 443);
+    assert!(w.get("reinvocationPolicy").is_none());
+
+    let mutating = Api::<MutatingWebhookConfiguration>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &from(json!({"metadata": {"name": "m"}, "webhooks": [webhook]})),
+        )
+        .await
+        .expect("create");
+    let stored = serde_json::to_value(&mutating).unwrap();
+    assert_eq!(stored["webhooks"][0]["reinvocationPolicy"], "Never");
+    assert_eq!(stored["webhooks"][0]["timeoutSeconds"], 10);
+
+    let binding = Api::<ValidatingAdmissionPolicyBinding>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &from(
+                json!({"metadata": {"name": "b"}, "spec": {"policyName": "p",
+                "validationActions": ["Deny"],
+                "matchResources": {"resourceRules": [{"operations": ["CREATE"],
+                    "apiGroups": [""], "apiVersions": ["v1"], "resources": ["secrets"]}]}}}),
+            ),
+        )
+        .await
+        .expect("create");
+    let stored = serde_json::to_value(&binding).unwrap();
+    let m = &stored["spec"]["matchResources"];
+    assert_eq!(m["matchPolicy"], "Equivalent");
+    assert_eq!(m["namespaceSelector"], json!({}));
+    assert_eq!(m["objectSelector"], json!({}));
+    assert_eq!(m["resourceRules"][0]["scope"], "*");
+}
