@@ -33,7 +33,7 @@
 //!
 //! # Intended differences from client-go and controller-runtime
 //!
-//! The rules of client-go v1.36 (`tools/leaderelection`) and
+//! The rules of client-go v1.37 (`tools/leaderelection`) and
 //! controller-runtime v0.25 (`pkg/internal/controller`,
 //! `pkg/controller`) hold unless listed here.
 //!
