@@ -82,6 +82,9 @@ pub struct ListMeta {
     pub continue_token: String,
     /// `remainingItemCount`.
     pub remaining_item_count: Option<i64>,
+    /// `shardInfo.selector`: the shard selector the server applied to the list (KEP-5866;
+    /// `None` when the list carries no `shardInfo`).
+    pub shard_selector: Option<String>,
 }
 
 /// A decoded list.
@@ -115,10 +118,23 @@ fn read_list_meta(b: &[u8]) -> Result<ListMeta> {
             (2, wire::LEN) => meta.resource_version = String::from_utf8_lossy(f.data).into_owned(),
             (3, wire::LEN) => meta.continue_token = String::from_utf8_lossy(f.data).into_owned(),
             (4, wire::VARINT) => meta.remaining_item_count = Some(f.varint as i64),
+            (5, wire::LEN) => meta.shard_selector = Some(read_shard_selector(f.data)?),
             _ => {}
         }
     }
     Ok(meta)
+}
+
+/// The `selector` of a `ShardInfo` message (empty when absent, as Go reads it).
+fn read_shard_selector(b: &[u8]) -> Result<String> {
+    let mut selector = String::new();
+    for f in Reader::new(b) {
+        let f = f?;
+        if (f.number, f.wire) == (1, wire::LEN) {
+            selector = String::from_utf8_lossy(f.data).into_owned();
+        }
+    }
+    Ok(selector)
 }
 
 /// Decodes a list body (`k8s\0` + `runtime.Unknown` of a `<Kind>List`), each item through its

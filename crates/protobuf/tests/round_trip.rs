@@ -94,6 +94,23 @@ fn a_list_should_round_trip_with_its_metadata() {
         .map(|i| serde_json::from_value(i.clone()).unwrap())
         .collect();
     assert_eq!(list.items, expected);
+    assert_eq!(list.metadata.shard_selector, None);
+}
+
+/// A sharded list's `metadata.shardInfo` (KEP-5866, `ListMeta` field 5) is read, so a client
+/// can tell from a protobuf list whether the server applied its shard selector.
+#[test]
+fn a_sharded_lists_shard_info_should_be_read() {
+    let items = fixture_items();
+    let schema = Schema::for_kind("v1", "ConfigMap").unwrap();
+    let selector = "shardRange(object.metadata.uid, '0x0', '0x8000000000000000')";
+    let meta = json!({"resourceVersion": "7", "shardInfo": {"selector": selector}});
+    let body = list::encode(schema, meta.as_object().unwrap(), &items).unwrap();
+    let list = list::decode::<ConfigMap>(&body, DecodeOptions::default()).unwrap();
+    assert_eq!(list.metadata.shard_selector.as_deref(), Some(selector));
+    assert_eq!(list.metadata.resource_version, "7");
+    let messages = list::messages(&body).unwrap();
+    assert_eq!(messages.metadata.shard_selector.as_deref(), Some(selector));
 }
 
 #[test]

@@ -224,12 +224,9 @@ where
                 resource_version: Some("0".into()),
                 ..options_selectors(options)
             };
-            // In JSON: a protobuf list's metadata carries no `shardInfo` kcr-protobuf reads.
-            let json = Decoding {
-                protobuf: None,
-                ..self.decoding
-            };
-            if let Ok((_, applied)) = api_list(&self.api, &probe, json, selector.as_deref()).await {
+            if let Ok((_, applied)) =
+                api_list(&self.api, &probe, self.decoding, selector.as_deref()).await
+            {
                 shard.note_list(applied);
             }
         }
@@ -303,17 +300,18 @@ where
     let protobuf = crate::protobuf::is_protobuf(response.headers().get(http::header::CONTENT_TYPE));
     let gzip = crate::gzip::is_gzip(response.headers());
     let body = crate::gzip::collect(response.into_body(), gzip).await?;
-    if protobuf {
+    let (list, shard_info) = if protobuf {
         if decoding.metadata {
             crate::protobuf::expect_metadata_list(&body)?;
         }
-        return crate::protobuf::decode_list(&body, decoding.drop_managed_fields)
-            .map(|list| (list, None));
-    }
-    let (list, shard_info, kind) = decode_list_parts(&body, decoding.drop_managed_fields)?;
-    if decoding.metadata {
-        expect_metadata_list(kind.as_deref())?;
-    }
+        crate::protobuf::decode_list(&body, decoding.drop_managed_fields)?
+    } else {
+        let (list, shard_info, kind) = decode_list_parts(&body, decoding.drop_managed_fields)?;
+        if decoding.metadata {
+            expect_metadata_list(kind.as_deref())?;
+        }
+        (list, shard_info)
+    };
     // Custom resource lists honour the selector without saying so: only a built-in kind's
     // list without `shardInfo` shows a server that ignored it.
     let applied = match shard_info {

@@ -41,11 +41,12 @@ pub(crate) fn expect_metadata_list(body: &[u8]) -> Result<()> {
     crate::api::expect_metadata_list(Some(&u.kind))
 }
 
-/// Decodes a protobuf list page, each item straight into `K`.
+/// Decodes a protobuf list page, each item straight into `K`, and the selector of its
+/// `metadata.shardInfo`, if any.
 pub(crate) fn decode_list<K: DeserializeOwned>(
     body: &[u8],
     drop_managed_fields: bool,
-) -> Result<ObjectList<K>> {
+) -> Result<(ObjectList<K>, Option<String>)> {
     let list =
         kcr_protobuf::list::decode::<K>(body, options(drop_managed_fields)).map_err(|e| {
             Error::Protobuf {
@@ -54,12 +55,16 @@ pub(crate) fn decode_list<K: DeserializeOwned>(
                 source: e.source,
             }
         })?;
-    Ok(ObjectList {
-        items: list.items,
-        resource_version: list.metadata.resource_version,
-        continue_token: Some(list.metadata.continue_token).filter(|t| !t.is_empty()),
-        remaining_item_count: list.metadata.remaining_item_count,
-    })
+    let list_meta = list.metadata;
+    Ok((
+        ObjectList {
+            items: list.items,
+            resource_version: list_meta.resource_version,
+            continue_token: Some(list_meta.continue_token).filter(|t| !t.is_empty()),
+            remaining_item_count: list_meta.remaining_item_count,
+        },
+        list_meta.shard_selector,
+    ))
 }
 
 /// A `Status` error body in protobuf.

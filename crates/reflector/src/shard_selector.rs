@@ -113,7 +113,7 @@ impl ShardSelector {
     /// list came back without `shardInfo` (a server without the `ShardedListAndWatch` gate,
     /// which ignores the parameter), `None` before such a list, or when the list does not
     /// tell (kube-apiserver's custom resource lists honour the selector but carry no
-    /// `shardInfo`; protobuf lists are not inspected).
+    /// `shardInfo`), in JSON and in protobuf alike.
     pub fn server_applied(&self) -> Option<bool> {
         self.inner.state.lock().server_applied
     }
