@@ -59,6 +59,7 @@ impl ResourceDef {
                     | "StatefulSet"
                     | "DaemonSet"
                     | "Pod"
+                    | "PodTemplate"
                     | "Job"
                     | "CronJob"
                     | "CustomResourceDefinition"

@@ -117,6 +117,7 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("", "ConfigMap") => &core::config_map::ConfigMapStrategy,
         ("", "Namespace") => &core::namespace::NamespaceStrategy,
         ("", "Pod") => &core::pod::PodStrategy,
+        ("", "PodTemplate") => &core::pod_template::PodTemplateStrategy,
         ("", "PersistentVolumeClaim") => {
             &core::persistent_volume_claim::PersistentVolumeClaimStrategy
         }

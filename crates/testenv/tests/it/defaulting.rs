@@ -339,3 +339,55 @@ async fn a_pod_should_be_admitted_with_its_service_account_token_and_tolerations
     assert_eq!(deleted.metadata.deletion_grace_period_seconds, Some(0));
     assert!(api.get_opt("p1").await.unwrap().is_none());
 }
+
+/// A PodTemplate's pod spec gets a Pod's defaults, owned by its writer, and the kind keeps
+/// `metadata.generation`: 1 on create, bumped by a change of its template, not by a label.
+#[tokio::test]
+async fn a_pod_templates_spec_should_be_defaulted_for_its_writer_and_its_generation_kept() {
+    use k8s_openapi::api::core::v1::PodTemplate;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<PodTemplate> = Api::namespaced(env.client(), "default");
+    let template: PodTemplate = serde_json::from_value(json!({
+        "metadata": {"name": "t"},
+        "template": {"spec": {"initContainers": [{"name": "init", "image": "busybox"}],
+            "containers": [{"name": "app", "image": "nginx:latest"}]}}
+    }))
+    .unwrap();
+    let created = api.create(&PostParams::default(), &template).await.unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    let v = serde_json::to_value(&created).unwrap();
+    let spec = &v["template"]["spec"];
+    // `:latest` pulls always; an init container is defaulted as a container is.
+    assert_eq!(spec["containers"][0]["imagePullPolicy"], "Always");
+    assert_eq!(spec["initContainers"][0]["imagePullPolicy"], "Always");
+    assert_eq!(spec["restartPolicy"], "Always");
+    assert_eq!(spec["dnsPolicy"], "ClusterFirst");
+    let owned = fields_v1(&created);
+    let app = &owned["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"app\"}"];
+    assert!(app.get("f:imagePullPolicy").is_some(), "{owned}");
+    assert!(
+        owned["f:template"]["f:spec"]
+            .get("f:restartPolicy")
+            .is_some(),
+        "{owned}"
+    );
+
+    let labelled = api
+        .patch(
+            "t",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"a": "b"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(labelled.metadata.generation, Some(1));
+    let changed = api
+        .patch(
+            "t",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"template": {"spec": {"terminationGracePeriodSeconds": 5}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(changed.metadata.generation, Some(2));
+}

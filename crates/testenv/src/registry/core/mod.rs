@@ -4,6 +4,7 @@ pub(crate) mod config_map;
 pub(crate) mod namespace;
 pub(crate) mod persistent_volume_claim;
 pub(crate) mod pod;
+pub(crate) mod pod_template;
 pub(crate) mod resource_quota;
 pub(crate) mod secret;
 pub(crate) mod service;
