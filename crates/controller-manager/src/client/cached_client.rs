@@ -425,6 +425,18 @@ where
         kube::core::Request::new(K::url_path(&(), namespace))
     }
 
+    /// Sends a built write of the object itself and records the answer's resource version.
+    async fn write(
+        &self,
+        namespace: Option<&str>,
+        req: std::result::Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+    ) -> Result<K> {
+        let req = req.map_err(kube::Error::BuildRequest)?;
+        let written: K = self.client.request(req).await?;
+        self.record_object(namespace, &written);
+        Ok(written)
+    }
+
     // ---- writes ----
 
     /// Creates `obj` in `namespace` (`None` for a cluster-scoped type).
@@ -433,13 +445,8 @@ where
         K: Serialize,
     {
         let body = serde_json::to_vec(obj).map_err(kube::Error::SerdeError)?;
-        let req = self
-            .request(namespace)
-            .create(pp, body)
-            .map_err(kube::Error::BuildRequest)?;
-        let created: K = self.client.request(req).await?;
-        self.record_object(namespace, &created);
-        Ok(created)
+        self.write(namespace, self.request(namespace).create(pp, body))
+            .await
     }
 
     /// Replaces (updates) the object `name` with `obj`.
@@ -454,13 +461,8 @@ where
         K: Serialize,
     {
         let body = serde_json::to_vec(obj).map_err(kube::Error::SerdeError)?;
-        let req = self
-            .request(namespace)
-            .replace(name, pp, body)
-            .map_err(kube::Error::BuildRequest)?;
-        let replaced: K = self.client.request(req).await?;
-        self.record_object(namespace, &replaced);
-        Ok(replaced)
+        self.write(namespace, self.request(namespace).replace(name, pp, body))
+            .await
     }
 
     /// Patches the object `name`: a JSON, merge or strategic merge patch, or a server-side
@@ -472,13 +474,8 @@ where
         pp: &PatchParams,
         patch: &Patch<P>,
     ) -> Result<K> {
-        let req = self
-            .request(namespace)
-            .patch(name, pp, patch)
-            .map_err(kube::Error::BuildRequest)?;
-        let patched: K = self.client.request(req).await?;
-        self.record_object(namespace, &patched);
-        Ok(patched)
+        self.write(namespace, self.request(namespace).patch(name, pp, patch))
+            .await
     }
 
     /// Deletes the object `name`: `Left` with the object when its deletion has begun (a
@@ -525,13 +522,12 @@ where
         K: Serialize,
     {
         let body = serde_json::to_vec(obj).map_err(kube::Error::SerdeError)?;
-        let req = self
-            .request(namespace)
-            .replace_subresource("status", name, pp, body)
-            .map_err(kube::Error::BuildRequest)?;
-        let replaced: K = self.client.request(req).await?;
-        self.record_object(namespace, &replaced);
-        Ok(replaced)
+        self.write(
+            namespace,
+            self.request(namespace)
+                .replace_subresource("status", name, pp, body),
+        )
+        .await
     }
 
     /// Patches the status of the object `name` (the `status` subresource).
@@ -542,13 +538,12 @@ where
         pp: &PatchParams,
         patch: &Patch<P>,
     ) -> Result<K> {
-        let req = self
-            .request(namespace)
-            .patch_subresource("status", name, pp, patch)
-            .map_err(kube::Error::BuildRequest)?;
-        let patched: K = self.client.request(req).await?;
-        self.record_object(namespace, &patched);
-        Ok(patched)
+        self.write(
+            namespace,
+            self.request(namespace)
+                .patch_subresource("status", name, pp, patch),
+        )
+        .await
     }
 
     /// Replaces the scale of the object `name` (the `scale` subresource); the answer's
