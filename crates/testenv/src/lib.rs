@@ -335,8 +335,8 @@
 //! how many cases conform; `tests/conformance/known-failing.txt` lists, with reasons, the cases
 //! that do not yet. The corpus recorded with kube-controller-manager running
 //! (`kube-apiserver-v1.36.2-with-controllers.jsonl`) is replayed with the optional controllers on;
-//! kcr-testenv does not answer all of it yet: the replay prints the count per group and keeps the
-//! cases of `tests/conformance/with-controllers-conforming.txt` conforming.
+//! `tests/conformance/with-controllers-known-failing.txt` lists, with reasons, the cases it does
+//! not answer as the real server yet.
 //!
 //! # What kcr-testenv does not emulate
 //!

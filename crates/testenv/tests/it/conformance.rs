@@ -28,7 +28,8 @@ const DELIBERATE: &str = include_str!("../conformance/deliberate.txt");
 const KNOWN_FAILING: &str = include_str!("../conformance/known-failing.txt");
 const CONTROLLERS_CORPUS: &str =
     include_str!("../conformance/kube-apiserver-v1.36.2-with-controllers.jsonl");
-const CONTROLLERS_CONFORMING: &str = include_str!("../conformance/with-controllers-conforming.txt");
+const CONTROLLERS_KNOWN_FAILING: &str =
+    include_str!("../conformance/with-controllers-known-failing.txt");
 const TOKEN: &str = "conformance-token";
 /// The longest a `retry` step is repeated.
 const RETRY_CAP_SECONDS: f64 = 15.0;
@@ -958,75 +959,17 @@ async fn replay_all(env: &kcr_testenv::TestEnv, cases: &[Case]) -> Vec<Outcome> 
 
 /// The corpus recorded with kube-controller-manager running (groups `update-validation`,
 /// `admission`, `params`, `errors`, `gc`, `status`), against kcr-testenv with its optional
-/// controllers on. kcr-testenv does not answer all of it yet: the test prints how many cases of
-/// each group conform and fails when a case listed in
-/// `tests/conformance/with-controllers-conforming.txt` no longer does (a regression); cases
-/// that conform but are not listed yet are printed, to be added.
+/// controllers on: every case must conform unless
+/// `tests/conformance/with-controllers-known-failing.txt` lists it with what is missing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn controllers_corpus_cases_that_conform_should_keep_conforming() {
+async fn controllers_corpus_replay_matches_kube_apiserver_with_controllers() {
     let env = kcr_testenv::TestEnv::builder()
         .token(TOKEN)
         .realistic()
         .start()
         .await
         .expect("start the server");
-    let cases = parse_cases(CONTROLLERS_CORPUS);
-    let outcomes = replay_all(&env, &cases).await;
-    let group_of: BTreeMap<&str, &str> = cases
-        .iter()
-        .filter_map(|c| Some((c.value["name"].as_str()?, c.value["group"].as_str()?)))
-        .collect();
-    let mut per_group: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for o in &outcomes {
-        let entry = per_group
-            .entry(group_of.get(o.name.as_str()).copied().unwrap_or("?"))
-            .or_default();
-        entry.1 += 1;
-        if o.differences.is_empty() {
-            entry.0 += 1;
-        }
-    }
-    for (group, (ok, all)) in &per_group {
-        println!("{group}: {ok} of {all} cases conform");
-    }
-    let listed: BTreeSet<&str> = CONTROLLERS_CONFORMING
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect();
-    for name in &listed {
-        assert!(
-            group_of.contains_key(name),
-            "{name} is listed but not in the corpus"
-        );
-    }
-    let mut regressions = Vec::new();
-    for o in &outcomes {
-        let conforms = o.differences.is_empty();
-        match (listed.contains(o.name.as_str()), conforms) {
-            (true, false) => {
-                println!("  {} (REGRESSION)", o.name);
-                for line in o.differences.iter().take(4) {
-                    println!("      {line}");
-                }
-                regressions.push(o.name.clone());
-            }
-            (false, true) => println!("  {} conforms: add it to the list", o.name),
-            (false, false) => {
-                println!("  {} (not yet)", o.name);
-                for line in o.differences.iter().take(2) {
-                    println!("      {line}");
-                }
-            }
-            (true, true) => {}
-        }
-    }
-    let conforming = outcomes.iter().filter(|o| o.differences.is_empty()).count();
-    println!("{conforming} of {} cases conform", outcomes.len());
-    assert!(
-        regressions.is_empty(),
-        "cases that conformed no longer do: {regressions:?}"
-    );
+    replay_corpus(&env, CONTROLLERS_CORPUS, "", CONTROLLERS_KNOWN_FAILING).await;
 }
 
 /// Replays every case of `corpus` against `env` and fails on a case that does not conform
