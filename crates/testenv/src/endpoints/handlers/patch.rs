@@ -20,7 +20,6 @@ use crate::managed_fields;
 use crate::meta::metadata_mut;
 use crate::patch::{self, JsonPatchError, SmpError};
 use crate::registry::generic::Part;
-use crate::registry::generic::managed_already;
 use crate::registry::generic::prepare_update;
 use crate::registry::generic::store_update;
 use crate::server::{Request, Shared};
@@ -188,7 +187,10 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         false,
         false,
         store.next_rv(),
-        &|old, new| manage_write(&store, t, req, old, new),
+        &|old, new| {
+            manage_write(&store, t, req, old, new);
+            crate::admission::admit_update(shared, &store, req, t, old, new)
+        },
     )?;
     crate::admission::validate_update(shared, &store, req, t, &old.value, new.as_ref())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
@@ -275,7 +277,8 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         false,
         false,
         store.next_rv(),
-        &managed_already,
+        // Server-side apply has recorded the fields already.
+        &|old, new| crate::admission::admit_update(shared, &store, req, t, old, new),
     )?;
     crate::admission::validate_update(shared, &store, req, t, &old.value, new.as_ref())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))

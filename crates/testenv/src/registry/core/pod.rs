@@ -131,11 +131,11 @@ pub(crate) fn spec_update(old: Option<&Value>, new: Option<&Value>) -> Vec<Field
     };
     let path = "spec.activeDeadlineSeconds";
     match (deadline(old), deadline(new)) {
-        (_, Some(n)) if n <= 0 => {
+        (_, Some(n)) if !(0..=i64::from(i32::MAX)).contains(&n) => {
             errs.push(FieldError::invalid(
                 path,
                 &json!(n),
-                "must be a positive integer greater than 0",
+                "must be between 0 and 2147483647, inclusive",
             ));
             return errs;
         }
