@@ -28,8 +28,9 @@ pub(crate) fn commit(
     namespace: Option<&str>,
     key: &str,
     kind: EventType,
-    value: Value,
+    mut value: Value,
 ) -> Stored {
+    validation::unknown_fields::storage_round_trip(def, &mut value);
     let value = conversion::to_storage(def, value);
     let stored = store.commit(&def.storage, namespace, key, kind, value);
     shared.notify(store.rv());
@@ -215,6 +216,8 @@ pub(crate) fn prepare_update(
     }
     set_rv(&mut result, old_rv.parse().unwrap_or_default());
     let mut result = Value::Object(result);
+    // Compared as storage compares bytes: an empty list written over a nil one is no change.
+    validation::unknown_fields::storage_round_trip(def, &mut result);
     let main_custom = def.custom && matches!(part, Part::Main);
     if def.tracks_generation() && spec_changed(old, &result, main_custom) {
         let generation = old
@@ -283,8 +286,10 @@ pub(crate) fn store_update(
         return Ok((200, served_json(t, old)));
     };
     if dry {
-        // Nothing is stored: the answer keeps the stored object's resourceVersion.
+        // Nothing is stored: the answer keeps the stored object's resourceVersion (and is
+        // encoded and decoded as storage would, as kube-apiserver's dry-run storage does).
         let mut new = new;
+        validation::unknown_fields::storage_round_trip(&t.def, &mut new);
         if let (Some(m), Some(rv)) = (new.as_object_mut(), meta_str(&old.value, "resourceVersion"))
         {
             metadata_mut(m).insert("resourceVersion".into(), Value::String(rv.to_owned()));

@@ -132,6 +132,19 @@ pub(crate) fn normalize_nulls(def: &ResourceDef, obj: &mut Map<String, Value>) {
     }
 }
 
+/// What storing a built-in object makes of its empty slices and maps (see
+/// [`go_nulls::storage_round_trip`](crate::wire::go_nulls::storage_round_trip)): nil, so
+/// dropped or `null`. Custom resources (stored as JSON) and kinds kcr-testenv has no type for
+/// pass unchanged.
+pub(crate) fn storage_round_trip(def: &ResourceDef, obj: &mut Value) {
+    if def.custom {
+        return;
+    }
+    if let (Some(types), Value::Object(m)) = (go_types(def), obj) {
+        crate::wire::go_nulls::storage_round_trip(&types, m);
+    }
+}
+
 /// Drops the unknown fields (a duplicate keeps its last value, as the decoded object has it).
 fn drop_unknown(obj: &mut Map<String, Value>, fields: &[go_decode::StrictField]) {
     let mut value = Value::Object(std::mem::take(obj));

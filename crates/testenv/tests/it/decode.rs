@@ -185,3 +185,67 @@ async fn a_pod_put_without_priority_should_keep_the_stored_one() {
     assert_eq!(spec.priority, Some(0));
     assert_eq!(spec.preemption_policy.as_deref(), Some("PreemptLowerPriority"));
 }
+
+/// One request over plain HTTP: status, JSON body, `Warning` header.
+async fn send(
+    env: &kcr_testenv::TestEnv,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: &[u8],
+) -> (u16, Value, Option<String>) {
+    let r = crate::common::raw(env.addr(), method, path, &[("Content-Type", content_type)], body).await;
+    (r.status, r.json(), r.header("Warning").map(str::to_owned))
+}
+
+const APPLY: &str = "application/apply-patch+yaml";
+const JSON: &str = "application/json";
+
+#[tokio::test]
+async fn empty_lists_and_maps_should_come_back_as_storage_gives_them() {
+    let env = realistic().await;
+    let roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    // Applied: `rules` has no omitempty, so it is null; the applier still owns it.
+    let (status, v, _) = send(
+        &env,
+        "PATCH",
+        &format!("{roles}/applied?fieldManager=a"),
+        APPLY,
+        b"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: applied\n  labels: {}\nrules: []\n",
+    )
+    .await;
+    assert_eq!(status, 201, "{v}");
+    assert_eq!(v["rules"], Value::Null);
+    assert!(v.get("rules").is_some(), "{v}");
+    assert!(v["metadata"].get("labels").is_none(), "{v}");
+    assert_eq!(v["metadata"]["managedFields"][0]["fieldsV1"], json!({"f:metadata": {"f:labels": {}}, "f:rules": {}}));
+    // Created from JSON, and as a dry run: the same.
+    for path in [format!("{roles}?dryRun=All"), roles.to_owned()] {
+        let body = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                          "metadata": {"name": "created"}, "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "resourceNames": []}]});
+        let (status, v, _) = send(&env, "POST", &path, JSON, body.to_string().as_bytes()).await;
+        assert_eq!(status, 201, "{v}");
+        assert_eq!(v["rules"][0], json!({"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}), "{path}");
+    }
+    // A PUT's empty list comes back null too.
+    let (_, before, _) = send(&env, "GET", &format!("{roles}/applied"), JSON, b"").await;
+    let mut put = before.clone();
+    put["rules"] = json!([]);
+    put["metadata"]["labels"] = json!({"x": "y"});
+    let (status, after, _) =
+        send(&env, "PUT", &format!("{roles}/applied"), JSON, put.to_string().as_bytes()).await;
+    assert_eq!(status, 200, "{after}");
+    assert_eq!(after["rules"], Value::Null);
+    assert!(after.get("rules").is_some(), "{after}");
+    // A ConfigMap's empty data (omitempty) is dropped.
+    let (status, v, _) = send(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        JSON,
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"empty","annotations":{}},"data":{}}"#,
+    )
+    .await;
+    assert_eq!(status, 201, "{v}");
+    assert!(v.get("data").is_none() && v["metadata"].get("annotations").is_none(), "{v}");
+}

@@ -171,8 +171,11 @@ pub(crate) fn create_managed(
         }
     }
     if dry_run(req) {
-        // Nothing is stored, so the object gets no resourceVersion.
-        return Ok((201, to_bytes(&Value::Object(obj))));
+        // Nothing is stored, so the object gets no resourceVersion; it is encoded and decoded
+        // as storage would (kube-apiserver's dry-run storage does so).
+        let mut obj = Value::Object(obj);
+        crate::validation::unknown_fields::storage_round_trip(def, &mut obj);
+        return Ok((201, to_bytes(&obj)));
     }
     admission::record_create(shared, &mut store, def, namespace.unwrap_or_default(), &obj);
     set_rv(&mut obj, store.next_rv());
