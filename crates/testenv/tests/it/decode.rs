@@ -195,7 +195,15 @@ async fn send(
     body: &[u8],
 ) -> (u16, Value, Option<String>) {
     let r = crate::common::raw(env.addr(), method, path, &[("Content-Type", content_type)], body).await;
-    (r.status, r.json(), r.header("Warning").map(str::to_owned))
+    // Several Warning headers joined with ", " in the order received.
+    let warnings: Vec<&str> = r
+        .headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("warning"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    let warning = (!warnings.is_empty()).then(|| warnings.join(", "));
+    (r.status, r.json(), warning)
 }
 
 const APPLY: &str = "application/apply-patch+yaml";
@@ -248,4 +256,186 @@ async fn empty_lists_and_maps_should_come_back_as_storage_gives_them() {
     .await;
     assert_eq!(status, 201, "{v}");
     assert!(v.get("data").is_none() && v["metadata"].get("annotations").is_none(), "{v}");
+}
+
+/// A Widget CRD of group `group`: v1 served and stored (spec.size, a free-form spec.config,
+/// an embedded spec.template), v2 not served (spec.size only).
+async fn widget_crd(env: &kcr_testenv::TestEnv, group: &str) {
+    let v1 = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "size": {"type": "integer"},
+        "config": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+        "template": {"type": "object", "x-kubernetes-embedded-resource": true,
+                     "properties": {"data": {"type": "object", "properties": {"a": {"type": "string"}}}}}
+    }}}});
+    let v2 = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "size": {"type": "integer"}}}}});
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": v1}},
+                {"name": "v2", "served": false, "storage": false, "schema": {"openAPIV3Schema": v2}}
+            ]}});
+    let (status, v, _) = send(
+        env,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        JSON,
+        crd.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 201, "{v}");
+}
+
+#[tokio::test]
+async fn a_custom_resource_of_another_version_should_be_pruned_by_that_version_first() {
+    let env = realistic().await;
+    widget_crd(&env, "other.example.com").await;
+    let path = "/apis/other.example.com/v1/namespaces/default/widgets";
+    let body = |api_version: &str| {
+        json!({"apiVersion": api_version, "kind": "Widget", "metadata": {"name": "w1"},
+               "spec": {"size": 1, "extra": true}, "status": {"x": 1}})
+        .to_string()
+    };
+    let mismatch = |v: &str| {
+        format!("the API version in the data ({v}) does not match the expected API version (other.example.com/v1)")
+    };
+    // A version the CRD does not have: everything but apiVersion, kind and metadata is unknown.
+    let (status, v, warning) = send(&env, "POST", path, JSON, body("other.example.com/v3").as_bytes()).await;
+    assert_eq!(status, 400);
+    assert_eq!(v["message"], mismatch("other.example.com/v3"));
+    assert_eq!(warning.as_deref(), Some(r#"299 - "unknown field \"spec\"", 299 - "unknown field \"status\"""#));
+    // A version the CRD has (not served): pruned by its schema.
+    let (status, v, warning) = send(&env, "POST", path, JSON, body("other.example.com/v2").as_bytes()).await;
+    assert_eq!(status, 400);
+    assert_eq!(v["message"], mismatch("other.example.com/v2"));
+    assert_eq!(warning.as_deref(), Some(r#"299 - "unknown field \"spec.extra\"", 299 - "unknown field \"status\"""#));
+    // Strict: the strict decoding error comes first; Ignore: no warning.
+    let (status, v, _) = send(
+        &env,
+        "POST",
+        &format!("{path}?fieldValidation=Strict"),
+        JSON,
+        body("other.example.com/v3").as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        v["message"],
+        r#"Widget in version "v3" cannot be handled as a Widget: strict decoding error: unknown field "spec", unknown field "status""#
+    );
+    let (status, _, warning) = send(
+        &env,
+        "POST",
+        &format!("{path}?fieldValidation=Ignore"),
+        JSON,
+        body("other.example.com/v3").as_bytes(),
+    )
+    .await;
+    assert_eq!((status, warning), (400, None));
+    // Another group, or no apiVersion: not pruned.
+    for api_version in ["elsewhere.example.com/v1", ""] {
+        let (status, v, warning) = send(&env, "POST", path, JSON, body(api_version).as_bytes()).await;
+        assert_eq!(status, 400);
+        assert_eq!(v["message"], mismatch(api_version));
+        assert_eq!(warning, None);
+    }
+}
+
+#[tokio::test]
+async fn unknown_fields_of_a_custom_resource_should_warn_on_every_write() {
+    let env = realistic().await;
+    widget_crd(&env, "unknown.example.com").await;
+    let path = "/apis/unknown.example.com/v1/namespaces/default/widgets";
+    let body = json!({"apiVersion": "unknown.example.com/v1", "kind": "Widget", "metadata": {"name": "w1"},
+        "spec": {"size": 1, "foo": 1, "config": {"any": {"thing": 1}},
+                 "template": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"},
+                              "data": {"a": "1", "b": "2"}}}});
+    let expected = r#"299 - "unknown field \"spec.foo\"", 299 - "unknown field \"spec.template.data.b\"""#;
+    // Strict refuses the create, Ignore drops silently, Warn (the default) warns.
+    let (status, v, _) = send(&env, "POST", &format!("{path}?fieldValidation=Strict"), JSON, body.to_string().as_bytes()).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        v["message"],
+        r#"Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.foo", unknown field "spec.template.data.b""#
+    );
+    let (status, v, warning) = send(&env, "POST", &format!("{path}?fieldValidation=Ignore&dryRun=All"), JSON, body.to_string().as_bytes()).await;
+    assert_eq!((status, warning), (201, None), "{v}");
+    let (status, created, warning) = send(&env, "POST", path, JSON, body.to_string().as_bytes()).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(warning.as_deref(), Some(expected));
+    // Pruned; what preserves unknown fields and the embedded object's metadata stay.
+    assert_eq!(created["spec"]["config"], json!({"any": {"thing": 1}}));
+    assert_eq!(created["spec"]["template"], json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "1"}}));
+    assert!(created["spec"].get("foo").is_none());
+    // An update and a merge patch warn the same way.
+    let mut put = body.clone();
+    put["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"].clone();
+    let (status, _, warning) = send(&env, "PUT", &format!("{path}/w1"), JSON, put.to_string().as_bytes()).await;
+    assert_eq!(status, 200);
+    assert_eq!(warning.as_deref(), Some(expected));
+    let (status, _, warning) = send(
+        &env,
+        "PATCH",
+        &format!("{path}/w1"),
+        "application/merge-patch+json",
+        br#"{"spec": {"bar": {"baz": 1}}}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(warning.as_deref(), Some(r#"299 - "unknown field \"spec.bar\"""#));
+}
+
+#[tokio::test]
+async fn apply_bodies_should_read_as_go_yaml_reads_them() {
+    let env = realistic().await;
+    let cm = "/api/v1/namespaces/default/configmaps";
+    let apply = |name: &str, query: &str| format!("{cm}/{name}?fieldManager=a{query}");
+    // Syntax errors with go-yaml's lines.
+    let (status, v, _) = send(&env, "PATCH", &apply("c", ""), APPLY, b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n   bad: x\n").await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        v["message"],
+        "error decoding YAML: error converting YAML to JSON: yaml: line 5: mapping values are not allowed in this context"
+    );
+    let (_, v, _) = send(&env, "PATCH", &apply("c", ""), APPLY, b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: 'c\n").await;
+    assert_eq!(
+        v["message"],
+        "error decoding YAML: error converting YAML to JSON: yaml: line 5: found unexpected end of stream"
+    );
+    let (_, v, _) = send(&env, "PATCH", &apply("c", ""), APPLY, b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n labels: {}\n").await;
+    assert_eq!(
+        v["message"],
+        "error decoding YAML: error converting YAML to JSON: yaml: line 4: did not find expected key"
+    );
+    // Repeated keys: a warning each (Warn), a 400 (Strict), nothing (Ignore).
+    let repeated = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: '1'\n  b: '1'\n  a: '2'\n  b: '2'\n";
+    let (status, v, _) = send(&env, "PATCH", &apply("c", "&fieldValidation=Strict"), APPLY, repeated).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        v["message"],
+        "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  line 8: key \"a\" already set in map\n  line 9: key \"b\" already set in map"
+    );
+    let (status, _, warning) = send(&env, "PATCH", &apply("c", "&fieldValidation=Ignore&dryRun=All"), APPLY, repeated).await;
+    assert_eq!((status, warning), (201, None));
+    let (status, v, warning) = send(&env, "PATCH", &apply("c", ""), APPLY, repeated).await;
+    assert_eq!(status, 201);
+    assert_eq!(v["data"], json!({"a": "2", "b": "2"}));
+    assert_eq!(
+        warning.as_deref(),
+        Some(r#"299 - "line 8: key \"a\" already set in map", 299 - "line 9: key \"b\" already set in map""#)
+    );
+    // The first document only; an empty body has no apiVersion and kind; a list is no object.
+    let (status, v, _) = send(&env, "PATCH", &apply("c", ""), APPLY, b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: '3'\n---\nnot: [valid\n").await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["data"], json!({"a": "3"}));
+    let (status, v, _) = send(&env, "PATCH", &apply("c", ""), APPLY, b"").await;
+    assert_eq!((status, v["message"].as_str()), (400, Some("invalid object type: /, Kind=")));
+    let (status, v, _) = send(&env, "PATCH", &apply("c", ""), APPLY, b"- a\n").await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        v["message"],
+        "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}"
+    );
 }

@@ -30,7 +30,7 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         })?;
         return write_scale(shared, req, t, |_| Ok(body.clone()));
     }
-    let mut obj = parse_object(req, def)?;
+    let mut obj = parse_object(shared, req, def)?;
     decode_fields(req, def, &mut obj)?;
     // `checkName`: the body must name the object of the URL.
     let n = obj
