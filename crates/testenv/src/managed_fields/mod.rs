@@ -7,6 +7,7 @@ mod field_manager;
 mod fieldpath;
 mod schema;
 mod typed;
+pub(crate) mod typed_patch;
 
 use serde_json::Value;
 

@@ -19,7 +19,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::go_strconv::go_quote;
+use super::go_strconv::{go_float, go_quote};
 
 /// The most repeated keys reported of one document (each costs a parse of the document).
 const MAX_DUPLICATES: usize = 100;
@@ -217,26 +217,6 @@ impl<'de> Visitor<'de> for Stop {
     fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Key, A::Error> {
         Err(de::Error::custom("stop"))
     }
-}
-
-/// Go's `%#v` of a float64: the shortest representation, with an exponent from 1e21 (and below
-/// 1e-4), as `strconv.FormatFloat(f, 'g', -1, 64)`.
-fn go_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
-    }
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-4..1e21).contains(&abs) {
-        let s = format!("{f:e}");
-        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-        let exp: i32 = exp.parse().unwrap_or(0);
-        let sign = if exp < 0 { '-' } else { '+' };
-        return format!("{mantissa}e{sign}{:02}", exp.abs());
-    }
-    format!("{f}")
 }
 
 impl<'de> Visitor<'de> for Walk<'_> {

@@ -439,3 +439,34 @@ async fn apply_bodies_should_read_as_go_yaml_reads_them() {
         "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}"
     );
 }
+
+#[tokio::test]
+async fn apply_configurations_of_the_wrong_type_should_be_refused_as_structured_merge_diff_does() {
+    let env = realistic().await;
+    let apply = |name: &str| format!("/apis/apps/v1/namespaces/default/deployments/{name}?fieldManager=a");
+    let deployment = |spec: &str| {
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n{spec}")
+    };
+    let prefix = "failed to create typed patch object (/d; apps/v1, Kind=Deployment): ";
+    for (spec, error) in [
+        ("  replicas: three\n", ".spec.replicas: expected numeric (int or float), got string"),
+        ("  bogus: 1\n", ".spec.bogus: field not declared in schema"),
+        ("  selector: [a]\n", ".spec.selector: expected map, got &{[a]}"),
+        (
+            "  template:\n    spec:\n      containers:\n      - name: a\n        image: 1.5\n",
+            ".spec.template.spec.containers[name=\"a\"].image: expected string, got &value.valueUnstructured{Value:1.5}",
+        ),
+        (
+            "  template:\n    spec:\n      containers:\n      - name: a\n      - name: a\n",
+            ".spec.template.spec.containers: duplicate entries for key [name=\"a\"]",
+        ),
+    ] {
+        let (status, v, _) = send(&env, "PATCH", &apply("d"), APPLY, deployment(spec).as_bytes()).await;
+        assert_eq!(status, 500, "{spec}: {v}");
+        assert_eq!(v["message"], format!("{prefix}{error}"), "{spec}");
+        assert!(v.get("reason").is_none(), "{v}");
+    }
+    // Nothing was created.
+    let (status, _, _) = send(&env, "GET", "/apis/apps/v1/namespaces/default/deployments/d", JSON, b"").await;
+    assert_eq!(status, 404);
+}

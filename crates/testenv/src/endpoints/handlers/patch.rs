@@ -237,6 +237,10 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             t.name()
         )));
     }
+    // structured-merge-diff types the configuration before it merges it.
+    if t.sub.as_deref() != Some("scale") {
+        managed_fields::typed_patch::check(def, config_map)?;
+    }
     if t.sub.as_deref() == Some("scale") {
         // The Scale object merges into the current one (no Apply entry for /scale yet).
         return write_scale(shared, req, t, |current| {
