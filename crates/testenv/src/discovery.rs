@@ -495,13 +495,28 @@ mod storage_version_hash_tests {
         // Derived from the algorithm (base64 of the first 8 bytes of SHA-256 of
         // "group/version/kind"), e.g. `printf /v1/Pod | sha256sum`.
         assert_eq!(hash_of("", "v1", "pods").as_deref(), Some("xPOwRZ+Yhw8="));
-        assert_eq!(hash_of("", "v1", "configmaps").as_deref(), Some("qFsyl6wFWjQ="));
-        assert_eq!(hash_of("", "v1", "namespaces").as_deref(), Some("Q3oi5N2YM8M="));
-        assert_eq!(hash_of("apps", "v1", "deployments").as_deref(), Some("8aSe+NMegvE="));
+        assert_eq!(
+            hash_of("", "v1", "configmaps").as_deref(),
+            Some("qFsyl6wFWjQ=")
+        );
+        assert_eq!(
+            hash_of("", "v1", "namespaces").as_deref(),
+            Some("Q3oi5N2YM8M=")
+        );
+        assert_eq!(
+            hash_of("apps", "v1", "deployments").as_deref(),
+            Some("8aSe+NMegvE=")
+        );
         // autoscaling stores v2 for both served versions.
         let hpa = Some("qwQve8ut294=");
-        assert_eq!(hash_of("autoscaling", "v2", "horizontalpodautoscalers").as_deref(), hpa);
-        assert_eq!(hash_of("autoscaling", "v1", "horizontalpodautoscalers").as_deref(), hpa);
+        assert_eq!(
+            hash_of("autoscaling", "v2", "horizontalpodautoscalers").as_deref(),
+            hpa
+        );
+        assert_eq!(
+            hash_of("autoscaling", "v1", "horizontalpodautoscalers").as_deref(),
+            hpa
+        );
         // events.k8s.io Events are stored as core Events.
         let event = Some("r2yiGXH7wu8=");
         assert_eq!(hash_of("", "v1", "events").as_deref(), event);
@@ -512,7 +527,10 @@ mod storage_version_hash_tests {
     fn resources_outside_the_generic_store_should_have_no_hash() {
         assert_eq!(hash_of("", "v1", "componentstatuses"), None);
         assert_eq!(hash_of("", "v1", "bindings"), None);
-        assert_eq!(hash_of("authorization.k8s.io", "v1", "subjectaccessreviews"), None);
+        assert_eq!(
+            hash_of("authorization.k8s.io", "v1", "subjectaccessreviews"),
+            None
+        );
         assert_eq!(hash_of("authentication.k8s.io", "v1", "tokenreviews"), None);
     }
 

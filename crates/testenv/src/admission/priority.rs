@@ -39,7 +39,9 @@ impl Plugin for Priority {
         {
             for key in ["priority", "preemptionPolicy"] {
                 if spec.get(key).is_none_or(Value::is_null)
-                    && let Some(v) = old.pointer(&format!("/spec/{key}")).filter(|v| !v.is_null())
+                    && let Some(v) = old
+                        .pointer(&format!("/spec/{key}"))
+                        .filter(|v| !v.is_null())
                 {
                     spec.insert(key.into(), v.clone());
                 }

@@ -49,7 +49,13 @@ pub(crate) fn check(def: &ResourceDef, config: &Map<String, Value>) -> ApiResult
     };
     let value = Value::Object(config.clone());
     let mut errs = Vec::new();
-    walker.walk(&schema.root, types.as_deref().map(|t| &t.root), &value, "", &mut errs);
+    walker.walk(
+        &schema.root,
+        types.as_deref().map(|t| &t.root),
+        &value,
+        "",
+        &mut errs,
+    );
     if errs.is_empty() {
         return Ok(());
     }
@@ -73,7 +79,7 @@ pub(crate) fn check(def: &ResourceDef, config: &Map<String, Value>) -> ApiResult
     Err(ApiError::new(
         500,
         "",
-        &format!(
+        format!(
             "failed to create typed patch object ({}/{}; {group}/{version}, Kind={}): {message}",
             meta("namespace"),
             meta("name"),
@@ -212,10 +218,16 @@ impl Walker<'_> {
 
     fn scalar(&self, go: Option<&GoType>, v: &Value, path: &str, errs: &mut Vec<String>) {
         let kind = match go {
-            Some(GoType::String | GoType::Bytes | GoType::Quantity | GoType::Time | GoType::MicroTime) => {
-                Scalar::String
+            Some(
+                GoType::String
+                | GoType::Bytes
+                | GoType::Quantity
+                | GoType::Time
+                | GoType::MicroTime,
+            ) => Scalar::String,
+            Some(GoType::Int32 | GoType::Int64 | GoType::Uint8 | GoType::Float64) => {
+                Scalar::Numeric
             }
-            Some(GoType::Int32 | GoType::Int64 | GoType::Uint8 | GoType::Float64) => Scalar::Numeric,
             Some(GoType::Bool) => Scalar::Boolean,
             Some(GoType::IntOrString) => Scalar::Untyped,
             // A type not known here: only its being a scalar is checked.
@@ -223,7 +235,10 @@ impl Walker<'_> {
         };
         let message = match kind {
             Scalar::String if !v.is_string() => {
-                format!("expected string, got &value.valueUnstructured{{Value:{}}}", go_sharp_v(v))
+                format!(
+                    "expected string, got &value.valueUnstructured{{Value:{}}}",
+                    go_sharp_v(v)
+                )
             }
             Scalar::Numeric if !v.is_number() => {
                 format!("expected numeric (int or float), got {}", go_type_name(v))
@@ -328,17 +343,28 @@ mod tests {
     fn a_map_given_a_list_should_be_refused_as_kube_apiserver_does() {
         // Recorded from kube-apiserver v1.36.2.
         assert_eq!(
-            message("", "ConfigMap", json!({"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": "c1"}, "data": ["a", "b"]})).as_deref(),
-            Some("failed to create typed patch object (/c1; /v1, Kind=ConfigMap): .data: expected map, got &{[a b]}")
+            message(
+                "",
+                "ConfigMap",
+                json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "c1"}, "data": ["a", "b"]})
+            )
+            .as_deref(),
+            Some(
+                "failed to create typed patch object (/c1; /v1, Kind=ConfigMap): .data: expected map, got &{[a b]}"
+            )
         );
     }
 
     #[test]
     fn other_type_errors_should_read_as_structured_merge_diff_writes_them() {
         let deploy = |spec: Value| {
-            message("apps", "Deployment", json!({"apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": "d", "namespace": "ns"}, "spec": spec}))
+            message(
+                "apps",
+                "Deployment",
+                json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "d", "namespace": "ns"}, "spec": spec}),
+            )
         };
         let prefix = "failed to create typed patch object (ns/d; apps/v1, Kind=Deployment): ";
         assert_eq!(
@@ -347,32 +373,46 @@ mod tests {
         );
         assert_eq!(
             deploy(json!({"replicas": "3"})),
-            Some(format!("{prefix}.spec.replicas: expected numeric (int or float), got string"))
+            Some(format!(
+                "{prefix}.spec.replicas: expected numeric (int or float), got string"
+            ))
         );
         assert_eq!(
             deploy(json!({"paused": "yes"})),
-            Some(format!("{prefix}.spec.paused: expected boolean, got &{{yes}}"))
+            Some(format!(
+                "{prefix}.spec.paused: expected boolean, got &{{yes}}"
+            ))
         );
         assert_eq!(
             deploy(json!({"template": {"spec": {"containers": [{"name": "a", "image": 5}]}}})),
-            Some(format!("{prefix}.spec.template.spec.containers[name=\"a\"].image: expected string, got &value.valueUnstructured{{Value:5}}"))
+            Some(format!(
+                "{prefix}.spec.template.spec.containers[name=\"a\"].image: expected string, got &value.valueUnstructured{{Value:5}}"
+            ))
         );
         assert_eq!(
             deploy(json!({"template": {"spec": {"containers": ["x"]}}})),
-            Some(format!("{prefix}.spec.template.spec.containers: element 0: associative list with keys may not have non-map elements"))
+            Some(format!(
+                "{prefix}.spec.template.spec.containers: element 0: associative list with keys may not have non-map elements"
+            ))
         );
         assert_eq!(
             deploy(json!({"template": {"spec": {"containers": [{"name": "a"}, {"name": "a"}]}}})),
-            Some(format!("{prefix}.spec.template.spec.containers: duplicate entries for key [name=\"a\"]"))
+            Some(format!(
+                "{prefix}.spec.template.spec.containers: duplicate entries for key [name=\"a\"]"
+            ))
         );
         // A port's protocol key has a default.
         assert_eq!(
-            deploy(json!({"template": {"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80}]}]}}})),
+            deploy(
+                json!({"template": {"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80}]}]}}})
+            ),
             None
         );
         assert_eq!(
             deploy(json!({"selector": "app=x", "strategy": {"rollingUpdate": {"maxSurge": [1]}}})),
-            Some(format!("{prefix}errors:\n  .spec.selector: expected map, got &{{app=x}}\n  .spec.strategy.rollingUpdate.maxSurge: expected any scalar, got &{{[1]}}"))
+            Some(format!(
+                "{prefix}errors:\n  .spec.selector: expected map, got &{{app=x}}\n  .spec.strategy.rollingUpdate.maxSurge: expected any scalar, got &{{[1]}}"
+            ))
         );
         assert_eq!(deploy(json!({"replicas": null, "selector": null})), None);
     }

@@ -516,7 +516,9 @@ mod tests {
             json!({"metadata": {"name": "r"}, "rules": null})
         );
         assert_eq!(
-            round_tripped::<api::core::v1::ConfigMap>(json!({"metadata": {"name": "c"}, "data": {}})),
+            round_tripped::<api::core::v1::ConfigMap>(
+                json!({"metadata": {"name": "c"}, "data": {}})
+            ),
             json!({"metadata": {"name": "c"}})
         );
         // Nested: a container's empty args are dropped, an emptyDir struct stays, a rule's
@@ -529,13 +531,18 @@ mod tests {
             json!({"spec": {"containers": [{"name": "a"}], "volumes": [{"name": "v", "emptyDir": {}}]}})
         );
         assert_eq!(
-            round_tripped::<api::rbac::v1::Role>(json!({"rules": [{"verbs": [], "resources": []}]})),
+            round_tripped::<api::rbac::v1::Role>(
+                json!({"rules": [{"verbs": [], "resources": []}]})
+            ),
             json!({"rules": [{"verbs": null}]})
         );
         // Raw values keep their content (managedFields' fieldsV1).
         let managed = json!({"metadata": {"managedFields": [
             {"manager": "m", "fieldsType": "FieldsV1", "fieldsV1": {"f:rules": {}}}
         ]}});
-        assert_eq!(round_tripped::<api::rbac::v1::ClusterRole>(managed.clone()), managed);
+        assert_eq!(
+            round_tripped::<api::rbac::v1::ClusterRole>(managed.clone()),
+            managed
+        );
     }
 }

@@ -64,7 +64,11 @@ pub(crate) fn go_float(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     let abs = f.abs();
     if abs != 0.0 && !(1e-4..1e21).contains(&abs) {

@@ -283,11 +283,11 @@ mod tests {
             "line 4: found character that cannot start any token"
         );
         // Derived from go-yaml v2's `parser.fail` over libyaml's marks.
+        assert_eq!(err("a: 'abc\n"), "line 2: found unexpected end of stream");
         assert_eq!(
-            err("a: 'abc\n"),
-            "line 2: found unexpected end of stream"
+            err("a: b: c\n"),
+            "mapping values are not allowed in this context"
         );
-        assert_eq!(err("a: b: c\n"), "mapping values are not allowed in this context");
         assert_eq!(
             err("key: value\n  bad: indent\n"),
             "line 2: mapping values are not allowed in this context"
@@ -297,14 +297,26 @@ mod tests {
             "line 2: found a tab character that violates indentation"
         );
         // On the first line: no line at all.
-        assert_eq!(err("\ta: 1\n"), "found character that cannot start any token");
+        assert_eq!(
+            err("\ta: 1\n"),
+            "found character that cannot start any token"
+        );
     }
 
     #[test]
     fn parser_errors_should_name_their_line_from_zero() {
-        assert_eq!(err("a:\n  b: 1\n c: 2\n"), "line 2: did not find expected key");
-        assert_eq!(err("a: [1, 2\n"), "line 1: did not find expected ',' or ']'");
-        assert_eq!(err("- a\nb: c\n"), "line 1: did not find expected '-' indicator");
+        assert_eq!(
+            err("a:\n  b: 1\n c: 2\n"),
+            "line 2: did not find expected key"
+        );
+        assert_eq!(
+            err("a: [1, 2\n"),
+            "line 1: did not find expected ',' or ']'"
+        );
+        assert_eq!(
+            err("- a\nb: c\n"),
+            "line 1: did not find expected '-' indicator"
+        );
         assert_eq!(
             err("a:\n  - b\n  c: d\n"),
             "line 2: did not find expected '-' indicator"
@@ -318,7 +330,10 @@ mod tests {
             serde_json::json!({"a": 1})
         );
         assert_eq!(unmarshal(b"").unwrap(), Value::Null);
-        assert_eq!(unmarshal(b"a: 1\na: 2\n").unwrap(), serde_json::json!({"a": 2}));
+        assert_eq!(
+            unmarshal(b"a: 1\na: 2\n").unwrap(),
+            serde_json::json!({"a": 2})
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub(crate) mod go_json;
 pub(crate) mod go_nulls;
 pub(crate) mod go_strconv;
 pub(crate) mod go_types;
-pub(crate) mod go_yaml;
 pub(crate) mod go_unmarshalers;
+pub(crate) mod go_yaml;
 pub(crate) mod labels_parser;
 pub(crate) mod negotiation;

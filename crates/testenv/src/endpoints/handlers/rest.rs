@@ -97,9 +97,8 @@ pub(crate) fn parse_object(
     let map = crate::wire::decode_error::parse_object(&req.body, &def.kind)?;
     if def.custom {
         // Decoded (and pruned by its own version's schema) before its version is checked.
-        let mode = validation::unknown_fields::FieldValidation::from_param(
-            req.param("fieldValidation"),
-        );
+        let mode =
+            validation::unknown_fields::FieldValidation::from_param(req.param("fieldValidation"));
         let warnings =
             custom_resource::other_version_fields(&shared.store.lock(), def, &map, mode)?;
         req.warnings.lock().extend(warnings);
