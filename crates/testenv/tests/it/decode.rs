@@ -654,3 +654,44 @@ async fn apply_configurations_of_the_wrong_type_should_be_refused_as_structured_
     .await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn a_gated_pod_should_only_gain_node_selector_entries() {
+    let env = realistic().await;
+    let api: Api<Pod> = Api::namespaced(env.client(), "default");
+    api.create(
+        &PostParams::default(),
+        &pod(
+            "gated",
+            json!({"schedulingGates": [{"name": "g"}], "nodeSelector": {"a": "1"},
+                   "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]}),
+        ),
+    )
+    .await
+    .unwrap();
+    // An entry added: allowed while gated.
+    let updated = put_spec(&api, "gated", |s| s["nodeSelector"]["b"] = json!("2"))
+        .await
+        .unwrap();
+    assert_eq!(updated.spec.unwrap().node_selector.unwrap().len(), 2);
+    // Changed or removed: refused, with the new selector as Go prints it.
+    assert_eq!(
+        put_spec(&api, "gated", |s| s["nodeSelector"] =
+            json!({"a": "9", "b": "2"}))
+        .await
+        .unwrap_err(),
+        [
+            "spec.nodeSelector: Invalid value: map[string]string{\"a\":\"9\", \"b\":\"2\"}: only additions to spec.nodeSelector are allowed (no mutations or deletions)"
+        ]
+    );
+    // Without its gates a Pod's node selector is as immutable as the rest of its spec.
+    put_spec(&api, "gated", |s| {
+        s.as_object_mut().unwrap().remove("schedulingGates");
+    })
+    .await
+    .unwrap();
+    let causes = put_spec(&api, "gated", |s| s["nodeSelector"]["c"] = json!("3"))
+        .await
+        .unwrap_err();
+    assert!(causes[0].starts_with(UPDATABLE), "{causes:?}");
+}
