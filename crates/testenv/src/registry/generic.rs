@@ -285,7 +285,7 @@ pub(crate) fn store_update(
     };
     if dry {
         // Nothing is stored: the answer keeps the stored object's resourceVersion.
-        let mut new = new;
+        let mut new = conversion::to_storage(&t.def, new);
         if let (Some(m), Some(rv)) = (new.as_object_mut(), meta_str(&old.value, "resourceVersion"))
         {
             metadata_mut(m).insert("resourceVersion".into(), Value::String(rv.to_owned()));

@@ -171,8 +171,10 @@ pub(crate) fn create_managed(
         }
     }
     if dry_run(req) {
-        // Nothing is stored, so the object gets no resourceVersion.
-        return Ok((201, to_bytes(&Value::Object(obj))));
+        // Nothing is stored, so the object gets no resourceVersion; kube-apiserver's dry run
+        // still passes it through the storage codec.
+        let obj = crate::conversion::to_storage(def, Value::Object(obj));
+        return Ok((201, to_bytes(&obj)));
     }
     admission::record_create(shared, &mut store, def, namespace.unwrap_or_default(), &obj);
     set_rv(&mut obj, store.next_rv());
