@@ -95,7 +95,7 @@ pub(crate) fn create_managed(
         Value::String(meta::now_rfc3339()),
     );
     // Kinds that track generation start at 1; the others keep what the client sent.
-    if def.tracks_generation() {
+    if def.generation() != crate::registry::rest::Generation::Untracked {
         meta.insert("generation".into(), json!(1));
     }
     meta.remove("deletionTimestamp");
