@@ -13,7 +13,7 @@ use crate::endpoints::handlers::rest::to_bytes;
 use crate::endpoints::installer::Target;
 use crate::meta::{self, meta_str, metadata_mut};
 use crate::namespace;
-use crate::registry::rest::strategy_for;
+use crate::registry::rest::{Generation, strategy_for};
 use crate::registry::{self, ResourceDef};
 use crate::server::Shared;
 use crate::status::{ApiError, ApiResult};
@@ -28,9 +28,8 @@ pub(crate) fn commit(
     namespace: Option<&str>,
     key: &str,
     kind: EventType,
-    mut value: Value,
+    value: Value,
 ) -> Stored {
-    validation::unknown_fields::storage_round_trip(def, &mut value);
     let value = conversion::to_storage(def, value);
     let stored = store.commit(&def.storage, namespace, key, kind, value);
     shared.notify(store.rv());
@@ -216,10 +215,16 @@ pub(crate) fn prepare_update(
     }
     set_rv(&mut result, old_rv.parse().unwrap_or_default());
     let mut result = Value::Object(result);
-    // Compared as storage compares bytes: an empty list written over a nil one is no change.
-    validation::unknown_fields::storage_round_trip(def, &mut result);
     let main_custom = def.custom && matches!(part, Part::Main);
-    if def.tracks_generation() && spec_changed(old, &result, main_custom) {
+    let bump = match def.generation() {
+        Generation::Untracked | Generation::OnCreate => false,
+        Generation::OnSpecChange => spec_changed(old, &result, main_custom),
+        Generation::OnChangeOrLabels => {
+            spec_changed(old, &result, true)
+                || old.pointer("/metadata/labels") != result.pointer("/metadata/labels")
+        }
+    };
+    if bump {
         let generation = old
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
@@ -286,10 +291,8 @@ pub(crate) fn store_update(
         return Ok((200, served_json(t, old)));
     };
     if dry {
-        // Nothing is stored: the answer keeps the stored object's resourceVersion (and is
-        // encoded and decoded as storage would, as kube-apiserver's dry-run storage does).
-        let mut new = new;
-        validation::unknown_fields::storage_round_trip(&t.def, &mut new);
+        // Nothing is stored: the answer keeps the stored object's resourceVersion.
+        let mut new = conversion::to_storage(&t.def, new);
         if let (Some(m), Some(rv)) = (new.as_object_mut(), meta_str(&old.value, "resourceVersion"))
         {
             metadata_mut(m).insert("resourceVersion".into(), Value::String(rv.to_owned()));

@@ -129,19 +129,20 @@ pub(crate) fn normalize_nulls(def: &ResourceDef, obj: &mut Map<String, Value>) {
     }
     if let Some(types) = go_types(def) {
         crate::wire::go_nulls::normalize(&types, obj);
+        crate::wire::go_shape::decoded(&types, obj);
     }
 }
 
-/// What storing a built-in object makes of its empty slices and maps (see
-/// [`go_nulls::storage_round_trip`](crate::wire::go_nulls::storage_round_trip)): nil, so
-/// dropped or `null`. Custom resources (stored as JSON) and kinds kcr-testenv has no type for
-/// pass unchanged.
-pub(crate) fn storage_round_trip(def: &ResourceDef, obj: &mut Value) {
+/// A built-in object as kube-apiserver answers once it has stored it (see
+/// [`go_shape`](crate::wire::go_shape)): empty lists and maps come back as `nil`, absent fields
+/// as what Go writes for their zero value. Custom resources and kinds kcr-testenv has no type
+/// for pass unchanged.
+pub(crate) fn as_stored(def: &ResourceDef, obj: &mut Map<String, Value>) {
     if def.custom {
         return;
     }
-    if let (Some(types), Value::Object(m)) = (go_types(def), obj) {
-        crate::wire::go_nulls::storage_round_trip(&types, m);
+    if let Some(types) = go_types(def) {
+        crate::wire::go_shape::stored(&types, obj);
     }
 }
 

@@ -94,7 +94,13 @@ fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usi
 }
 
 /// What a field of struct `i` that is `null` (or zero) encodes as: `None` when it is dropped.
-fn null_field(types: &GoTypes, i: usize, name: &str, ty: &GoType, depth: usize) -> Option<Value> {
+pub(super) fn null_field(
+    types: &GoTypes,
+    i: usize,
+    name: &str,
+    ty: &GoType,
+    depth: usize,
+) -> Option<Value> {
     let tag = lookup(&types.structs[i].qualified, name)?.tag;
     match tag {
         Tag::OmitZero | Tag::OmitEmpty => None,
@@ -140,89 +146,6 @@ fn zero(types: &GoTypes, ty: &GoType, depth: usize) -> Value {
                 }
             }
             Value::Object(m)
-        }
-    }
-}
-
-/// Turns the empty slices and maps of `obj` (`[]`, `{}` where the Go type is a slice or a map)
-/// into what kube-apiserver's storage gives back: a built-in object is stored as protobuf, where
-/// an empty repeated field or map is not written, so it decodes as a nil slice or map, which
-/// encodes as nothing under `omitempty` and as `null` without it (`ClusterRole.rules: []` comes
-/// back `null`, `ConfigMap.data: {}` is dropped). kube-apiserver answers a create or update
-/// (a dry run too) with the object decoded from the bytes it stored, so every write's answer
-/// shows it. An empty item of a slice or value of a map is `null`; a struct's (`emptyDir: {}`),
-/// a `[]byte`'s and a raw value's (`fieldsV1`, `RawExtension`) emptiness stays.
-pub(crate) fn storage_round_trip(types: &GoTypes, obj: &mut Map<String, Value>) {
-    if let GoType::Struct(i) = types.root {
-        empties_struct(types, i, obj, 0);
-    }
-}
-
-/// Whether `v` is an empty slice or map of a Go slice or map type.
-fn empty_collection(ty: &GoType, v: &Value) -> bool {
-    match (ty.underlying(), v) {
-        (GoType::Slice(elem), Value::Array(a)) => {
-            a.is_empty() && !matches!(elem.underlying(), GoType::Uint8)
-        }
-        (GoType::Map(_), Value::Object(m)) => m.is_empty(),
-        _ => false,
-    }
-}
-
-fn empties(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize) {
-    if depth > MAX_DEPTH {
-        return;
-    }
-    match (ty.underlying(), v) {
-        (GoType::Struct(i), Value::Object(m)) => empties_struct(types, *i, m, depth + 1),
-        (GoType::Slice(elem), Value::Array(items)) => {
-            for item in items {
-                empties_item(types, elem, item, depth + 1);
-            }
-        }
-        (GoType::Map(elem), Value::Object(m)) => {
-            for item in m.values_mut() {
-                empties_item(types, elem, item, depth + 1);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn empties_item(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize) {
-    if empty_collection(ty, v) {
-        *v = Value::Null;
-    } else {
-        empties(types, ty, v, depth);
-    }
-}
-
-fn empties_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usize) {
-    let Some(s) = types.structs.get(i) else {
-        return;
-    };
-    let emptied: Vec<String> = m
-        .iter_mut()
-        .filter_map(|(k, v)| {
-            let ty = s.fields.get(k)?;
-            if empty_collection(ty, v) {
-                return Some(k.clone());
-            }
-            empties(types, ty, v, depth);
-            None
-        })
-        .collect();
-    for k in emptied {
-        let Some(ty) = s.fields.get(&k) else {
-            continue;
-        };
-        match null_field(types, i, &k, ty, depth) {
-            Some(v) => {
-                m.insert(k, v);
-            }
-            None => {
-                m.remove(&k);
-            }
         }
     }
 }
@@ -495,54 +418,5 @@ mod tests {
                 proptest::prop_assert_eq!(once.pointer(&path), Some(&v), "{}", path);
             }
         }
-    }
-
-    fn round_tripped<T: serde::de::DeserializeOwned + 'static>(v: Value) -> Value {
-        let types = go_types::of::<T>().unwrap();
-        let Value::Object(mut m) = v else {
-            panic!("not an object")
-        };
-        storage_round_trip(&types, &mut m);
-        Value::Object(m)
-    }
-
-    #[test]
-    fn empty_slices_and_maps_should_come_back_nil_from_storage() {
-        // Without omitempty: null; with it: dropped.
-        assert_eq!(
-            round_tripped::<api::rbac::v1::ClusterRole>(json!({
-                "metadata": {"name": "r", "labels": {}, "finalizers": []}, "rules": []
-            })),
-            json!({"metadata": {"name": "r"}, "rules": null})
-        );
-        assert_eq!(
-            round_tripped::<api::core::v1::ConfigMap>(
-                json!({"metadata": {"name": "c"}, "data": {}})
-            ),
-            json!({"metadata": {"name": "c"}})
-        );
-        // Nested: a container's empty args are dropped, an emptyDir struct stays, a rule's
-        // empty verbs (no omitempty) is null.
-        assert_eq!(
-            round_tripped::<api::core::v1::Pod>(json!({"spec": {
-                "containers": [{"name": "a", "args": [], "env": []}],
-                "volumes": [{"name": "v", "emptyDir": {}}]
-            }})),
-            json!({"spec": {"containers": [{"name": "a"}], "volumes": [{"name": "v", "emptyDir": {}}]}})
-        );
-        assert_eq!(
-            round_tripped::<api::rbac::v1::Role>(
-                json!({"rules": [{"verbs": [], "resources": []}]})
-            ),
-            json!({"rules": [{"verbs": null}]})
-        );
-        // Raw values keep their content (managedFields' fieldsV1).
-        let managed = json!({"metadata": {"managedFields": [
-            {"manager": "m", "fieldsType": "FieldsV1", "fieldsV1": {"f:rules": {}}}
-        ]}});
-        assert_eq!(
-            round_tripped::<api::rbac::v1::ClusterRole>(managed.clone()),
-            managed
-        );
     }
 }
