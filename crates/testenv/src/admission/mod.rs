@@ -23,6 +23,8 @@
 //!   and `unreachable` for 300 s;
 //! - [`storage_protection`] (`StorageObjectInUseProtection`): the protection finalizers of
 //!   PersistentVolumeClaims and PersistentVolumes;
+//! - [`mutating_admission_policy`] (`MutatingAdmissionPolicy`): MutatingAdmissionPolicies and
+//!   their bindings: `ApplyConfiguration` and `JSONPatch` mutations built with CEL;
 //! - [`validating_admission_policy`] (`ValidatingAdmissionPolicy`): ValidatingAdmissionPolicies
 //!   and their bindings, with CEL;
 //! - [`resource_quota`] (`ResourceQuota`): a namespace's ResourceQuotas bound what is created
@@ -33,6 +35,7 @@
 
 mod default_toleration_seconds;
 mod limit_ranger;
+mod mutating_admission_policy;
 mod namespace_lifecycle;
 mod pod_security;
 mod priority;
@@ -207,6 +210,7 @@ static PLUGINS: &[&dyn Plugin] = &[
     &priority::Priority,
     &default_toleration_seconds::DefaultTolerationSeconds,
     &storage_protection::StorageObjectInUseProtection,
+    &mutating_admission_policy::MutatingAdmissionPolicy,
     &validating_admission_policy::ValidatingAdmissionPolicy,
     &resource_quota::ResourceQuota,
 ];

@@ -56,7 +56,7 @@ static ENV: LazyLock<Arc<cel::Env>> = LazyLock::new(|| {
 
 /// Whether a label selector (`matchLabels`, `matchExpressions`) matches `labels`; no selector
 /// matches everything.
-fn selector_matches(selector: Option<&Value>, labels: &Map<String, Value>) -> bool {
+pub(super) fn selector_matches(selector: Option<&Value>, labels: &Map<String, Value>) -> bool {
     let Some(selector) = selector.filter(|s| !s.is_null()) else {
         return true;
     };
@@ -89,7 +89,7 @@ fn selector_matches(selector: Option<&Value>, labels: &Map<String, Value>) -> bo
     })
 }
 
-fn strings(v: Option<&Value>) -> Vec<&str> {
+pub(super) fn strings(v: Option<&Value>) -> Vec<&str> {
     v.and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -133,7 +133,7 @@ fn rule_matches(rule: &Value, a: &Attributes<'_>, name: &str, operation: &str) -
 }
 
 /// The labels of an object.
-fn labels_of(v: &Value) -> Map<String, Value> {
+pub(super) fn labels_of(v: &Value) -> Map<String, Value> {
     v.pointer("/metadata/labels")
         .and_then(Value::as_object)
         .cloned()
@@ -141,7 +141,7 @@ fn labels_of(v: &Value) -> Map<String, Value> {
 }
 
 /// Whether a `matchConstraints` / `matchResources` matches the request.
-fn resources_match(
+pub(super) fn resources_match(
     m: Option<&Value>,
     a: &Attributes<'_>,
     obj: &Value,
@@ -189,7 +189,7 @@ fn resources_match(
 }
 
 /// A CEL value from JSON.
-fn cel_value(v: &Value) -> cel::Value {
+pub(super) fn cel_value(v: &Value) -> cel::Value {
     cel::to_value(v).unwrap_or(cel::Value::Null)
 }
 
@@ -217,7 +217,11 @@ struct Failure {
 }
 
 /// The params a binding gives its policy; `Err` with the message of a missing param.
-fn params_of(a: &Attributes<'_>, policy: &Value, binding: &Value) -> Result<Vec<Value>, String> {
+pub(super) fn params_of(
+    a: &Attributes<'_>,
+    policy: &Value,
+    binding: &Value,
+) -> Result<Vec<Value>, String> {
     let Some(kind) = policy.pointer("/spec/paramKind").filter(|k| !k.is_null()) else {
         return Ok(vec![Value::Null]);
     };

@@ -100,3 +100,52 @@ mod tests {
         assert_eq!(json[0].as_f64(), Some(exact));
     }
 }
+
+/// Merges an apply configuration into an object as structured-merge-diff's `Merge` does
+/// (the configuration's values win; list maps and sets merge item by item), owning nothing:
+/// what MutatingAdmissionPolicy's `ApplyConfiguration` mutations do.
+pub(crate) fn merge_configuration(schema: &Schema, live: &Value, config: &Value) -> Value {
+    typed::merge(schema, &schema.root, Some(live), Some(config))
+}
+
+/// The paths (`.spec.x`, `[0]`) of the atomic structs, maps and lists an apply configuration
+/// sets, which a MutatingAdmissionPolicy may not mutate.
+pub(crate) fn atomic_paths(schema: &Schema, config: &Value) -> Vec<String> {
+    fn walk(schema: &Schema, ty: &Ty, v: &Value, path: &str, out: &mut Vec<String>) {
+        match (ty, v) {
+            (Ty::Named(name), Value::Object(m)) => {
+                let Some(def) = schema.resolve(name) else {
+                    return;
+                };
+                if def.atomic {
+                    out.push(path.to_owned());
+                }
+                for (k, child) in m {
+                    if let Some(field) = def.fields.get(k) {
+                        walk(schema, &field.ty, child, &format!("{path}.{k}"), out);
+                    }
+                }
+            }
+            (Ty::Map(atomic, _), Value::Object(_)) => {
+                if *atomic {
+                    out.push(path.to_owned());
+                }
+            }
+            (Ty::Atomic, Value::Object(_) | Value::Array(_)) | (Ty::Deduced, Value::Array(_)) => {
+                out.push(path.to_owned())
+            }
+            (Ty::List(kind, elem), Value::Array(items)) => {
+                if matches!(kind, schema::ListKind::Atomic) {
+                    out.push(path.to_owned());
+                }
+                for (i, item) in items.iter().enumerate() {
+                    walk(schema, elem, item, &format!("{path}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &schema.root, config, "", &mut out);
+    out
+}
