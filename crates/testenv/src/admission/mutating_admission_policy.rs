@@ -827,7 +827,7 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
     let mut failure: Option<String> = None;
     let mut ran = Vec::new();
     let mut pass = |only: Option<&[usize]>, obj: &mut Map<String, Value>, ran: &mut Vec<usize>| {
-        let mut changed = false;
+        let mut dirty = false;
         for (i, inv) in invocations.iter().enumerate() {
             if only.is_some_and(|o| !o.contains(&i)) {
                 continue;
@@ -835,7 +835,14 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
             let before = obj.clone();
             match inv.run(&r, obj) {
                 Ok(false) => continue,
-                Ok(true) => {}
+                // kube-apiserver marks the object dirty once a mutation applied, changed or
+                // not: the policies to reinvoke then run again.
+                Ok(true) => {
+                    dirty |= inv
+                        .spec("mutations")
+                        .and_then(Value::as_array)
+                        .is_some_and(|m| !m.is_empty())
+                }
                 Err(e) => {
                     if !inv.ignores_failures() && failure.is_none() {
                         failure = Some(format!(
@@ -847,14 +854,13 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
             }
             if *obj != before {
                 strategy.defaults(obj);
-                changed = true;
+                dirty = true;
             }
             ran.push(i);
         }
-        changed
+        dirty
     };
-    let changed = pass(None, obj, &mut ran);
-    if changed {
+    if pass(None, obj, &mut ran) {
         let again: Vec<usize> = ran
             .iter()
             .copied()
@@ -875,4 +881,136 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
         return Err(ApiError::new(403, "Invalid", message).with_details(details));
     }
     Ok(*obj != original)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn patch_error(doc: Value, ops: Value) -> String {
+        let mut doc = doc;
+        match apply_json_patch(&mut doc, ops.as_array().unwrap()) {
+            Err(PatchError::Failed(e)) => e,
+            Err(PatchError::TestFailed) => "test failed".into(),
+            Ok(()) => panic!("applied: {doc}"),
+        }
+    }
+
+    #[test]
+    fn json_patch_errors_should_read_as_evanphx_v4() {
+        assert_eq!(
+            patch_error(
+                json!({}),
+                json!([{"op": "add", "path": "/data/x", "value": 1}])
+            ),
+            "add operation does not apply: doc is missing path: \"/data/x\": missing value"
+        );
+        assert_eq!(
+            patch_error(
+                json!({"a": [1]}),
+                json!([{"op": "add", "path": "/a/5", "value": 1}])
+            ),
+            "error in add for path: '/a/5': Unable to access invalid index: 5: invalid index referenced"
+        );
+        assert_eq!(
+            patch_error(
+                json!({"a": [1]}),
+                json!([{"op": "add", "path": "/a/x", "value": 1}])
+            ),
+            "error in add for path: '/a/x': value was not a proper array index: 'x': strconv.Atoi: parsing \"x\": invalid syntax"
+        );
+        assert_eq!(
+            patch_error(json!({"a": {}}), json!([{"op": "remove", "path": "/a/b"}])),
+            "error in remove for path: '/a/b': Unable to remove nonexistent key: b: missing value"
+        );
+        assert_eq!(
+            patch_error(
+                json!({"a": [1]}),
+                json!([{"op": "replace", "path": "/a/3", "value": 1}])
+            ),
+            "replace operation does not apply: doc is missing key: /a/3: missing value"
+        );
+        assert_eq!(
+            patch_error(
+                json!({}),
+                json!([{"op": "move", "from": "/x/y", "path": "/z"}])
+            ),
+            "move operation does not apply: doc is missing from path: /x/y: missing value"
+        );
+        assert_eq!(
+            patch_error(json!({}), json!([{"op": "nope", "path": "/z"}])),
+            "Unexpected kind: nope"
+        );
+        assert_eq!(
+            patch_error(
+                json!({"a": 1}),
+                json!([{"op": "test", "path": "/a", "value": 2}])
+            ),
+            "test failed"
+        );
+    }
+
+    #[test]
+    fn json_patch_should_apply_v4_semantics() {
+        let mut doc = json!({"a": [1, 2], "m": {"k": "v"}});
+        let ops = json!([
+            {"op": "add", "path": "/a/-1", "value": 9},
+            {"op": "replace", "path": "/m/new", "value": "set"},
+            {"op": "copy", "from": "/m/k", "path": "/m/c"},
+            {"op": "move", "from": "/m/k", "path": "/k~1slash"},
+            {"op": "remove", "path": "/a/0"},
+            {"op": "test", "path": "/m/absent", "value": null}
+        ]);
+        assert!(apply_json_patch(&mut doc, ops.as_array().unwrap()).is_ok());
+        assert_eq!(
+            doc,
+            json!({"a": [2, 9], "m": {"new": "set", "c": "v"}, "k/slash": "v"})
+        );
+    }
+
+    #[test]
+    fn struct_names_should_skip_strings_and_other_identifiers() {
+        let mut names = BTreeSet::new();
+        struct_names(
+            r#"Object{spec: Object.spec {x: "Object.fake{", y: {'a': 1}}} + [JSONPatch{op: 'add'}] + other{}"#,
+            &mut names,
+        );
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(names, ["JSONPatch", "Object", "Object.spec"]);
+    }
+
+    #[test]
+    fn struct_literals_should_evaluate_to_named_structs() {
+        let expression = "Object{spec: Object.spec{replicas: 2, list: [1, 2.0], m: {'k': 'v'}}}";
+        let mut names = BTreeSet::new();
+        struct_names(expression, &mut names);
+        let env = env_for(names);
+        let ctx = cel::Context::with_env(env.clone());
+        let v = evaluate(&env, expression, &ctx).unwrap();
+        assert!(check_type_names(&v).is_ok());
+        assert_eq!(
+            to_json(&v).unwrap(),
+            json!({"spec": {"replicas": 2, "list": [1, 2], "m": {"k": "v"}}})
+        );
+        let unknown = evaluate(&env, "Other{}", &ctx).unwrap_err();
+        assert!(
+            unknown.starts_with("expression 'Other{}' resulted in error"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn atomic_paths_should_follow_the_schema() {
+        let schema = crate::managed_fields::Schema::builtin("apps", "v1", "Deployment");
+        let config = json!({"spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {"spec": {"containers": [{"name": "c", "command": ["x"]}]}}}});
+        assert_eq!(
+            crate::managed_fields::atomic_paths(&schema, &config),
+            [
+                ".spec.selector",
+                ".spec.template.spec.containers[0].command"
+            ]
+        );
+    }
 }

@@ -19,6 +19,7 @@ mod event_conversion;
 mod faults;
 mod garbage_collection;
 mod kubectl;
+mod mutating_policy;
 mod namespaces;
 mod nulls;
 mod params;
