@@ -85,22 +85,6 @@ pub(crate) fn parse_apply_body(body: &[u8]) -> Result<Value, ApplyBodyError> {
     crate::wire::go_yaml::unmarshal(body).map_err(ApplyBodyError)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Found by the `apply_body` fuzz target: serde_json's default float parsing can be one unit
-    /// in the last place off, so the same apply body read as JSON and as YAML differed.
-    #[test]
-    fn an_apply_body_should_read_the_same_numbers_as_json_and_as_yaml() {
-        let exact: f64 = "3.894668420158396e-159".parse().unwrap();
-        let json = parse_apply_body(b"[3.894668420158396e-159]").unwrap();
-        let yaml = parse_apply_body(b"- 3.894668420158396e-159\n").unwrap();
-        assert_eq!(json, yaml);
-        assert_eq!(json[0].as_f64(), Some(exact));
-    }
-}
-
 /// Merges an apply configuration into an object as structured-merge-diff's `Merge` does
 /// (the configuration's values win; list maps and sets merge item by item), owning nothing:
 /// what MutatingAdmissionPolicy's `ApplyConfiguration` mutations do.
@@ -126,14 +110,9 @@ pub(crate) fn atomic_paths(schema: &Schema, config: &Value) -> Vec<String> {
                     }
                 }
             }
-            (Ty::Map(atomic, _), Value::Object(_)) => {
-                if *atomic {
-                    out.push(path.to_owned());
-                }
-            }
-            (Ty::Atomic, Value::Object(_) | Value::Array(_)) | (Ty::Deduced, Value::Array(_)) => {
-                out.push(path.to_owned())
-            }
+            (Ty::Map(true, _), Value::Object(_))
+            | (Ty::Atomic, Value::Object(_) | Value::Array(_))
+            | (Ty::Deduced, Value::Array(_)) => out.push(path.to_owned()),
             (Ty::List(kind, elem), Value::Array(items)) => {
                 if matches!(kind, schema::ListKind::Atomic) {
                     out.push(path.to_owned());
@@ -148,4 +127,20 @@ pub(crate) fn atomic_paths(schema: &Schema, config: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(schema, &schema.root, config, "", &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the `apply_body` fuzz target: serde_json's default float parsing can be one unit
+    /// in the last place off, so the same apply body read as JSON and as YAML differed.
+    #[test]
+    fn an_apply_body_should_read_the_same_numbers_as_json_and_as_yaml() {
+        let exact: f64 = "3.894668420158396e-159".parse().unwrap();
+        let json = parse_apply_body(b"[3.894668420158396e-159]").unwrap();
+        let yaml = parse_apply_body(b"- 3.894668420158396e-159\n").unwrap();
+        assert_eq!(json, yaml);
+        assert_eq!(json[0].as_f64(), Some(exact));
+    }
 }
