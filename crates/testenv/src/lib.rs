@@ -309,10 +309,11 @@
 //! - decoding (`wire`, `protobuf`, `validation::unknown_fields`), then the field manager
 //!   (`managed_fields`).
 //! - `admission`: the admission chain of a create (and, for DefaultTolerationSeconds, Priority,
-//!   ValidatingAdmissionPolicy and PodSecurity's namespace labels, of an update), one module per
+//!   MutatingAdmissionPolicy, ValidatingAdmissionPolicy and PodSecurity's namespace labels, of an update), one module per
 //!   plugin in kube-apiserver's
 //!   order (NamespaceLifecycle, LimitRanger, ServiceAccount, PodSecurity, Priority,
-//!   DefaultTolerationSeconds, StorageObjectInUseProtection, ValidatingAdmissionPolicy with CEL,
+//!   DefaultTolerationSeconds, StorageObjectInUseProtection, MutatingAdmissionPolicy and
+//!   ValidatingAdmissionPolicy with CEL,
 //!   ResourceQuota), mutating plugins then validating ones, then what a plugin records of an
 //!   admitted create (ResourceQuota's `status.used`); each can be switched off
 //!   ([`TestEnvBuilder::admission_plugin`], `kcr-apiserver --disable-admission-plugins`).
@@ -359,11 +360,11 @@
 //!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
 //!   roles are aggregated once).
 //! - **No aggregated API servers**: APIServices are stored but nothing is proxied to them;
-//!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
-//!   evaluated.
+//!   admission webhooks are stored but never called.
 //! - **Admission of updates in part**: the whole admission chain (see the layers below) runs on
 //!   creates; on updates, patches and applies only DefaultTolerationSeconds and Priority (which
-//!   give a Pod back its tolerations, priority and preemption policy), ValidatingAdmissionPolicy
+//!   give a Pod back its tolerations, priority and preemption policy), MutatingAdmissionPolicy,
+//!   ValidatingAdmissionPolicy
 //!   and PodSecurity's namespace label checks run (no ResourceQuota, LimitRanger or PodSecurity
 //!   check of an updated object, nothing on `scale` writes or deletes).
 //! - Also not yet: custom resource schema validation and defaulting beyond what the conformance

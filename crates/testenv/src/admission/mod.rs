@@ -4,7 +4,8 @@
 //! refuse it ([`validate_create`]); after the create is accepted (and is not a dry run), the
 //! plugins that keep state record it ([`record_create`]: ResourceQuota charges its quotas). An
 //! update, patch or apply goes through the mutating plugins that act on updates
-//! ([`admit_update`]: DefaultTolerationSeconds) before the strategy validates it, then through
+//! ([`admit_update`]: DefaultTolerationSeconds, Priority, MutatingAdmissionPolicy) before the
+//! strategy validates it, then through
 //! the validating plugins that act on updates ([`validate_update`]: ValidatingAdmissionPolicy,
 //! PodSecurity's namespace labels) before it is stored.
 //! What a mutating plugin sets is owned by no field manager. One module per plugin, in
@@ -232,7 +233,8 @@ pub(crate) fn validate_create(a: &Attributes<'_>, obj: &Map<String, Value>) -> A
     enabled(a).try_for_each(|p| p.validate_create(a, obj))
 }
 
-/// Runs every mutating plugin that acts on updates (DefaultTolerationSeconds) on the object an
+/// Runs every mutating plugin that acts on updates (DefaultTolerationSeconds, Priority,
+/// MutatingAdmissionPolicy) on the object an
 /// update, patch or apply would store, after the field manager and before the strategy
 /// prepares and validates it, as kube-apiserver's update handler does.
 pub(crate) fn admit_update(

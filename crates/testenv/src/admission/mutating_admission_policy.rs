@@ -800,6 +800,12 @@ fn invocations(
 /// changed.
 fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) -> ApiResult<bool> {
     let operation = if old.is_some() { "UPDATE" } else { "CREATE" };
+    if a.store
+        .keys(&format!("{GROUP}/mutatingadmissionpolicybindings"), None)
+        .is_empty()
+    {
+        return Ok(false);
+    }
     let namespace = (a.def.namespaced && !a.namespace.is_empty())
         .then(|| a.store.get("/namespaces", a.namespace))
         .flatten()
