@@ -152,9 +152,14 @@ fn evaluate(
     let program = env
         .compile(expression)
         .map_err(|e| format!("compilation failed: {e}"))?;
-    program
-        .execute(ctx)
-        .map_err(|e| format!("expression '{expression}' resulted in error: {e}"))
+    program.execute(ctx).map_err(|e| {
+        // cel-go's words for a missing key.
+        let e = match e {
+            cel::ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+            other => other.to_string(),
+        };
+        format!("expression '{expression}' resulted in error: {e}")
+    })
 }
 
 /// JSON of a CEL value (as kube-apiserver's `ConvertToNative` to JSON values).
