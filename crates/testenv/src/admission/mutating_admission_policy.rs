@@ -472,6 +472,17 @@ impl Invocation {
         self.policy.get("spec").and_then(|s| s.get(k))
     }
 
+    /// What tells the invocation from the others: its policy, binding and param.
+    fn key(&self) -> (String, String, Value, Value) {
+        let meta = |k: &str| self.param.pointer(&format!("/metadata/{k}")).cloned();
+        (
+            self.policy_name.clone(),
+            self.binding_name.clone(),
+            meta("namespace").unwrap_or(Value::Null),
+            meta("name").unwrap_or(Value::Null),
+        )
+    }
+
     fn ignores_failures(&self) -> bool {
         self.spec("failurePolicy").and_then(Value::as_str) == Some("Ignore")
     }
@@ -829,20 +840,29 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
         }),
         namespace,
     };
-    let invocations = invocations(a, &r, &Value::Object(obj.clone()), operation);
-    if invocations.is_empty() {
+    let first = invocations(a, &r, &Value::Object(obj.clone()), operation);
+    if first.is_empty() {
         return Ok(false);
+    }
+    // kube-apiserver's admission sees a new object before the storage gives it its uid and
+    // creation time (which then replace whatever a mutation set).
+    let mut system = Vec::new();
+    if old.is_none()
+        && let Some(Value::Object(meta)) = obj.get_mut("metadata")
+    {
+        for k in ["uid", "creationTimestamp"] {
+            if let Some(v) = meta.remove(k) {
+                system.push((k, v));
+            }
+        }
     }
     let original = obj.clone();
     let strategy = crate::registry::rest::strategy_for(a.def);
     let mut failure: Option<String> = None;
-    let mut ran = Vec::new();
-    let mut pass = |only: Option<&[usize]>, obj: &mut Map<String, Value>, ran: &mut Vec<usize>| {
+    let mut pass = |invocations: &[Invocation], obj: &mut Map<String, Value>| {
         let mut dirty = false;
-        for (i, inv) in invocations.iter().enumerate() {
-            if only.is_some_and(|o| !o.contains(&i)) {
-                continue;
-            }
+        let mut ran = Vec::new();
+        for inv in invocations {
             let before = obj.clone();
             match inv.run(&r, obj) {
                 Ok(false) => continue,
@@ -867,18 +887,26 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
                 strategy.defaults(obj);
                 dirty = true;
             }
-            ran.push(i);
+            ran.push(inv.key());
         }
-        dirty
+        (dirty, ran)
     };
-    if pass(None, obj, &mut ran) {
-        let again: Vec<usize> = ran
-            .iter()
-            .copied()
-            .filter(|i| invocations[*i].reinvoked())
+    let (dirty, ran) = pass(&first, obj);
+    if dirty {
+        // The reinvocation matches the object as it is now; of what matches, the invocations
+        // that ran and ask for it run again.
+        let again: Vec<Invocation> = invocations(a, &r, &Value::Object(obj.clone()), operation)
+            .into_iter()
+            .filter(|i| i.reinvoked() && ran.contains(&i.key()))
             .collect();
         if !again.is_empty() {
-            pass(Some(&again), obj, &mut Vec::new());
+            pass(&again, obj);
+        }
+    }
+    let changed = *obj != original;
+    if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
+        for (k, v) in system {
+            meta.insert(k.to_owned(), v);
         }
     }
     if let Some(message) = failure {
@@ -891,7 +919,7 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
         details["causes"] = json!([{"message": message}]);
         return Err(ApiError::new(403, "Invalid", message).with_details(details));
     }
-    Ok(*obj != original)
+    Ok(changed)
 }
 
 #[cfg(test)]

@@ -109,7 +109,11 @@ async fn a_deployment_should_get_an_apply_configuration_and_a_json_patch() {
                         spec: Object.spec.template.spec{containers: [\
                             Object.spec.template.spec.containers{name: \"sidecar\", image: \"busybox\"}]}}}}"}},
                 {"patchType": "JSONPatch", "jsonPatch": {"expression":
-                    "[JSONPatch{op: \"replace\", path: \"/spec/replicas\", value: 3}]"}}
+                    "[JSONPatch{op: \"replace\", path: \"/spec/replicas\", value: 3}]"}},
+                // Admission sees a new object before the storage gives it a uid.
+                {"patchType": "JSONPatch", "jsonPatch": {"expression":
+                    "[JSONPatch{op: \"add\", path: \"/metadata/annotations\", \
+                        value: {\"had-uid\": string(has(object.metadata.uid))}}]"}}
             ]}),
         json!({}),
     )
@@ -122,6 +126,8 @@ async fn a_deployment_should_get_an_apply_configuration_and_a_json_patch() {
     let created = serde_json::to_value(&created).unwrap();
     let at = |p: &str| created.pointer(p).cloned().unwrap_or(Value::Null);
     assert_eq!(at("/spec/replicas"), json!(3));
+    assert_eq!(at("/metadata/annotations"), json!({"had-uid": "false"}));
+    assert!(at("/metadata/uid").is_string());
     assert_eq!(
         at("/spec/template/metadata/labels"),
         json!({"app": "d1", "injected": "yes"})
