@@ -42,7 +42,7 @@ use std::sync::{Arc, LazyLock};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
-use super::validating_admission_policy::{cel_value, params_of, resources_match};
+use super::validating_admission_policy::{cel_value, labels_of, resources_match, selector_matches};
 use super::{Attributes, Plugin};
 use crate::status::{ApiError, ApiResult};
 
@@ -463,8 +463,6 @@ struct Invocation {
     binding_name: String,
     policy: Arc<Value>,
     param: Value,
-    /// A configuration error found before evaluation (a missing param).
-    error: Option<String>,
 }
 
 impl Invocation {
@@ -513,13 +511,10 @@ impl Invocation {
         out
     }
 
-    /// Runs the invocation on `obj`: `Ok(false)` when its match conditions exclude the request,
-    /// `Ok(true)` when it ran; `Err` with the first failure (the mutations after a failed one
-    /// still run, as kube-apiserver's dispatcher goes on).
-    fn run(&self, r: &Request<'_>, obj: &mut Map<String, Value>) -> Result<bool, String> {
-        if let Some(e) = &self.error {
-            return Err(e.clone());
-        }
+    /// Runs the invocation on `obj`: `false` when its match conditions exclude the request (or
+    /// fail). Every failure is added to `errors` (the mutations after a failed one still run,
+    /// as kube-apiserver's dispatcher goes on).
+    fn run(&self, r: &Request<'_>, obj: &mut Map<String, Value>, errors: &mut Vec<String>) -> bool {
         let mut names = BTreeSet::new();
         for e in self.expressions() {
             struct_names(e, &mut names);
@@ -567,18 +562,22 @@ impl Invocation {
                     .get("expression")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                match evaluate(&env, expression, &ctx)? {
-                    cel::Value::Bool(true) => {}
-                    cel::Value::Bool(false) => return Ok(false),
-                    other => {
-                        return Err(format!(
+                match evaluate(&env, expression, &ctx) {
+                    Ok(cel::Value::Bool(true)) => {}
+                    Ok(cel::Value::Bool(false)) => return false,
+                    Ok(other) => {
+                        errors.push(format!(
                             "expression '{expression}' resulted in error: matchCondition must evaluate to a bool, got {other:?}"
                         ));
+                        return false;
+                    }
+                    Err(e) => {
+                        errors.push(e);
+                        return false;
                     }
                 }
             }
         }
-        let mut first_error = None;
         for m in self
             .spec("mutations")
             .and_then(Value::as_array)
@@ -587,10 +586,10 @@ impl Invocation {
         {
             let ctx = context(obj);
             if let Err(e) = self.mutate(r, &env, m, &ctx, obj) {
-                first_error.get_or_insert(e);
+                errors.push(e);
             }
         }
-        first_error.map_or(Ok(true), Err)
+        true
     }
 
     /// Applies one mutation to `obj`.
@@ -742,13 +741,103 @@ impl Plugin for MutatingAdmissionPolicy {
     }
 }
 
+/// A failure of a policy: its message (`policy '<p>' with binding '<b>' denied request: ...`),
+/// its reason (none for a configuration error) and whether the policy ignores it.
+struct PolicyError {
+    message: String,
+    reason: Option<&'static str>,
+    ignored: bool,
+}
+
+/// The params a binding gives its policy, as kube-apiserver's `CollectParams`: one `null` param
+/// without `paramKind` or without `paramRef`; by name or selector in the namespace of the
+/// `paramRef`, else the request's; none found is an error only with `Deny`.
+fn collect_params(
+    a: &Attributes<'_>,
+    policy: &Value,
+    binding: &Value,
+) -> Result<Vec<Value>, String> {
+    let Some(kind) = policy.pointer("/spec/paramKind").filter(|k| !k.is_null()) else {
+        return Ok(vec![Value::Null]);
+    };
+    let Some(param_ref) = binding.pointer("/spec/paramRef").filter(|r| !r.is_null()) else {
+        return Ok(vec![Value::Null]);
+    };
+    let text = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (api_version, kind_name) = (text(kind, "apiVersion"), text(kind, "kind"));
+    let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+    let Some(def) = a
+        .store
+        .defs()
+        .iter()
+        .find(|d| d.group == group && d.version == version && d.kind == kind_name)
+        .cloned()
+    else {
+        return Err(format!(
+            "paramKind kind `&ParamKind{{APIVersion:{api_version},Kind:{kind_name},}}` not known"
+        ));
+    };
+    let ref_namespace = text(param_ref, "namespace");
+    let namespace = if def.namespaced {
+        if !ref_namespace.is_empty() {
+            Some(ref_namespace)
+        } else if !a.namespace.is_empty() {
+            Some(a.namespace.to_owned())
+        } else {
+            return Err(
+                "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"
+                    .into(),
+            );
+        }
+    } else if !ref_namespace.is_empty() {
+        return Err(
+            "paramRef.namespace must not be provided for a cluster-scoped `paramKind`".into(),
+        );
+    } else {
+        None
+    };
+    let name = text(param_ref, "name");
+    let selector = param_ref.get("selector").filter(|s| !s.is_null());
+    let mut found = Vec::new();
+    if !name.is_empty() {
+        if selector.is_some() {
+            return Err("paramRef.name and paramRef.selector are mutually exclusive".into());
+        }
+        let key = crate::store::object_key(namespace.as_deref(), &name);
+        found.extend(a.store.get(&def.storage, &key).map(|s| (*s.value).clone()));
+    } else if selector.is_some() {
+        for key in a.store.keys(&def.storage, namespace.as_deref()) {
+            if let Some(s) = a.store.get(&def.storage, &key)
+                && selector_matches(selector, &labels_of(&s.value))
+            {
+                found.push((*s.value).clone());
+            }
+        }
+    } else {
+        return Err("one of name or selector must be provided".into());
+    }
+    if found.is_empty() && text(param_ref, "parameterNotFoundAction") == "Deny" {
+        return Err(
+            "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
+        );
+    }
+    Ok(found)
+}
+
 /// The invocations of every binding that matches the request, in policy then binding name
-/// order, one per param.
+/// order, one per param; a binding whose params cannot be had adds its error to
+/// `config_errors`.
 fn invocations(
     a: &Attributes<'_>,
     r: &Request<'_>,
     obj: &Value,
     operation: &str,
+    config_errors: &mut Vec<PolicyError>,
 ) -> Vec<Invocation> {
     let bindings_storage = format!("{GROUP}/mutatingadmissionpolicybindings");
     let mut bindings = Vec::new();
@@ -797,16 +886,21 @@ fn invocations(
         ) {
             continue;
         }
-        let invocation = |param: Value, error: Option<String>| Invocation {
-            policy_name: policy_name.clone(),
-            binding_name: binding_name.clone(),
-            policy: policy.clone(),
-            param,
-            error,
-        };
-        match params_of(a, &policy, &binding) {
-            Ok(params) => out.extend(params.into_iter().map(|p| invocation(p, None))),
-            Err(e) => out.push(invocation(Value::Null, Some(e))),
+        match collect_params(a, &policy, &binding) {
+            Ok(params) => out.extend(params.into_iter().map(|param| Invocation {
+                policy_name: policy_name.clone(),
+                binding_name: binding_name.clone(),
+                policy: policy.clone(),
+                param,
+            })),
+            Err(e) => config_errors.push(PolicyError {
+                message: format!(
+                    "policy '{policy_name}' with binding '{binding_name}' denied request: failed to configure binding: {e}"
+                ),
+                reason: None,
+                ignored: policy.pointer("/spec/failurePolicy").and_then(Value::as_str)
+                    == Some("Ignore"),
+            }),
         }
     }
     out
@@ -840,10 +934,8 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
         }),
         namespace,
     };
-    let first = invocations(a, &r, &Value::Object(obj.clone()), operation);
-    if first.is_empty() {
-        return Ok(false);
-    }
+    let mut errors = Vec::new();
+    let first = invocations(a, &r, &Value::Object(obj.clone()), operation, &mut errors);
     // kube-apiserver's admission sees a new object before the storage gives it its uid and
     // creation time (which then replace whatever a mutation set).
     let mut system = Vec::new();
@@ -858,31 +950,32 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
     }
     let original = obj.clone();
     let strategy = crate::registry::rest::strategy_for(a.def);
-    let mut failure: Option<String> = None;
-    let mut pass = |invocations: &[Invocation], obj: &mut Map<String, Value>| {
+    let pass = |invocations: &[Invocation],
+                obj: &mut Map<String, Value>,
+                errors: &mut Vec<PolicyError>| {
         let mut dirty = false;
         let mut ran = Vec::new();
         for inv in invocations {
             let before = obj.clone();
-            match inv.run(&r, obj) {
-                Ok(false) => continue,
-                // kube-apiserver marks the object dirty once a mutation applied, changed or
-                // not: the policies to reinvoke then run again.
-                Ok(true) => {
-                    dirty |= inv
-                        .spec("mutations")
-                        .and_then(Value::as_array)
-                        .is_some_and(|m| !m.is_empty())
-                }
-                Err(e) => {
-                    if !inv.ignores_failures() && failure.is_none() {
-                        failure = Some(format!(
-                            "policy '{}' with binding '{}' denied request: {e}",
-                            inv.policy_name, inv.binding_name
-                        ));
-                    }
-                }
+            let mut failures = Vec::new();
+            let ran_mutations = inv.run(&r, obj, &mut failures);
+            errors.extend(failures.into_iter().map(|e| PolicyError {
+                message: format!(
+                    "policy '{}' with binding '{}' denied request: {e}",
+                    inv.policy_name, inv.binding_name
+                ),
+                reason: Some("Invalid"),
+                ignored: inv.ignores_failures(),
+            }));
+            if !ran_mutations {
+                continue;
             }
+            // kube-apiserver marks the object dirty once a mutation applied, changed or not:
+            // the policies to reinvoke then run again.
+            dirty |= inv
+                .spec("mutations")
+                .and_then(Value::as_array)
+                .is_some_and(|m| !m.is_empty());
             if *obj != before {
                 strategy.defaults(obj);
                 dirty = true;
@@ -891,16 +984,22 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
         }
         (dirty, ran)
     };
-    let (dirty, ran) = pass(&first, obj);
+    let (dirty, ran) = pass(&first, obj, &mut errors);
     if dirty {
         // The reinvocation matches the object as it is now; of what matches, the invocations
         // that ran and ask for it run again.
-        let again: Vec<Invocation> = invocations(a, &r, &Value::Object(obj.clone()), operation)
-            .into_iter()
-            .filter(|i| i.reinvoked() && ran.contains(&i.key()))
-            .collect();
+        let again: Vec<Invocation> = invocations(
+            a,
+            &r,
+            &Value::Object(obj.clone()),
+            operation,
+            &mut Vec::new(),
+        )
+        .into_iter()
+        .filter(|i| i.reinvoked() && ran.contains(&i.key()))
+        .collect();
         if !again.is_empty() {
-            pass(&again, obj);
+            pass(&again, obj, &mut errors);
         }
     }
     let changed = *obj != original;
@@ -909,15 +1008,28 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
             meta.insert(k.to_owned(), v);
         }
     }
-    if let Some(message) = failure {
+    // As kube-apiserver's policy dispatcher: every failure the policy does not ignore is a
+    // cause; the first one is the message and gives the reason (`Forbidden` for a
+    // configuration error).
+    let failures: Vec<PolicyError> = errors.into_iter().filter(|e| !e.ignored).collect();
+    if let Some(first) = failures.first() {
         let mut details = json!({"name": a.name, "group": a.def.group, "kind": a.def.plural});
         if a.def.group.is_empty()
             && let Some(d) = details.as_object_mut()
         {
             d.remove("group");
         }
-        details["causes"] = json!([{"message": message}]);
-        return Err(ApiError::new(403, "Invalid", message).with_details(details));
+        let causes: Vec<Value> = failures
+            .iter()
+            .map(|f| json!({"message": f.message}))
+            .collect();
+        details["causes"] = Value::Array(causes);
+        return Err(ApiError::new(
+            403,
+            first.reason.unwrap_or("Forbidden"),
+            first.message.clone(),
+        )
+        .with_details(details));
     }
     Ok(changed)
 }

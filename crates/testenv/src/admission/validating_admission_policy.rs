@@ -217,11 +217,7 @@ struct Failure {
 }
 
 /// The params a binding gives its policy; `Err` with the message of a missing param.
-pub(super) fn params_of(
-    a: &Attributes<'_>,
-    policy: &Value,
-    binding: &Value,
-) -> Result<Vec<Value>, String> {
+fn params_of(a: &Attributes<'_>, policy: &Value, binding: &Value) -> Result<Vec<Value>, String> {
     let Some(kind) = policy.pointer("/spec/paramKind").filter(|k| !k.is_null()) else {
         return Ok(vec![Value::Null]);
     };

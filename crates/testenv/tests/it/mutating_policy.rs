@@ -265,6 +265,33 @@ async fn params_variables_and_match_conditions_should_choose_the_mutation() {
         .await
         .unwrap();
     assert!(left.labels().get("team").is_none());
+    // Without its param the binding cannot be configured: every failure is a cause, the first
+    // one the message, and a configuration error keeps the reason `Forbidden`.
+    policy(
+        &client,
+        "missing",
+        json!({"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "matchConstraints": rules("configmaps", "", &["CREATE"]),
+            "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": "[]"}}]}),
+        json!({"paramRef": {"name": "absent", "parameterNotFoundAction": "Deny"}}),
+    )
+    .await;
+    let response = crate::common::raw(
+        env.addr(),
+        "POST",
+        "/api/v1/namespaces/params/configmaps",
+        &[("Content-Type", "application/json")],
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-2"}}"#,
+    )
+    .await;
+    let message = "policy 'missing' with binding 'missing' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction";
+    assert_eq!(
+        response.json(),
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": "Forbidden",
+            "details": {"name": "m-2", "kind": "configmaps", "causes": [{"message": message}]},
+            "code": 403})
+    );
 }
 
 #[tokio::test]
@@ -441,7 +468,12 @@ async fn a_refusal_should_carry_its_causes() {
         "remove",
         json!({"matchConstraints": rules("configmaps", "", &["CREATE"]),
             "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression":
-                "[JSONPatch{op: \"remove\", path: \"/data/nope\"}]"}}]}),
+                "[JSONPatch{op: \"remove\", path: \"/data/nope\"}]"}},
+                {"patchType": "JSONPatch", "jsonPatch": {"expression":
+                "[JSONPatch{op: \"test\", path: \"/data/a\", value: \"2\"}, \
+                  JSONPatch{op: \"replace\", path: \"/x/y\", value: 1}]"}},
+                {"patchType": "JSONPatch", "jsonPatch": {"expression":
+                "[JSONPatch{op: \"replace\", path: \"/x/y\", value: 1}]"}}]}),
         json!({}),
     )
     .await;
@@ -453,12 +485,15 @@ async fn a_refusal_should_carry_its_causes() {
         br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1"}}"#,
     )
     .await;
+    // Each failed mutation is a cause; a failed `test` leaves the object as it was.
     let message = "policy 'remove' with binding 'remove' denied request: JSON Patch: error in remove for path: '/data/nope': Unable to remove nonexistent key: nope: missing value";
+    let second = "policy 'remove' with binding 'remove' denied request: JSON Patch: replace operation does not apply: doc is missing path: /x/y: missing value";
     assert_eq!(
         response.json(),
         json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": message, "reason": "Invalid",
-            "details": {"name": "c", "kind": "configmaps", "causes": [{"message": message}]},
+            "details": {"name": "c", "kind": "configmaps",
+                "causes": [{"message": message}, {"message": second}]},
             "code": 403})
     );
 }
