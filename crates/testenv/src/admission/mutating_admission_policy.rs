@@ -585,8 +585,10 @@ impl Invocation {
             .flatten()
         {
             let ctx = context(obj);
-            if let Err(e) = self.mutate(r, &env, m, &ctx, obj) {
-                errors.push(e);
+            match self.mutate(r, &env, m, &ctx, obj) {
+                // The patched object gets its kind's defaults, before the next mutation sees it.
+                Ok(()) => crate::registry::rest::strategy_for(r.a.def).defaults(obj),
+                Err(e) => errors.push(e),
             }
         }
         true
@@ -949,7 +951,6 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
         }
     }
     let original = obj.clone();
-    let strategy = crate::registry::rest::strategy_for(a.def);
     let pass = |invocations: &[Invocation],
                 obj: &mut Map<String, Value>,
                 errors: &mut Vec<PolicyError>| {
@@ -976,10 +977,7 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
                 .spec("mutations")
                 .and_then(Value::as_array)
                 .is_some_and(|m| !m.is_empty());
-            if *obj != before {
-                strategy.defaults(obj);
-                dirty = true;
-            }
+            dirty |= *obj != before;
             ran.push(inv.key());
         }
         (dirty, ran)
