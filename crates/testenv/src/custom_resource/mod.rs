@@ -16,6 +16,7 @@ pub(crate) mod pruning;
 pub(crate) mod scale;
 pub(crate) mod schema_validation;
 pub(crate) mod structural;
+pub(crate) mod validation_rules;
 
 use serde_json::{Map, Value};
 
@@ -73,6 +74,26 @@ pub(crate) fn decode(
 pub(crate) fn validate(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
     match schema_of(def) {
         Some(schema) => schema_validation::validate(obj, schema),
+        None => Vec::new(),
+    }
+}
+
+/// The causes of the validation rules (`x-kubernetes-validations`) of `def`'s version on `new`,
+/// the object as it will be stored; `old`: the stored object on an update. `schema_errors`:
+/// what the schema validation found (see [`validation_rules::validate`]).
+pub(crate) fn validate_rules(
+    def: &ResourceDef,
+    new: &Map<String, Value>,
+    old: Option<&Value>,
+    schema_errors: &[FieldError],
+) -> Vec<FieldError> {
+    match schema_of(def) {
+        Some(schema) => validation_rules::validate(
+            schema,
+            &Value::Object(new.clone()),
+            old,
+            schema_errors,
+        ),
         None => Vec::new(),
     }
 }

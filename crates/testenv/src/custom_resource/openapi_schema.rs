@@ -46,6 +46,7 @@ fn list<'a>(s: &'a Value, key: &str) -> &'a [Value] {
 pub(crate) fn validate(schema: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     walk(schema, path, &Context::default(), true, &mut errs);
+    errs.extend(super::validation_rules::schema_compile_errors(schema, path));
     errs
 }
 

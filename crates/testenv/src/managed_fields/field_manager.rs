@@ -276,6 +276,14 @@ impl FieldManager {
         }
     }
 
+    /// The object a create compares with, when the kind's Go types give it: what decoding
+    /// `{}` into them and encoding it again writes (struct values, `null` times), so that a
+    /// create owns none of the zero values it did not set.
+    pub(crate) fn with_zero(mut self, zero: Value) -> FieldManager {
+        self.zero = zero;
+        self
+    }
+
     /// The reset fields of a write that involves these objects.
     fn ignored(&self, objects: &[&Value]) -> Set {
         let mut ignored = Set::default();

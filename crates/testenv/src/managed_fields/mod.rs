@@ -61,13 +61,17 @@ pub(crate) fn field_manager_for(
         None if def.status => ("", Reset::Status),
         None => ("", Reset::Nothing),
     };
-    FieldManager::new(
+    let manager = FieldManager::new(
         schema_for(store, def),
         &def.api_version(),
         sub,
         reset,
         def.custom,
-    )
+    );
+    match crate::validation::unknown_fields::zero_object(def) {
+        Some(zero) => manager.with_zero(zero),
+        None => manager,
+    }
 }
 
 /// Why an apply body could not be read.

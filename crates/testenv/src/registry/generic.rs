@@ -144,12 +144,14 @@ pub(crate) fn prepare_update(
         };
         result = m;
         let strategy = strategy_for(def);
-        validation::field::check(
-            strategy.error_group(def),
-            &def.kind,
-            name,
-            strategy.validate_status_update(old, &result),
-        )?;
+        let mut errs = strategy.validate_status_update(old, &result);
+        if def.custom {
+            // apiextensions-apiserver's status strategy checks the schema and its rules too.
+            errs.extend(crate::custom_resource::validate(def, &result));
+            let rules = crate::custom_resource::validate_rules(def, &result, Some(old), &errs);
+            errs.extend(rules);
+        }
+        validation::field::check(strategy.error_group(def), &def.kind, name, errs)?;
     }
     if let Part::Main = part {
         if def.status {

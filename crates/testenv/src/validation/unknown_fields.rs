@@ -132,6 +132,19 @@ pub(crate) fn normalize_nulls(def: &ResourceDef, obj: &mut Map<String, Value>) {
     }
 }
 
+/// A built-in object of `def`'s kind with nothing set, as decoding `{}` into its Go types and
+/// encoding it again writes it (see [`go_nulls`](crate::wire::go_nulls)); `None` for custom
+/// resources and kinds kcr-testenv has no Go type for.
+pub(crate) fn zero_object(def: &ResourceDef) -> Option<Value> {
+    if def.custom {
+        return None;
+    }
+    let types = go_types(def)?;
+    let mut m = Map::new();
+    crate::wire::go_nulls::normalize(&types, &mut m);
+    Some(Value::Object(m))
+}
+
 /// Drops the unknown fields (a duplicate keeps its last value, as the decoded object has it).
 fn drop_unknown(obj: &mut Map<String, Value>, fields: &[go_decode::StrictField]) {
     let mut value = Value::Object(std::mem::take(obj));

@@ -91,6 +91,15 @@ fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usi
             }
         }
     }
+    // A field the object leaves out is decoded as its zero value too, and encoded as one.
+    for (k, ty) in &s.fields {
+        if m.contains_key(k) {
+            continue;
+        }
+        if let Some(v) = null_field(types, i, k, ty, depth) {
+            m.insert(k.clone(), v);
+        }
+    }
 }
 
 /// What a field of struct `i` that is `null` (or zero) encodes as: `None` when it is dropped.
