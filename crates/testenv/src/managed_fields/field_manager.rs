@@ -118,6 +118,26 @@ fn decode(obj: &Value) -> Option<Vec<Entry>> {
     entries.filter(|e| !e.is_empty())
 }
 
+/// Whether a write asks to reset the managed fields: its `metadata.managedFields` is an empty
+/// list, or a list of one empty entry (`[{}]`). The write then starts from no entries, so
+/// that it owns just what it changes.
+fn is_reset(obj: &Value) -> bool {
+    let Some(list) = obj
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+    else {
+        return false;
+    };
+    match list.as_slice() {
+        [] => true,
+        [only] => only.as_object().is_some_and(|m| {
+            m.values()
+                .all(|v| v.is_null() || v.as_str() == Some(""))
+        }),
+        _ => false,
+    }
+}
+
 /// How many `Update` entries an object keeps; older ones merge into one `ancient-changes`
 /// entry per API version (kube-apiserver's `DefaultMaxUpdateManagers`).
 const MAX_UPDATE_MANAGERS: usize = 10;
@@ -312,9 +332,13 @@ impl FieldManager {
         } else {
             None
         };
-        let mut entries = incoming
-            .or_else(|| live.and_then(decode))
-            .unwrap_or_default();
+        let mut entries = if self.subresource.is_empty() && is_reset(new) {
+            Vec::new()
+        } else {
+            incoming
+                .or_else(|| live.and_then(decode))
+                .unwrap_or_default()
+        };
         let old = live.map_or_else(|| self.zero.clone(), without_managed_fields);
         let cur = without_managed_fields(new);
         let ignored = self.ignored(&[&old, &cur]);
@@ -491,6 +515,29 @@ mod tests {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn an_empty_entry_or_list_should_reset_the_managed_fields() {
+        let fm = cm();
+        let mut live = json!({"metadata": {"name": "c", "finalizers": ["x/y"]}, "data": {"a": "1"}});
+        fm.update(None, &mut live, "creator");
+        assert_eq!(fields_of(&live).len(), 1);
+        // Removing a finalizer with `[{}]`: nobody owns anything afterwards.
+        let mut next = json!({"metadata": {"name": "c", "managedFields": [{}]}, "data": {"a": "1"}});
+        fm.update(Some(&live), &mut next, "cleaner");
+        assert!(fields_of(&next).is_empty());
+        // `[]` resets too; the write then owns what it changed.
+        let mut next = json!({"metadata": {"name": "c", "managedFields": []}, "data": {"a": "2"}});
+        fm.update(Some(&live), &mut next, "cleaner");
+        assert_eq!(
+            fields_of(&next),
+            vec![("cleaner".into(), "Update".into(), json!({"f:data": {"f:a": {}}}))]
+        );
+        // Without a reset the live entries stay.
+        let mut next = json!({"metadata": {"name": "c"}, "data": {"a": "1"}});
+        fm.update(Some(&live), &mut next, "cleaner");
+        assert_eq!(fields_of(&next).len(), 1);
     }
 
     #[test]

@@ -12,7 +12,12 @@
 //!   `omitzero` (`metadata.creationTimestamp`); a `resource.Quantity` value: `"0"`; an
 //!   `intstr.IntOrString` value: `0`; a `runtime.RawExtension`: `null`.
 //!
-//! An item of a list or a value of a map that is `null` becomes the zero of the item type.
+//! An item of a list or a value of a map that is `null` becomes the zero of the item type. A
+//! field of a struct the object leaves out is decoded as its zero value too, so it is written as
+//! a `null` field would be (a condition without `lastProbeTime` gets `lastProbeTime: null`, a
+//! container without `resources` gets `resources: {}`); the field manager then owns those
+//! fields for the writer that brought the struct (`f:lastProbeTime: {}`), as structured-merge-
+//! diff does with the object converted from the Go types.
 //!
 //! The Go type of each field comes from k8s-openapi ([`go_types`](super::go_types)), whether it
 //! is a pointer and its `omitempty` and `omitzero` from the Go sources
