@@ -151,7 +151,12 @@ pub(crate) fn round_trip(def: &ResourceDef, obj: &mut Map<String, Value>) {
             .get(plural)
             .and_then(Value::as_array)
             .and_then(|l| l.first())
-            .map(|f| f.get("ip").and_then(Value::as_str).unwrap_or_default().to_owned());
+            .map(|f| {
+                f.get("ip")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            });
         if !one.is_empty() && first.as_deref().is_none_or(|f| f != one) {
             status.insert(plural.into(), json!([{"ip": one}]));
         }
@@ -159,7 +164,12 @@ pub(crate) fn round_trip(def: &ResourceDef, obj: &mut Map<String, Value>) {
             .get(plural)
             .and_then(Value::as_array)
             .and_then(|l| l.first())
-            .map(|f| f.get("ip").and_then(Value::as_str).unwrap_or_default().to_owned());
+            .map(|f| {
+                f.get("ip")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            });
         match first {
             Some(ip) if !ip.is_empty() => {
                 status.insert(single.into(), Value::String(ip));
@@ -193,7 +203,9 @@ mod round_trip_tests {
     #[test]
     fn the_singular_pod_ip_should_win_and_fill_the_list() {
         assert_eq!(
-            converted(json!({"podIP": "10.0.0.2", "podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]})),
+            converted(
+                json!({"podIP": "10.0.0.2", "podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]})
+            ),
             json!({"podIP": "10.0.0.2", "podIPs": [{"ip": "10.0.0.2"}]})
         );
         assert_eq!(
@@ -204,7 +216,10 @@ mod round_trip_tests {
             converted(json!({"podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]})),
             json!({"podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]})
         );
-        assert_eq!(converted(json!({"phase": "Pending"})), json!({"phase": "Pending"}));
+        assert_eq!(
+            converted(json!({"phase": "Pending"})),
+            json!({"phase": "Pending"})
+        );
     }
 }
 

@@ -88,12 +88,9 @@ pub(crate) fn validate_rules(
     schema_errors: &[FieldError],
 ) -> Vec<FieldError> {
     match schema_of(def) {
-        Some(schema) => validation_rules::validate(
-            schema,
-            &Value::Object(new.clone()),
-            old,
-            schema_errors,
-        ),
+        Some(schema) => {
+            validation_rules::validate(schema, &Value::Object(new.clone()), old, schema_errors)
+        }
         None => Vec::new(),
     }
 }

@@ -274,7 +274,10 @@ impl Node<'_> {
                 errs.push(FieldError::invalid(
                     shown_path(self.path),
                     &type_value,
-                    &format!("rule compile error: compilation failed: {}", cel_go_issues(&e)),
+                    &format!(
+                        "rule compile error: compilation failed: {}",
+                        cel_go_issues(&e)
+                    ),
                 ));
                 return;
             }
@@ -293,7 +296,10 @@ impl Node<'_> {
         }
         let result = if optional_old_self && uses_old_self {
             let mut inner = ctx.new_inner_scope();
-            let optional = match old_value.clone().map(Box::<dyn cel::common::value::Val>::try_from) {
+            let optional = match old_value
+                .clone()
+                .map(Box::<dyn cel::common::value::Val>::try_from)
+            {
                 Some(Ok(b)) => cel::common::types::CelOptional::of(b),
                 _ => cel::common::types::CelOptional::none(),
             };
@@ -350,11 +356,7 @@ impl Node<'_> {
     fn failure(&self, field: String, rule: &Value, detail: &str) -> FieldError {
         let omit = matches!(self.ty(), "object" | "array")
             || matches!(self.value, Value::Object(_) | Value::Array(_));
-        let value = if omit {
-            None
-        } else {
-            Some(show(self.value))
-        };
+        let value = if omit { None } else { Some(show(self.value)) };
         match text(rule, "reason") {
             "FieldValueForbidden" => FieldError::forbidden(field, detail),
             "FieldValueRequired" => FieldError::required(field, detail),
@@ -630,8 +632,24 @@ mod check {
 
     /// Identifiers that are not variables: type names and function namespaces.
     const BUILTIN: &[&str] = &[
-        "self", "oldSelf", "int", "uint", "double", "bool", "string", "bytes", "list", "map",
-        "null_type", "type", "dyn", "optional", "math", "strings", "lists", "sets",
+        "self",
+        "oldSelf",
+        "int",
+        "uint",
+        "double",
+        "bool",
+        "string",
+        "bytes",
+        "list",
+        "map",
+        "null_type",
+        "type",
+        "dyn",
+        "optional",
+        "math",
+        "strings",
+        "lists",
+        "sets",
     ];
 
     /// The first issue of `expr` (`source`'s AST) where `self` has the schema `s`.
@@ -712,7 +730,10 @@ mod check {
                 Expr::Ident(name) => {
                     let known = BUILTIN.contains(&name.as_str()) || scope.contains(name);
                     (!known).then(|| {
-                        self.at(e.id, &format!("undeclared reference to '{name}' (in container '')"))
+                        self.at(
+                            e.id,
+                            &format!("undeclared reference to '{name}' (in container '')"),
+                        )
                     })
                 }
                 Expr::Select(sel) => {
@@ -737,9 +758,9 @@ mod check {
                 }
                 Expr::List(list) => list.elements.iter().find_map(|a| self.walk(a, scope)),
                 Expr::Map(map) => map.entries.iter().find_map(|entry| match &entry.expr {
-                    EntryExpr::MapEntry(m) => {
-                        self.walk(&m.key, scope).or_else(|| self.walk(&m.value, scope))
-                    }
+                    EntryExpr::MapEntry(m) => self
+                        .walk(&m.key, scope)
+                        .or_else(|| self.walk(&m.value, scope)),
                     EntryExpr::StructField(f) => self.walk(&f.value, scope),
                 }),
                 Expr::Comprehension(c) => {
@@ -773,17 +794,17 @@ mod tests {
 
     fn schema() -> Value {
         json!({"type": "object", "properties": {"spec": {"type": "object",
-            "x-kubernetes-validations": [{"rule": "self.region == oldSelf.region", "message": "region is immutable"}],
-            "properties": {
-                "region": {"type": "string"},
-                "size": {"type": "integer", "x-kubernetes-validations": [{"rule": "self >= oldSelf", "message": "size may only grow"}]},
-                "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith('a')"}]},
-                "items": {"type": "array", "items": {"type": "string"},
-                    "x-kubernetes-validations": [{"rule": "self.all(i, size(i) < 3)", "messageExpression": "'too long: ' + self.filter(i, size(i) >= 3)[0]"}]},
-                "ratio": {"type": "number", "x-kubernetes-validations": [{"rule": "self < 1.0", "reason": "FieldValueForbidden"}]},
-                "nested": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                    "x-kubernetes-validations": [{"rule": "self.a < self.b", "fieldPath": ".a", "message": "a must be below b"}]}
-            }}}})
+        "x-kubernetes-validations": [{"rule": "self.region == oldSelf.region", "message": "region is immutable"}],
+        "properties": {
+            "region": {"type": "string"},
+            "size": {"type": "integer", "x-kubernetes-validations": [{"rule": "self >= oldSelf", "message": "size may only grow"}]},
+            "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith('a')"}]},
+            "items": {"type": "array", "items": {"type": "string"},
+                "x-kubernetes-validations": [{"rule": "self.all(i, size(i) < 3)", "messageExpression": "'too long: ' + self.filter(i, size(i) >= 3)[0]"}]},
+            "ratio": {"type": "number", "x-kubernetes-validations": [{"rule": "self < 1.0", "reason": "FieldValueForbidden"}]},
+            "nested": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "self.a < self.b", "fieldPath": ".a", "message": "a must be below b"}]}
+        }}}})
     }
 
     fn causes(new: Value, old: Option<Value>) -> Vec<String> {
@@ -798,7 +819,10 @@ mod tests {
         let old = json!({"spec": {"region": "eu", "size": 2}});
         assert!(causes(json!({"spec": {"region": "us", "size": 1}}), None).is_empty());
         assert_eq!(
-            causes(json!({"spec": {"region": "us", "size": 1}}), Some(old.clone())),
+            causes(
+                json!({"spec": {"region": "us", "size": 1}}),
+                Some(old.clone())
+            ),
             vec![
                 "FieldValueInvalid spec: Invalid value: region is immutable",
                 "FieldValueInvalid spec.size: Invalid value: 1: size may only grow",
@@ -831,7 +855,9 @@ mod tests {
         assert!(causes(old.clone(), Some(old.clone())).is_empty());
         assert_eq!(
             causes(json!({"spec": {"name": "carl", "region": "eu"}}), Some(old)),
-            vec!["FieldValueInvalid spec.name: Invalid value: \"carl\": failed rule: self.startsWith('a')"]
+            vec![
+                "FieldValueInvalid spec.name: Invalid value: \"carl\": failed rule: self.startsWith('a')"
+            ]
         );
     }
 
@@ -861,7 +887,12 @@ mod tests {
     #[test]
     fn blocking_schema_errors_should_stop_the_rules() {
         let blocking = FieldError::required("spec.a", "");
-        let errs = validate(&schema(), &json!({"spec": {"name": "x"}}), None, &[blocking]);
+        let errs = validate(
+            &schema(),
+            &json!({"spec": {"name": "x"}}),
+            None,
+            &[blocking],
+        );
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].field, "<nil>");
     }
@@ -871,11 +902,34 @@ mod tests {
         let s = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
         let errs = compile_errors(&json!({"rule": "self.b == 1"}), &s, "p");
         assert_eq!(errs[0].field, "p.rule");
-        assert!(errs[0].message.contains("compilation failed: ERROR: <input>:1:5: undefined field 'b'"), "{}", errs[0].message);
+        assert!(
+            errs[0]
+                .message
+                .contains("compilation failed: ERROR: <input>:1:5: undefined field 'b'"),
+            "{}",
+            errs[0].message
+        );
         let errs = compile_errors(&json!({"rule": "self.a =="}), &s, "p");
-        assert!(errs[0].message.contains("compilation failed: ERROR: <input>:1:"), "{}", errs[0].message);
+        assert!(
+            errs[0]
+                .message
+                .contains("compilation failed: ERROR: <input>:1:"),
+            "{}",
+            errs[0].message
+        );
         let errs = compile_errors(&json!({"rule": "self.a == x"}), &s, "p");
-        assert!(errs[0].message.contains("undeclared reference to 'x'"), "{}", errs[0].message);
-        assert!(compile_errors(&json!({"rule": "self.all(k, k != 'b') && self.a == 1"}), &s, "p").is_empty());
+        assert!(
+            errs[0].message.contains("undeclared reference to 'x'"),
+            "{}",
+            errs[0].message
+        );
+        assert!(
+            compile_errors(
+                &json!({"rule": "self.all(k, k != 'b') && self.a == 1"}),
+                &s,
+                "p"
+            )
+            .is_empty()
+        );
     }
 }

@@ -130,10 +130,9 @@ fn is_reset(obj: &Value) -> bool {
     };
     match list.as_slice() {
         [] => true,
-        [only] => only.as_object().is_some_and(|m| {
-            m.values()
-                .all(|v| v.is_null() || v.as_str() == Some(""))
-        }),
+        [only] => only
+            .as_object()
+            .is_some_and(|m| m.values().all(|v| v.is_null() || v.as_str() == Some(""))),
         _ => false,
     }
 }
@@ -520,11 +519,13 @@ mod tests {
     #[test]
     fn an_empty_entry_or_list_should_reset_the_managed_fields() {
         let fm = cm();
-        let mut live = json!({"metadata": {"name": "c", "finalizers": ["x/y"]}, "data": {"a": "1"}});
+        let mut live =
+            json!({"metadata": {"name": "c", "finalizers": ["x/y"]}, "data": {"a": "1"}});
         fm.update(None, &mut live, "creator");
         assert_eq!(fields_of(&live).len(), 1);
         // Removing a finalizer with `[{}]`: nobody owns anything afterwards.
-        let mut next = json!({"metadata": {"name": "c", "managedFields": [{}]}, "data": {"a": "1"}});
+        let mut next =
+            json!({"metadata": {"name": "c", "managedFields": [{}]}, "data": {"a": "1"}});
         fm.update(Some(&live), &mut next, "cleaner");
         assert!(fields_of(&next).is_empty());
         // `[]` resets too; the write then owns what it changed.
@@ -532,7 +533,11 @@ mod tests {
         fm.update(Some(&live), &mut next, "cleaner");
         assert_eq!(
             fields_of(&next),
-            vec![("cleaner".into(), "Update".into(), json!({"f:data": {"f:a": {}}}))]
+            vec![(
+                "cleaner".into(),
+                "Update".into(),
+                json!({"f:data": {"f:a": {}}})
+            )]
         );
         // Without a reset the live entries stay.
         let mut next = json!({"metadata": {"name": "c"}, "data": {"a": "1"}});

@@ -12,6 +12,7 @@ mod bad_input;
 mod client_round_trips;
 mod component_statuses;
 mod conformance;
+mod crd_rules_and_managed_fields;
 mod custom_resources;
 mod defaulting;
 mod event_conversion;
