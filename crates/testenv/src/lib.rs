@@ -408,6 +408,7 @@ mod admission;
 mod api_resources;
 mod body;
 mod bootstrap;
+mod cel_library;
 mod component_status;
 mod controllers;
 mod conversion;

@@ -34,23 +34,13 @@
 //! `format`-typed strings as CEL timestamps, durations or bytes, and the type checking of
 //! rules beyond what [`compile_errors`] checks.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::validation::field::{FieldError, show};
 
-static ENV: LazyLock<Arc<cel::Env>> = LazyLock::new(|| {
-    let mut env = cel::Env::stdlib();
-    for ext in [
-        cel::extensions::strings as fn(&mut cel::Env) -> _,
-        cel::extensions::lists,
-        cel::extensions::math,
-    ] {
-        let _ = env.add_extension(ext);
-    }
-    Arc::new(env)
-});
+use crate::cel_library::ENV;
 
 const SELF: &str = "self";
 const OLD_SELF: &str = "oldSelf";

@@ -120,15 +120,15 @@ pub(crate) fn decode(
     Ok(messages)
 }
 
-/// Turns the `null`s of a built-in object into what kube-apiserver's decoding into the kind's Go
-/// types and encoding again make of them (see [`go_nulls`](crate::wire::go_nulls)): dropped, a
-/// zero value, or kept. Custom resources and kinds kcr-testenv has no type for pass unchanged.
+/// Turns the `null`s of a built-in object, and the fields it leaves out, into what
+/// kube-apiserver's decoding into the kind's Go types and encoding again make of them (see
+/// [`go_nulls`](crate::wire::go_nulls)): dropped, a zero value, or kept. Custom resources and kinds kcr-testenv has no type for pass unchanged.
 pub(crate) fn normalize_nulls(def: &ResourceDef, obj: &mut Map<String, Value>) {
     if def.custom {
         return;
     }
     if let Some(types) = go_types(def) {
-        crate::wire::go_nulls::normalize(&types, obj);
+        crate::wire::go_nulls::round_trip(&types, obj);
     }
 }
 
@@ -141,7 +141,7 @@ pub(crate) fn zero_object(def: &ResourceDef) -> Option<Value> {
     }
     let types = go_types(def)?;
     let mut m = Map::new();
-    crate::wire::go_nulls::normalize(&types, &mut m);
+    crate::wire::go_nulls::round_trip(&types, &mut m);
     Some(Value::Object(m))
 }
 

@@ -35,24 +35,33 @@ const MAX_DEPTH: usize = 128;
 /// into the Go types and encoding it again writes.
 pub(crate) fn normalize(types: &GoTypes, obj: &mut Map<String, Value>) {
     if let GoType::Struct(i) = types.root {
-        walk_struct(types, i, obj, 0);
+        walk_struct(types, i, obj, 0, false);
     }
 }
 
-fn walk(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize) {
+/// What decoding `obj` into the Go types and encoding it again writes: its `null`s as
+/// [`normalize`] turns them, and every field its structs leave out as a `null` field would be
+/// (a zero value, or nothing).
+pub(crate) fn round_trip(types: &GoTypes, obj: &mut Map<String, Value>) {
+    if let GoType::Struct(i) = types.root {
+        walk_struct(types, i, obj, 0, true);
+    }
+}
+
+fn walk(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize, fill: bool) {
     if depth > MAX_DEPTH {
         return;
     }
     match (ty.underlying(), v) {
-        (GoType::Struct(i), Value::Object(m)) => walk_struct(types, *i, m, depth + 1),
+        (GoType::Struct(i), Value::Object(m)) => walk_struct(types, *i, m, depth + 1, fill),
         (GoType::Slice(elem), Value::Array(items)) => {
             for item in items {
-                walk_item(types, elem, item, depth + 1);
+                walk_item(types, elem, item, depth + 1, fill);
             }
         }
         (GoType::Map(elem), Value::Object(m)) => {
             for item in m.values_mut() {
-                walk_item(types, elem, item, depth + 1);
+                walk_item(types, elem, item, depth + 1, fill);
             }
         }
         _ => {}
@@ -60,15 +69,15 @@ fn walk(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize) {
 }
 
 /// An item of a slice or a value of a map: `null` is the zero of its type.
-fn walk_item(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize) {
+fn walk_item(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize, fill: bool) {
     if v.is_null() {
         *v = zero(types, ty, depth);
     } else {
-        walk(types, ty, v, depth);
+        walk(types, ty, v, depth, fill);
     }
 }
 
-fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usize) {
+fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usize, fill: bool) {
     let Some(s) = types.structs.get(i) else {
         return;
     };
@@ -79,7 +88,7 @@ fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usi
             if v.is_null() {
                 return Some(k.clone());
             }
-            walk(types, ty, v, depth);
+            walk(types, ty, v, depth, fill);
             None
         })
         .collect();
@@ -97,6 +106,9 @@ fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usi
         }
     }
     // A field the object leaves out is decoded as its zero value too, and encoded as one.
+    if !fill {
+        return;
+    }
     for (k, ty) in &s.fields {
         if m.contains_key(k) {
             continue;
@@ -426,5 +438,31 @@ mod tests {
                 proptest::prop_assert_eq!(once.pointer(&path), Some(&v), "{}", path);
             }
         }
+    }
+
+    #[test]
+    fn a_round_trip_should_write_the_zero_of_every_field_left_out() {
+        let types = go_types::of::<api::core::v1::Pod>().unwrap();
+        let mut m = json!({"spec": {"containers": [{"name": "c", "image": "i"}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+        .as_object()
+        .unwrap()
+        .clone();
+        round_trip(&types, &mut m);
+        let v = Value::Object(m);
+        // Value structs (`resources`), `null` times, required strings and lists stay or appear;
+        // pointers and `omitempty` fields do not.
+        assert_eq!(v["spec"]["containers"][0]["resources"], json!({}));
+        assert_eq!(
+            v["status"]["conditions"][0],
+            json!({"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": null})
+        );
+        assert_eq!(v["metadata"], json!({}));
+        assert!(v["spec"].get("nodeName").is_none());
+        assert!(v["spec"].get("securityContext").is_none());
+        // Idempotent.
+        let mut again = v.as_object().unwrap().clone();
+        round_trip(&types, &mut again);
+        assert_eq!(Value::Object(again), v);
     }
 }
