@@ -34,6 +34,7 @@ pub(crate) static ENV: LazyLock<Arc<cel::Env>> = LazyLock::new(|| {
 });
 
 type Values = Vec<Value>;
+type List = Arc<Vec<Value>>;
 
 /// Runs `f` on the arguments as [`Value`]s.
 fn with_values<'b, 'v>(
@@ -56,7 +57,7 @@ macro_rules! function {
     };
 }
 
-fn list_of(v: &Value, function: &str) -> Result<Arc<Vec<Value>>, ExecutionError> {
+fn list_of(v: &Value, function: &str) -> Result<List, ExecutionError> {
     match v {
         Value::List(l) => Ok(l.clone()),
         other => Err(ExecutionError::function_error(
@@ -184,10 +185,7 @@ fn find_all_of(args: Values) -> Result<Value, ExecutionError> {
     Ok(Value::List(Arc::new(found)))
 }
 
-fn two_lists(
-    args: &Values,
-    name: &str,
-) -> Result<(Arc<Vec<Value>>, Arc<Vec<Value>>), ExecutionError> {
+fn two_lists(args: &Values, name: &str) -> Result<(List, List), ExecutionError> {
     Ok((list_of(&args[0], name)?, list_of(&args[1], name)?))
 }
 

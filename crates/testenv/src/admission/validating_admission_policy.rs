@@ -28,10 +28,9 @@
 //!
 //! The expressions run in [`cel_library`](crate::cel_library)'s environment (with Kubernetes'
 //! list, regex and sets functions). Not ported: Kubernetes' `quantity`, `url`, `ip`, `cidr`,
-//! `authorizer` and `format` libraries, the type checking of expressions against the matched kinds (the policy's
-//! `status.typeChecking`), cost limits, and evaluation on deletes and connects.
-
-use std::sync::Arc;
+//! `authorizer` and `format` libraries, the type checking of expressions against the matched
+//! kinds (the policy's `status.typeChecking`), cost limits, and evaluation on deletes and
+//! connects.
 
 use serde_json::{Map, Value, json};
 

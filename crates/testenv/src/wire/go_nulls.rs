@@ -33,14 +33,15 @@ const MAX_DEPTH: usize = 128;
 
 /// Turns the `null`s of `obj`, an object of the kind `types` describes, into what decoding it
 /// into the Go types and encoding it again writes.
+#[cfg(test)]
 pub(crate) fn normalize(types: &GoTypes, obj: &mut Map<String, Value>) {
     if let GoType::Struct(i) = types.root {
         walk_struct(types, i, obj, 0, false);
     }
 }
 
-/// What decoding `obj` into the Go types and encoding it again writes: its `null`s as
-/// [`normalize`] turns them, and every field its structs leave out as a `null` field would be
+/// What decoding `obj` into the Go types and encoding it again writes: its `null`s as the rules
+/// above turn them, and every field its structs leave out as a `null` field would be
 /// (a zero value, or nothing).
 pub(crate) fn round_trip(types: &GoTypes, obj: &mut Map<String, Value>) {
     if let GoType::Struct(i) = types.root {
