@@ -58,7 +58,11 @@
 //!   `type`; Service ports, protocols, types and session affinity, cluster IPs immutable; Pod
 //!   containers (names, images, ports, duplicates, pull and termination message policies),
 //!   restart and DNS policies and volumes (one source each); workload templates that always
-//!   restart, no rolling update with `Recreate`;
+//!   restart, no rolling update with `Recreate`; custom resources against their CRD's
+//!   schema and its `x-kubernetes-validations` rules, evaluated with CEL on create, update and
+//!   `status` writes (transition rules with `oldSelf`, `optionalOldSelf`, `messageExpression`,
+//!   `reason`, `fieldPath`, ratcheting of unchanged values; a rule that does not compile refuses
+//!   the CRD);
 //!   Deployment selectors (required, matching the template, immutable) and templates; Lease
 //!   durations; events.k8s.io Events; CRD names, groups (a dot required, `*.k8s.io` and
 //!   `*.kubernetes.io` only with `api-approved.kubernetes.io` set to a URL or to a reason
@@ -72,8 +76,8 @@
 //!   `properties` and `additionalProperties` exclusive; no defaults in top-level metadata;
 //!   `x-kubernetes-preserve-unknown-fields` only `true`; list and map types that fit the
 //!   schema, map keys required or defaulted). Not checked: defaults against their schema
-//!   (`ValidateDefaults`), `x-kubernetes-validations` rules beyond their text (no CEL
-//!   compilation, no cost limits), the fields other than `type` allowed at the root with the
+//!   (`ValidateDefaults`), the type checking of `x-kubernetes-validations` rules beyond
+//!   syntax, variables and the fields of `self` (no result types, no cost limits), the fields other than `type` allowed at the root with the
 //!   status subresource, version and name formats (DNS-1035 labels), printer columns,
 //!   selectable fields and conversion webhooks, and the approval kept unchecked while
 //!   unchanged on update. A
@@ -371,11 +375,11 @@
 //!   window), and protobuf responses for kinds without a protobuf table and for errors of
 //!   custom resources. Of
 //!   what kube-apiserver's decoding of a built-in object into its Go types and encoding again
-//!   changes, kcr-testenv does the `null`s (dropped, made
-//!   zero values or kept, as each Go field's type and tags say) but not the rest: a zero value
-//!   sent for a non-pointer `omitempty` field (`paused: false`) is kept, and a field left out
-//!   is not written with its zero (`lastProbeTime: null` in a Pod condition, `""` for a string
-//!   without `omitempty`).
+//!   changes, kcr-testenv does the `null`s and the fields left out (dropped, made
+//!   zero values or kept, as each Go field's type and tags say: `lastProbeTime: null` in a Pod
+//!   condition, `resources: {}` in a container) and a Pod's `podIP`/`podIPs` and
+//!   `hostIP`/`hostIPs`, but not the rest: a zero value sent for a non-pointer `omitempty`
+//!   field (`paused: false`) is kept.
 //!
 //! # Admin endpoint
 //!
