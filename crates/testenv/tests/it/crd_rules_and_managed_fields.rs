@@ -629,3 +629,34 @@ async fn an_empty_managed_fields_entry_should_reset_the_entries() {
     .await;
     assert!(cm["metadata"].get("managedFields").is_none(), "{cm}");
 }
+
+#[tokio::test]
+async fn an_applier_should_own_only_what_it_applies_not_the_zero_values() {
+    let env = TestEnv::start().await.unwrap();
+    let client = env.client();
+    send(
+        &client,
+        http::Method::POST,
+        "/api/v1/nodes",
+        "application/json",
+        &json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}}),
+    )
+    .await;
+    let node = send(
+        &client,
+        http::Method::PATCH,
+        "/api/v1/nodes/n2/status?fieldManager=kubelet&force=true",
+        "application/apply-patch+yaml",
+        &json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+    )
+    .await;
+    assert_eq!(
+        node["status"]["conditions"],
+        json!([{"type": "Ready", "status": "True", "lastHeartbeatTime": null, "lastTransitionTime": null}])
+    );
+    assert_eq!(
+        fields_of(&node, "status")["f:status"]["f:conditions"],
+        json!({"k:{\"type\":\"Ready\"}": {".": {}, "f:status": {}, "f:type": {}}})
+    );
+}
