@@ -420,6 +420,42 @@ fn normalized_field_path(field_path: &str, schema: &Value) -> String {
     out
 }
 
+/// Whether a rule's `fieldPath` names a field of the schema `s` (`ValidFieldPath`): `.name`
+/// or `['name']` steps, each a property of an object with `properties` or any key of a map
+/// (`additionalProperties`).
+pub(crate) fn field_path_valid(field_path: &str, s: &Value) -> bool {
+    let mut s = s;
+    let mut rest = field_path;
+    while !rest.is_empty() {
+        let (name, next) = if let Some(r) = rest.strip_prefix("['") {
+            match r.find("']") {
+                Some(end) => (r[..end].replace("\\'", "'"), &r[end + 2..]),
+                None => return false,
+            }
+        } else if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            if end == 0 {
+                return false;
+            }
+            (r[..end].to_owned(), &r[end..])
+        } else {
+            return false;
+        };
+        rest = next;
+        if let Some(props) = s.get("properties").and_then(Value::as_object) {
+            match props.get(&name) {
+                Some(p) => s = p,
+                None => return false,
+            }
+        } else if let Some(a) = s.get("additionalProperties").filter(|a| a.is_object()) {
+            s = a;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
 /// A JSON value as CEL sees it under its schema: `number` fields are doubles even when
 /// integral, `integer` fields ints.
 fn to_cel(v: &Value, s: Option<&Value>) -> cel::Value {
@@ -531,11 +567,19 @@ pub(crate) fn compile_errors(rule: &Value, s: &Value, path: &str) -> Vec<FieldEr
 /// the other causes of the CRD's schema, as the CRD validation lists them.
 pub(crate) fn schema_compile_errors(schema: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    walk_schema(schema, path, true, &mut errs);
+    walk_schema(schema, path, true, None, &mut errs);
     errs
 }
 
-fn walk_schema(s: &Value, path: &str, resource_root: bool, errs: &mut Vec<FieldError>) {
+/// `uncorrelatable`: the highest list above the node whose items have no old value (a list that
+/// is not `x-kubernetes-list-type: map`), where transition rules are refused.
+fn walk_schema(
+    s: &Value,
+    path: &str,
+    resource_root: bool,
+    uncorrelatable: Option<&str>,
+    errs: &mut Vec<FieldError>,
+) {
     if !s.is_object() {
         return;
     }
@@ -549,6 +593,27 @@ fn walk_schema(s: &Value, path: &str, resource_root: bool, errs: &mut Vec<FieldE
         for (i, rule) in rules.iter().enumerate() {
             let at = format!("{path}.x-kubernetes-validations[{i}]");
             errs.extend(compile_errors(rule, &typed, &at));
+            let source = text(rule, "rule");
+            let uses_old_self = ENV
+                .compile(source)
+                .is_ok_and(|p| p.references().has_variable(OLD_SELF));
+            if uses_old_self {
+                if let Some(list) = uncorrelatable {
+                    errs.push(FieldError::invalid(
+                        format!("{at}.rule"),
+                        &Value::String(source.to_owned()),
+                        &format!(
+                            "oldSelf cannot be used on the uncorrelatable portion of the schema within {list}"
+                        ),
+                    ));
+                }
+            } else if let Some(optional) = rule.get("optionalOldSelf").filter(|o| o.is_boolean()) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.optionalOldSelf"),
+                    optional,
+                    "may not be set if oldSelf is not used in rule",
+                ));
+            }
         }
     }
     for (k, p) in s
@@ -558,15 +623,32 @@ fn walk_schema(s: &Value, path: &str, resource_root: bool, errs: &mut Vec<FieldE
         .flatten()
     {
         let embedded = flag(p, "x-kubernetes-embedded-resource");
-        walk_schema(p, &format!("{path}.properties[{k}]"), embedded, errs);
+        walk_schema(
+            p,
+            &format!("{path}.properties[{k}]"),
+            embedded,
+            uncorrelatable,
+            errs,
+        );
     }
     if let Some(i) = s.get("items") {
         let embedded = flag(i, "x-kubernetes-embedded-resource");
-        walk_schema(i, &format!("{path}.items"), embedded, errs);
+        let below = match uncorrelatable {
+            Some(p) => Some(p),
+            None if text(s, "x-kubernetes-list-type") != "map" => Some(path),
+            None => None,
+        };
+        walk_schema(i, &format!("{path}.items"), embedded, below, errs);
     }
     if let Some(a) = s.get("additionalProperties") {
         let embedded = flag(a, "x-kubernetes-embedded-resource");
-        walk_schema(a, &format!("{path}.additionalProperties"), embedded, errs);
+        walk_schema(
+            a,
+            &format!("{path}.additionalProperties"),
+            embedded,
+            uncorrelatable,
+            errs,
+        );
     }
 }
 
@@ -885,6 +967,47 @@ mod tests {
         );
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].field, "<nil>");
+    }
+
+    #[test]
+    fn transition_rules_should_be_refused_below_lists_without_keys() {
+        let s = json!({"type": "object", "properties": {"l": {"type": "array",
+            "items": {"type": "object", "properties": {"a": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "self.a == oldSelf.a"},
+                    {"rule": "self.a > 0", "optionalOldSelf": true}]}}}});
+        let errs: Vec<String> = schema_compile_errors(&s, "s")
+            .into_iter()
+            .map(|e| format!("{}: {}", e.field, e.message))
+            .collect();
+        assert_eq!(
+            errs,
+            vec![
+                "s.properties[l].items.x-kubernetes-validations[0].rule: Invalid value: \"self.a == oldSelf.a\": oldSelf cannot be used on the uncorrelatable portion of the schema within s.properties[l]",
+                "s.properties[l].items.x-kubernetes-validations[1].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule",
+            ]
+        );
+        let mut keyed = s.clone();
+        keyed["properties"]["l"]["x-kubernetes-list-type"] = json!("map");
+        keyed["properties"]["l"]["x-kubernetes-list-map-keys"] = json!(["a"]);
+        assert_eq!(schema_compile_errors(&keyed, "s").len(), 1);
+    }
+
+    #[test]
+    fn field_paths_should_name_fields_of_the_schema() {
+        let s = json!({"type": "object", "properties": {"a": {"type": "object",
+            "properties": {"b": {"type": "string"}}},
+            "m": {"type": "object", "additionalProperties": {"type": "string"}}}});
+        for (p, ok) in [
+            (".a.b", true),
+            ("['a'].b", true),
+            (".m.anything", true),
+            (".a.c", false),
+            ("a.b", false),
+            (".a.b.c", false),
+            ("", true),
+        ] {
+            assert_eq!(field_path_valid(p, &s), ok, "{p}");
+        }
     }
 
     #[test]
