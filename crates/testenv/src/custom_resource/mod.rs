@@ -94,3 +94,12 @@ pub(crate) fn validate_rules(
         None => Vec::new(),
     }
 }
+
+/// The warnings of the validation rules of `def`'s version that fail on values an update of
+/// `old` to `new` keeps (ratcheting: kube-apiserver lets the update through and warns).
+pub(crate) fn rule_warnings(def: &ResourceDef, old: &Value, new: &Value) -> Vec<String> {
+    match schema_of(def) {
+        Some(schema) => validation_rules::ratcheting_warnings(schema, new, old),
+        None => Vec::new(),
+    }
+}

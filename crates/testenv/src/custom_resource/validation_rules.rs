@@ -23,15 +23,16 @@
 //!   match ...`);
 //! - ratcheting (CRDValidationRatcheting, on since v1.30): on an update, a rule without
 //!   `oldSelf` that fails on a node equal to its old value (or, for a node without an old
-//!   value, whose nearest ancestor with one is equal to it) does not refuse the write.
+//!   value, whose nearest ancestor with one is equal to it) does not refuse the write; the
+//!   update is answered with a warning (`<field>: <message>`) instead.
 //!
 //! The rules are not run when the schema validation found a blocking error (a wrong type,
 //! an unsupported enum value, a missing required field, a value too long or lists too many):
 //! one cause `<nil>: Invalid value: "null": some validation rules were not checked ...` is
 //! added instead.
 //!
-//! Not emulated: cost limits and estimates, the warnings ratcheting turns failures into,
-//! `format`-typed strings as CEL timestamps, durations or bytes, and the type checking of
+//! Not emulated: cost limits and estimates (a CRD whose rules kube-apiserver estimates too
+//! costly is accepted), `format`-typed strings as CEL timestamps, durations or bytes, and the type checking of
 //! rules beyond what [`compile_errors`] checks.
 
 use std::sync::Arc;
@@ -102,10 +103,31 @@ pub(crate) fn validate(
             message: format!("Invalid value: \"null\": {NOT_CHECKED}"),
         }];
     }
-    let mut errs = Vec::new();
+    run_all(schema, new, old).errs
+}
+
+/// What the rules of `schema` say about an update of `old` to `new`: the causes that refuse
+/// it, and the warnings of the failures ratcheting lets through (`<field>: <message>`).
+#[derive(Default)]
+struct Out {
+    errs: Vec<FieldError>,
+    warnings: Vec<String>,
+}
+
+fn run_all(schema: &Value, new: &Value, old: Option<&Value>) -> Out {
+    let mut out = Out::default();
     let ratchet = old.is_some_and(|o| o == new);
-    walk(schema, new, old, "", ratchet, &mut errs);
-    errs
+    walk(schema, new, old, "", ratchet, &mut out);
+    out
+}
+
+/// The warnings kube-apiserver answers an update of `old` to `new` with for the rules that
+/// fail on values ratcheting keeps (unchanged since `old`).
+pub(crate) fn ratcheting_warnings(schema: &Value, new: &Value, old: &Value) -> Vec<String> {
+    if !has_rules(schema) {
+        return Vec::new();
+    }
+    run_all(schema, new, Some(old)).warnings
 }
 
 fn child(path: &str, name: &str) -> String {
@@ -135,7 +157,7 @@ fn walk(
     old: Option<&Value>,
     path: &str,
     parent_ratchet: bool,
-    errs: &mut Vec<FieldError>,
+    out: &mut Out,
 ) {
     if v.is_null() {
         return;
@@ -173,7 +195,7 @@ fn walk(
             path,
         };
         for rule in rules {
-            node.run(rule, ratchet, errs);
+            node.run(rule, ratchet, out);
         }
     }
     match v {
@@ -184,10 +206,10 @@ fn walk(
                 let old_v = old.and_then(|o| o.get(k));
                 if let Some(a) = additional {
                     let p = format!("{path}[{k}]");
-                    walk(a, cv, old_v, &p, ratchet, errs);
+                    walk(a, cv, old_v, &p, ratchet, out);
                 }
                 if let Some(ps) = props.and_then(|p| p.get(k)) {
-                    walk(ps, cv, old_v, &child(path, k), ratchet, errs);
+                    walk(ps, cv, old_v, &child(path, k), ratchet, out);
                 }
             }
         }
@@ -198,7 +220,7 @@ fn walk(
             for (i, item) in items.iter().enumerate() {
                 let old_item = old.and_then(|o| correlated_item(s, item, o));
                 let p = format!("{path}[{i}]");
-                walk(item_schema, item, old_item, &p, ratchet, errs);
+                walk(item_schema, item, old_item, &p, ratchet, out);
             }
         }
         _ => {}
@@ -252,7 +274,7 @@ impl Node<'_> {
         text(self.schema, "type")
     }
 
-    fn run(&self, rule: &Value, ratchet: bool, errs: &mut Vec<FieldError>) {
+    fn run(&self, rule: &Value, ratchet: bool, out: &mut Out) {
         let source = text(rule, "rule");
         if source.trim().is_empty() {
             return;
@@ -261,7 +283,7 @@ impl Node<'_> {
         let program = match ENV.compile(source) {
             Ok(p) => p,
             Err(e) => {
-                errs.push(FieldError::invalid(
+                out.errs.push(FieldError::invalid(
                     shown_path(self.path),
                     &type_value,
                     &format!(
@@ -302,9 +324,6 @@ impl Node<'_> {
         match result {
             Ok(cel::Value::Bool(true)) => {}
             Ok(cel::Value::Bool(false)) => {
-                if !uses_old_self && ratchet {
-                    return;
-                }
                 let detail = message_expression(rule, &ctx).unwrap_or_else(|| {
                     let message = text(rule, "message").trim();
                     if message.is_empty() {
@@ -318,9 +337,16 @@ impl Node<'_> {
                 if !field_path.is_empty() {
                     field = child(&field, &normalized_field_path(field_path, self.schema));
                 }
-                errs.push(self.failure(shown_path(&field), rule, &detail));
+                let failure = self.failure(shown_path(&field), rule, &detail);
+                if !uses_old_self && ratchet {
+                    // Ratcheted: the value did not change, the failure is only a warning.
+                    out.warnings
+                        .push(format!("{}: {}", failure.field, failure.message));
+                } else {
+                    out.errs.push(failure);
+                }
             }
-            Ok(_) => errs.push(FieldError::invalid(
+            Ok(_) => out.errs.push(FieldError::invalid(
                 shown_path(self.path),
                 &type_value,
                 "rule compile error: cel expression must evaluate to a bool",
@@ -333,7 +359,7 @@ impl Node<'_> {
                     Some(err) => format!("{err} evaluating rule: {rule_string}"),
                     None => format!("{e} evaluating rule: {rule_string}"),
                 };
-                errs.push(FieldError::invalid(
+                out.errs.push(FieldError::invalid(
                     shown_path(self.path),
                     &type_value,
                     &message,
@@ -925,6 +951,10 @@ mod tests {
     fn unchanged_values_should_be_ratcheted() {
         let old = json!({"spec": {"name": "bob", "region": "eu"}});
         assert!(causes(old.clone(), Some(old.clone())).is_empty());
+        assert_eq!(
+            ratcheting_warnings(&schema(), &old, &old),
+            vec!["spec.name: Invalid value: \"bob\": failed rule: self.startsWith('a')"]
+        );
         assert_eq!(
             causes(json!({"spec": {"name": "carl", "region": "eu"}}), Some(old)),
             vec![

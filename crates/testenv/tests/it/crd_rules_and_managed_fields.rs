@@ -363,10 +363,20 @@ async fn a_rule_added_later_should_ratchet_values_that_do_not_change() {
     )
     .await;
     assert_eq!(crd["metadata"]["generation"], 2, "{crd}");
-    // `name` keeps its (now invalid) value: the write goes through.
-    merge(&api, "w1", json!({"spec": {"size": 2}}))
-        .await
-        .unwrap();
+    // `name` keeps its (now invalid) value: the write goes through, with a warning.
+    let response = crate::common::raw(
+        env.addr(),
+        "PATCH",
+        &format!("/apis/{g}/v1/namespaces/default/widgets/w1"),
+        &[("Content-Type", "application/merge-patch+json")],
+        json!({"spec": {"size": 2}}).to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        response.header("warning"),
+        Some(r#"299 - "spec.name: Invalid value: \"bob\": must start with a""#)
+    );
     let (_, causes) = refusal(merge(&api, "w1", json!({"spec": {"name": "carl"}})).await);
     assert_eq!(
         causes,
