@@ -32,8 +32,8 @@
 //! added instead.
 //!
 //! Not emulated: cost limits and estimates (a CRD whose rules kube-apiserver estimates too
-//! costly is accepted), `format`-typed strings as CEL timestamps, durations or bytes, and the type checking of
-//! rules beyond what [`compile_errors`] checks.
+//! costly is accepted), `format`-typed strings as CEL timestamps, durations or bytes, and the
+//! type checking of rules beyond what [`compile_errors`] checks (result types, overloads).
 
 use std::sync::Arc;
 
