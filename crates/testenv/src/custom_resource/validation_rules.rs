@@ -217,10 +217,17 @@ fn walk(
             let Some(item_schema) = s.get("items").filter(|i| i.is_object()) else {
                 return;
             };
+            let set = text(s, "x-kubernetes-list-type") == "set";
             for (i, item) in items.iter().enumerate() {
                 let old_item = old.and_then(|o| correlated_item(s, item, o));
+                // An item of a set that was there before is unchanged (ratcheting correlates
+                // set items by value), though rules have no old value for it.
+                let kept = set
+                    && old
+                        .and_then(Value::as_array)
+                        .is_some_and(|l| l.contains(item));
                 let p = format!("{path}[{i}]");
-                walk(item_schema, item, old_item, &p, ratchet, out);
+                walk(item_schema, item, old_item, &p, ratchet || kept, out);
             }
         }
         _ => {}
@@ -960,6 +967,28 @@ mod tests {
             vec![
                 "FieldValueInvalid spec.name: Invalid value: \"carl\": failed rule: self.startsWith('a')"
             ]
+        );
+    }
+
+    #[test]
+    fn set_items_kept_from_the_old_list_should_be_ratcheted() {
+        let s = json!({"type": "object", "properties": {"l": {"type": "array",
+            "x-kubernetes-list-type": "set", "items": {"type": "string",
+                "x-kubernetes-validations": [{"rule": "self.startsWith('a')"}]}}}});
+        let old = json!({"l": ["bob"]});
+        assert!(validate(&s, &json!({"l": ["alice", "bob"]}), Some(&old), &[]).is_empty());
+        let errs = validate(&s, &json!({"l": ["bob", "carl"]}), Some(&old), &[]);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field, "l[1]");
+        // Without a list type the list changed, so its items are not ratcheted.
+        let mut atomic = s.clone();
+        atomic["properties"]["l"]
+            .as_object_mut()
+            .unwrap()
+            .remove("x-kubernetes-list-type");
+        assert_eq!(
+            validate(&atomic, &json!({"l": ["bob", "alice"]}), Some(&old), &[]).len(),
+            1
         );
     }
 
