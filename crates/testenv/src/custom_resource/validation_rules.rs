@@ -379,7 +379,11 @@ impl Node<'_> {
     fn failure(&self, field: String, rule: &Value, detail: &str) -> FieldError {
         let omit = matches!(self.ty(), "object" | "array")
             || matches!(self.value, Value::Object(_) | Value::Array(_));
-        let value = if omit { None } else { Some(show(self.value)) };
+        let value = if omit {
+            None
+        } else {
+            Some(go_value(self.value))
+        };
         match text(rule, "reason") {
             "FieldValueForbidden" => FieldError::forbidden(field, detail),
             "FieldValueRequired" => FieldError::required(field, detail),
@@ -400,6 +404,31 @@ impl Node<'_> {
                 },
             },
         }
+    }
+}
+
+/// A scalar as Go's `field.Invalid` shows it: strings quoted, integers as they are, other
+/// numbers (`float64` in the decoded object) as `%v` writes them (`2`, `1.5`, `1e+06`).
+fn go_value(v: &Value) -> String {
+    match v {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => go_float(n.as_f64().unwrap_or_default()),
+        other => show(other),
+    }
+}
+
+/// Go's `%v` of a `float64`: the shortest digits, in exponent form below 1e-4 and from 1e+06.
+fn go_float(f: f64) -> String {
+    if f == 0.0 || !f.is_finite() {
+        return format!("{f}");
+    }
+    let e = format!("{f:e}");
+    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i32 = exp.parse().unwrap_or_default();
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        format!("{f}")
     }
 }
 
@@ -968,6 +997,24 @@ mod tests {
                 "FieldValueInvalid spec.name: Invalid value: \"carl\": failed rule: self.startsWith('a')"
             ]
         );
+    }
+
+    #[test]
+    fn floats_should_show_as_go_prints_them() {
+        for (f, want) in [
+            (2.0, "2"),
+            (1.5, "1.5"),
+            (1e6, "1e+06"),
+            (123456789.0, "1.23456789e+08"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5, "-2.5"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(go_float(f), want);
+        }
+        assert_eq!(go_value(&json!(3)), "3");
+        assert_eq!(go_value(&json!("a")), "\"a\"");
     }
 
     #[test]
