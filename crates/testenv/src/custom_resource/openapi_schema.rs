@@ -46,7 +46,10 @@ fn list<'a>(s: &'a Value, key: &str) -> &'a [Value] {
 pub(crate) fn validate(schema: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     walk(schema, path, &Context::default(), true, &mut errs);
-    errs.extend(super::validation_rules::schema_compile_errors(schema, path));
+    // The rules are compiled only in a schema without other errors (their types come from it).
+    if errs.is_empty() {
+        errs.extend(super::validation_rules::schema_compile_errors(schema, path));
+    }
     errs
 }
 
