@@ -122,13 +122,29 @@ pub(crate) fn decode(
 
 /// Turns the `null`s of a built-in object, and the fields it leaves out, into what
 /// kube-apiserver's decoding into the kind's Go types and encoding again make of them (see
-/// [`go_nulls`](crate::wire::go_nulls)): dropped, a zero value, or kept. Custom resources and kinds kcr-testenv has no type for pass unchanged.
+/// [`go_nulls`](crate::wire::go_nulls)), and its empty `omitempty` lists and maps dropped
+/// ([`go_shape`](crate::wire::go_shape)). Custom resources and kinds kcr-testenv has no type
+/// for pass unchanged.
 pub(crate) fn normalize_nulls(def: &ResourceDef, obj: &mut Map<String, Value>) {
     if def.custom {
         return;
     }
     if let Some(types) = go_types(def) {
         crate::wire::go_nulls::round_trip(&types, obj);
+        crate::wire::go_shape::decoded(&types, obj);
+    }
+}
+
+/// A built-in object as kube-apiserver answers once it has stored it (see
+/// [`go_shape`](crate::wire::go_shape)): empty lists and maps come back as `nil`, absent fields
+/// as what Go writes for their zero value. Custom resources and kinds kcr-testenv has no type
+/// for pass unchanged.
+pub(crate) fn as_stored(def: &ResourceDef, obj: &mut Map<String, Value>) {
+    if def.custom {
+        return;
+    }
+    if let Some(types) = go_types(def) {
+        crate::wire::go_shape::stored(&types, obj);
     }
 }
 
