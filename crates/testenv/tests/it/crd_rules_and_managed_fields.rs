@@ -670,3 +670,42 @@ async fn an_applier_should_own_only_what_it_applies_not_the_zero_values() {
         json!({"k:{\"type\":\"Ready\"}": {".": {}, "f:status": {}, "f:type": {}}})
     );
 }
+
+#[tokio::test]
+async fn an_apply_that_brings_managed_fields_should_be_refused() {
+    let env = TestEnv::start().await.unwrap();
+    for managed in [
+        json!([]),
+        json!([{}]),
+        json!([{"manager": "x", "operation": "Apply"}]),
+    ] {
+        let response = crate::common::raw(
+            env.addr(),
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/c1?fieldManager=me",
+            &[("Content-Type", "application/apply-patch+yaml")],
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "c1", "managedFields": managed}, "data": {"a": "b"}})
+            .to_string()
+            .as_bytes(),
+        )
+        .await;
+        assert_eq!(response.status, 400, "{managed}");
+        let status = response.json();
+        assert_eq!(status["message"], "metadata.managedFields must be nil");
+        assert_eq!(status["reason"], "BadRequest");
+    }
+    // `null` is no managed fields.
+    let response = crate::common::raw(
+        env.addr(),
+        "PATCH",
+        "/api/v1/namespaces/default/configmaps/c1?fieldManager=me",
+        &[("Content-Type", "application/apply-patch+yaml")],
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c1", "managedFields": null}, "data": {"a": "b"}})
+        .to_string()
+        .as_bytes(),
+    )
+    .await;
+    assert_eq!(response.status, 201);
+}

@@ -220,6 +220,15 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             t.name()
         )));
     }
+    // structured-merge-diff's field manager refuses a configuration that brings managed
+    // fields (even an empty list): only the server writes them on an apply.
+    if config_map
+        .get("metadata")
+        .and_then(|m| m.get("managedFields"))
+        .is_some_and(|f| !f.is_null())
+    {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
     if t.sub.as_deref() == Some("scale") {
         // The Scale object merges into the current one (no Apply entry for /scale yet).
         return write_scale(shared, req, t, |current| {
