@@ -590,9 +590,12 @@ pub(crate) fn compile_errors(rule: &Value, s: &Value, path: &str) -> Vec<FieldEr
     let mut errs = Vec::new();
     let source = text(rule, "rule");
     if !source.trim().is_empty() {
-        let issue = match ENV.compile(source) {
-            Err(e) => Some(cel_go_issues(&e)),
-            Ok(p) => check::check(p.expression(), p.source_info(), s, source),
+        let (issue, not_bool) = match ENV.compile(source) {
+            Err(e) => (Some(cel_go_issues(&e)), false),
+            Ok(p) => (
+                check::check(p.expression(), p.source_info(), s, source),
+                check::not_bool(p.expression(), s),
+            ),
         };
         if let Some(issue) = issue {
             errs.push(FieldError {
@@ -600,6 +603,15 @@ pub(crate) fn compile_errors(rule: &Value, s: &Value, path: &str) -> Vec<FieldEr
                 reason: "FieldValueInvalid",
                 message: format!(
                     "Invalid value: {}: compilation failed: {issue}",
+                    go_rule(rule)
+                ),
+            });
+        } else if not_bool {
+            errs.push(FieldError {
+                field: format!("{path}.rule"),
+                reason: "FieldValueInvalid",
+                message: format!(
+                    "Invalid value: {}: cel expression must evaluate to a bool",
                     go_rule(rule)
                 ),
             });
@@ -835,6 +847,35 @@ mod check {
             return None;
         }
         s.get("properties").and_then(Value::as_object)
+    }
+
+    /// Whether `expr` certainly does not evaluate to a bool: a literal, a field of `self`, an
+    /// arithmetic operator or `size()` at its top.
+    pub(super) fn not_bool(expr: &IdedExpr, s: &Value) -> bool {
+        use cel::common::ast::LiteralValue;
+        match &expr.expr {
+            Expr::Literal(LiteralValue::Boolean(_)) => false,
+            Expr::Literal(_) | Expr::List(_) | Expr::Map(_) => true,
+            Expr::Call(call) => matches!(
+                call.func_name.as_str(),
+                "_+_" | "_-_" | "_*_" | "_/_" | "_%_" | "-_" | "size"
+            ),
+            Expr::Ident(_) | Expr::Select(_) => match type_of(expr, s, &[]) {
+                Ty::Schema(field) => {
+                    let int_or_string = field
+                        .get("x-kubernetes-int-or-string")
+                        .and_then(Value::as_bool)
+                        == Some(true);
+                    let ty = field
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    !int_or_string && !ty.is_empty() && ty != "boolean"
+                }
+                Ty::Unknown => false,
+            },
+            _ => false,
+        }
     }
 
     fn type_of<'a>(e: &IdedExpr, s: &'a Value, scope: &[String]) -> Ty<'a> {
@@ -1150,5 +1191,15 @@ mod tests {
             )
             .is_empty()
         );
+        for rule in ["self.a", "self.a + 1", "'x'", "size(self)"] {
+            let errs = compile_errors(&json!({"rule": rule}), &s, "p");
+            assert!(
+                errs[0]
+                    .message
+                    .ends_with(": cel expression must evaluate to a bool"),
+                "{rule}"
+            );
+        }
+        assert!(compile_errors(&json!({"rule": "has(self.a)"}), &s, "p").is_empty());
     }
 }
