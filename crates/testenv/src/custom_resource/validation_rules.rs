@@ -894,7 +894,69 @@ mod check {
         }
     }
 
+    /// The CEL type of an operand when it is certain: a literal, or a scalar field of `self`.
+    fn static_type(e: &IdedExpr, s: &Value, scope: &[String]) -> Option<&'static str> {
+        use cel::common::ast::LiteralValue;
+        match &e.expr {
+            Expr::Literal(l) => Some(match l {
+                LiteralValue::Int(_) => "int",
+                LiteralValue::UInt(_) => "uint",
+                LiteralValue::Double(_) => "double",
+                LiteralValue::String(_) => "string",
+                LiteralValue::Boolean(_) => "bool",
+                LiteralValue::Bytes(_) => "bytes",
+                LiteralValue::Null => return None,
+            }),
+            Expr::Ident(_) | Expr::Select(_) => match type_of(e, s, scope) {
+                Ty::Schema(field) => {
+                    let flag = |k: &str| field.get(k).and_then(Value::as_bool) == Some(true);
+                    if flag("x-kubernetes-int-or-string") || flag("nullable") {
+                        return None;
+                    }
+                    let format = field.get("format").and_then(Value::as_str).unwrap_or("");
+                    match field.get("type").and_then(Value::as_str)? {
+                        "integer" => Some("int"),
+                        "number" => Some("double"),
+                        "boolean" => Some("bool"),
+                        "string" if !matches!(format, "date-time" | "duration" | "byte") => {
+                            Some("string")
+                        }
+                        _ => None,
+                    }
+                }
+                Ty::Unknown => None,
+            },
+            _ => None,
+        }
+    }
+
     impl Checker<'_> {
+        /// An operator applied to operands of types it has no overload for.
+        fn overload(
+            &self,
+            id: u64,
+            function: &str,
+            args: &[IdedExpr],
+            scope: &[String],
+        ) -> Option<String> {
+            let relational = matches!(function, "_<_" | "_<=_" | "_>_" | "_>=_");
+            let equality = matches!(function, "_==_" | "_!=_");
+            if !(relational || equality) || args.len() != 2 {
+                return None;
+            }
+            let a = static_type(&args[0], self.s, scope)?;
+            let b = static_type(&args[1], self.s, scope)?;
+            let numeric = |t: &str| matches!(t, "int" | "uint" | "double");
+            // Equality of two numbers of different types is left alone.
+            if a == b || (numeric(a) && numeric(b)) {
+                return None;
+            }
+            Some(self.at(
+                id,
+                &format!("found no matching overload for '{function}' applied to '({a}, {b})'"),
+            ))
+        }
+
         fn at(&self, id: u64, message: &str) -> String {
             let offset = self.info.offset_for(id).map(|(start, _)| start as usize);
             issue(self.source, offset, message)
@@ -929,7 +991,10 @@ mod check {
                     {
                         return Some(i);
                     }
-                    call.args.iter().find_map(|a| self.walk(a, scope))
+                    if let Some(i) = call.args.iter().find_map(|a| self.walk(a, scope)) {
+                        return Some(i);
+                    }
+                    self.overload(e.id, &call.func_name, &call.args, scope)
                 }
                 Expr::List(list) => list.elements.iter().find_map(|a| self.walk(a, scope)),
                 Expr::Map(map) => map.entries.iter().find_map(|entry| match &entry.expr {
@@ -1201,5 +1266,14 @@ mod tests {
             );
         }
         assert!(compile_errors(&json!({"rule": "has(self.a)"}), &s, "p").is_empty());
+        let errs = compile_errors(&json!({"rule": "self.a == 'x'"}), &s, "p");
+        assert!(
+            errs[0].message.ends_with(
+                "compilation failed: ERROR: <input>:1:8: found no matching overload for '_==_' applied to '(int, string)'\n | self.a == 'x'\n | .......^"
+            ),
+            "{}",
+            errs[0].message
+        );
+        assert!(compile_errors(&json!({"rule": "self.a < 1.5"}), &s, "p").is_empty());
     }
 }
