@@ -77,7 +77,8 @@
 //!   `x-kubernetes-preserve-unknown-fields` only `true`; list and map types that fit the
 //!   schema, map keys required or defaulted). Not checked: defaults against their schema
 //!   (`ValidateDefaults`), the type checking of `x-kubernetes-validations` rules beyond
-//!   syntax, variables and the fields of `self` (no result types, no cost limits), the fields other than `type` allowed at the root with the
+//!   syntax, variables, the fields of `self` and simple operand and result types (no cost
+//!   limits), the fields other than `type` allowed at the root with the
 //!   status subresource, version and name formats (DNS-1035 labels), printer columns,
 //!   selectable fields and conversion webhooks, and the approval kept unchecked while
 //!   unchanged on update. A

@@ -584,8 +584,10 @@ pub(crate) fn cel_go_issues(e: &cel::ParseErrors) -> String {
 
 /// The errors of compiling a rule's `rule` and `messageExpression` at the CRD's `path`
 /// (`...x-kubernetes-validations[i]`), as the CRD validation names them: syntax errors,
-/// references to variables other than `self` and `oldSelf`, and fields `self` does not have in
-/// the schema `s` (`undefined field 'x'`).
+/// references to variables other than `self` and `oldSelf`, fields `self` does not have in
+/// the schema `s` (`undefined field 'x'`), comparisons of operands whose types are known and
+/// differ (`found no matching overload for '_==_' applied to '(int, string)'`), and a rule that
+/// cannot be a bool (`cel expression must evaluate to a bool`).
 pub(crate) fn compile_errors(rule: &Value, s: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let source = text(rule, "rule");
