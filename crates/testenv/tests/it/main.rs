@@ -14,6 +14,7 @@ mod component_statuses;
 mod conformance;
 mod crd_rules_and_managed_fields;
 mod custom_resources;
+mod decode;
 mod defaulting;
 mod event_conversion;
 mod faults;
