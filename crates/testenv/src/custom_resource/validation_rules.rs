@@ -828,7 +828,12 @@ mod check {
         let Some(offset) = offset else {
             return format!("ERROR: <input>:1:1: {message}");
         };
-        let before = &source[..offset.min(source.len())];
+        // The parser's offsets count bytes; cel-go's columns count characters.
+        let mut byte = offset.min(source.len());
+        while !source.is_char_boundary(byte) {
+            byte -= 1;
+        }
+        let before = &source[..byte];
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let col = before[line_start..].chars().count();
@@ -1277,5 +1282,14 @@ mod tests {
             errs[0].message
         );
         assert!(compile_errors(&json!({"rule": "self.a < 1.5"}), &s, "p").is_empty());
+        // Characters beyond ASCII before the issue: columns count characters, no panic.
+        let errs = compile_errors(&json!({"rule": "'é' == 'é' && self.nope"}), &s, "p");
+        assert!(
+            errs[0]
+                .message
+                .contains("<input>:1:19: undefined field 'nope'"),
+            "{}",
+            errs[0].message
+        );
     }
 }
