@@ -39,9 +39,11 @@
 //! - a `metav1.Time` is the zero `time.Time` when absent (protobuf carries a zero time as an
 //!   empty message), else `time.Unix(seconds, 0).Local()`.
 //!
-//! Checked against real kube-controller-manager v1.36.2 hashes (the with-controllers corpus);
-//! the forms no recorded template has (Quantity, IntOrString, set times, volumes) are checked
-//! against go-spew's rules only. Known limits:
+//! Checked against seven real kube-controller-manager v1.36.2 hashes (the with-controllers
+//! corpus and the wire fixtures: quantities in all three formats, IntOrString ports, every
+//! volume source, probes, lifecycle hooks, security contexts, affinity, a DaemonSet's
+//! revision); the forms no recorded template has (a set time, `managedFields`, the `inf.Dec`
+//! form of a quantity) are checked against go-spew's rules only. Known limits:
 //! - a set `metav1.Time` (a template's `creationTimestamp`) prints `time.Local` as Go sets it up
 //!   without a zone file (named `UTC`, nothing else), an assumption about the process;
 //! - a `FieldsV1` (a template's `managedFields`) prints serde_json's compact text of the

@@ -391,3 +391,39 @@ mod properties {
         }
     }
 }
+
+/// A template of `testdata/`, as a real kube-apiserver v1.36.2 served it (the wire fixtures:
+/// objects made with kube-controller-manager running).
+fn fixture(name: &str) -> Value {
+    let text = match name {
+        "deployment-wire-recreate" => include_str!("testdata/deployment-wire-recreate.json"),
+        "deployment-wire-web" => include_str!("testdata/deployment-wire-web.json"),
+        "replicaset-wire-web-5d967cb487" => {
+            include_str!("testdata/replicaset-wire-web-5d967cb487.json")
+        }
+        "daemonset-wire-agent" => include_str!("testdata/daemonset-wire-agent.json"),
+        other => panic!("no fixture {other}"),
+    };
+    serde_json::from_str(text).unwrap()
+}
+
+#[test]
+fn the_hashes_of_rich_templates_should_be_kube_controller_manager_s() {
+    for (name, hash) in [
+        // Deployment `wire-recreate`: resources with a decimal exponent (`129e6`) and a plain
+        // count (`128974848`), a toleration. Its ReplicaSet: `wire-recreate-d8464d7f4`.
+        ("deployment-wire-recreate", "d8464d7f4"),
+        // Deployment `wire-web` (revision 2): every volume source kind, init and sidecar
+        // containers, env sources, probes of each handler, lifecycle, security contexts,
+        // affinity, topology spread ... Its ReplicaSet: `wire-web-7c77d579d`.
+        ("deployment-wire-web", "7c77d579d"),
+        // Revision 1 of `wire-web`: the template of ReplicaSet `wire-web-5d967cb487` without
+        // the `pod-template-hash` label the controller adds.
+        ("replicaset-wire-web-5d967cb487", "5d967cb487"),
+        // DaemonSet `wire-agent`: its ControllerRevision `wire-agent-f4bbf7d95` is named with
+        // the same hash of its template.
+        ("daemonset-wire-agent", "f4bbf7d95"),
+    ] {
+        assert_eq!(compute(&fixture(name), None), hash, "{name}");
+    }
+}
