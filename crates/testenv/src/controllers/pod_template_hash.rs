@@ -191,7 +191,7 @@ impl<S: Sink> Printer<'_, S> {
         if let Kind::Ptr(elem) = t.kind {
             return self.format_ptr(t, elem, v);
         }
-        if let Some(v) = v
+        if let (Kind::Struct(_), Some(v)) = (&t.kind, v)
             && let Some(value) = special(t.name, v)
         {
             // A type with a JSON form of its own: its Go fields, made from the JSON.
