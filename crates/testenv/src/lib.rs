@@ -308,8 +308,9 @@
 //!   has the other subresources.
 //! - decoding (`wire`, `protobuf`, `validation::unknown_fields`), then the field manager
 //!   (`managed_fields`).
-//! - `admission`: the admission chain of a create (and, for ValidatingAdmissionPolicy and
-//!   PodSecurity's namespace labels, of an update), one module per plugin in kube-apiserver's
+//! - `admission`: the admission chain of a create (and, for DefaultTolerationSeconds, Priority,
+//!   ValidatingAdmissionPolicy and PodSecurity's namespace labels, of an update), one module per
+//!   plugin in kube-apiserver's
 //!   order (NamespaceLifecycle, LimitRanger, ServiceAccount, PodSecurity, Priority,
 //!   DefaultTolerationSeconds, StorageObjectInUseProtection, ValidatingAdmissionPolicy with CEL,
 //!   ResourceQuota), mutating plugins then validating ones, then what a plugin records of an
@@ -318,13 +319,16 @@
 //! - `registry`: the `generic` store (commit, update preparation, graceful deletion with
 //!   finalizers) calls the kind's `rest::Strategy` (defaults, prepare for create and update,
 //!   validate, validate update and its order, status update validation, name rule,
-//!   unconditional update, deleted state, resources a kind declares, termination on delete,
-//!   answering a delete with the object,
-//!   field selectors in `registry::field_labels`); each kind with
-//!   rules of its own has its file under `registry/<group>/` (`core`, `apps`, `batch`,
-//!   `coordination`, `events`, `apiextensions`), custom resources theirs (`registry::custom_resource`, with
-//!   `custom_resource` for schemas). Rules shared by several kinds are in `defaults` (pod specs)
-//!   and `validation` (metadata, pod specs, options).
+//!   unconditional update, how `metadata.generation` is kept, deleted state, resources a kind
+//!   declares, termination on delete, answering a delete with the object; field selectors in
+//!   `registry::field_labels`); each kind with rules of its own has its file under
+//!   `registry/<group>/` (`core`, `apps`, `autoscaling`, `batch`, `coordination`, `discovery`,
+//!   `events`, `flowcontrol`, `networking`, `rbac`, `scheduling`, `storage`,
+//!   `admissionregistration`, `apiextensions`), custom resources theirs
+//!   (`registry::custom_resource`, with `custom_resource` for schemas). Rules shared by several
+//!   kinds are in `defaults` (pod specs) and `validation` (metadata, pod specs, options); what
+//!   Go's decoding and protobuf storage make of every built-in object is in `wire::go_nulls` and
+//!   `wire::go_shape`.
 //! - storage: `store` (objects, history, continue tokens) and `watch_cache`; the optional
 //!   controllers (`controllers`, `namespace`) act through the same storage.
 //!
@@ -358,9 +362,10 @@
 //!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
 //!   evaluated.
 //! - **Admission of updates in part**: the whole admission chain (see the layers below) runs on
-//!   creates; on updates and patches only ValidatingAdmissionPolicy and PodSecurity's namespace
-//!   label checks run (no ResourceQuota, LimitRanger or PodSecurity check of an updated object,
-//!   nothing on `scale` writes or deletes).
+//!   creates; on updates, patches and applies only DefaultTolerationSeconds and Priority (which
+//!   give a Pod back its tolerations, priority and preemption policy), ValidatingAdmissionPolicy
+//!   and PodSecurity's namespace label checks run (no ResourceQuota, LimitRanger or PodSecurity
+//!   check of an updated object, nothing on `scale` writes or deletes).
 //! - Also not yet: custom resource schema validation and defaulting beyond what the conformance
 //!   list above covers, the ServiceAccount admission plugin's refusal of a Pod without a
 //!   `default` ServiceAccount when the ServiceAccounts controller is off (kcr-testenv admits it

@@ -13,7 +13,7 @@ use crate::endpoints::handlers::rest::to_bytes;
 use crate::endpoints::installer::Target;
 use crate::meta::{self, meta_str, metadata_mut};
 use crate::namespace;
-use crate::registry::rest::strategy_for;
+use crate::registry::rest::{Generation, strategy_for};
 use crate::registry::{self, ResourceDef};
 use crate::server::Shared;
 use crate::status::{ApiError, ApiResult};
@@ -77,11 +77,10 @@ pub(crate) enum Part {
 /// The field manager's part of an update (`old`, the object as the request makes it): it runs
 /// after the decoder's defaults and before the strategy prepares the update, as
 /// kube-apiserver's handlers run the field manager before the registry, so what
-/// `PrepareForUpdate` changes is owned by nobody.
-pub(crate) type Manage<'a> = &'a dyn Fn(&Value, &mut Value);
-
-/// A [`Manage`] that records nothing (server-side apply has recorded the fields already).
-pub(crate) fn managed_already(_old: &Value, _new: &mut Value) {}
+/// `PrepareForUpdate` changes is owned by nobody. The handlers' closures also run the mutating
+/// admission plugins that act on updates here (after the field manager, before the strategy),
+/// where kube-apiserver's update handler runs them; their error ends the update.
+pub(crate) type Manage<'a> = &'a dyn Fn(&Value, &mut Value) -> ApiResult<()>;
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn prepare_update(
@@ -138,7 +137,7 @@ pub(crate) fn prepare_update(
     result.insert("apiVersion".into(), Value::String(def.api_version()));
     if let Part::Status = part {
         let mut managed = Value::Object(std::mem::take(&mut result));
-        manage(old, &mut managed);
+        manage(old, &mut managed)?;
         let Value::Object(m) = managed else {
             return Err(ApiError::internal("object is not a map"));
         };
@@ -184,7 +183,7 @@ pub(crate) fn prepare_update(
         let strategy = strategy_for(def);
         strategy.defaults(&mut result);
         let mut managed = Value::Object(std::mem::take(&mut result));
-        manage(old, &mut managed);
+        manage(old, &mut managed)?;
         let Value::Object(m) = managed else {
             return Err(ApiError::internal("object is not a map"));
         };
@@ -217,7 +216,15 @@ pub(crate) fn prepare_update(
     set_rv(&mut result, old_rv.parse().unwrap_or_default());
     let mut result = Value::Object(result);
     let main_custom = def.custom && matches!(part, Part::Main);
-    if def.tracks_generation() && spec_changed(old, &result, main_custom) {
+    let bump = match def.generation() {
+        Generation::Untracked | Generation::OnCreate => false,
+        Generation::OnSpecChange => spec_changed(old, &result, main_custom),
+        Generation::OnChangeOrLabels => {
+            spec_changed(old, &result, true)
+                || old.pointer("/metadata/labels") != result.pointer("/metadata/labels")
+        }
+    };
+    if bump {
         let generation = old
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
@@ -285,7 +292,7 @@ pub(crate) fn store_update(
     };
     if dry {
         // Nothing is stored: the answer keeps the stored object's resourceVersion.
-        let mut new = new;
+        let mut new = conversion::to_storage(&t.def, new);
         if let (Some(m), Some(rv)) = (new.as_object_mut(), meta_str(&old.value, "resourceVersion"))
         {
             metadata_mut(m).insert("resourceVersion".into(), Value::String(rv.to_owned()));

@@ -136,7 +136,10 @@ pub(crate) fn write_scale(
         false,
         store.next_rv(),
         // Recorded as a write of the scale subresource (`spec.replicas`, subresource `scale`).
-        &|old, new| manage_write(&store, t, req, old, new),
+        &|old, new| {
+            manage_write(&store, t, req, old, new);
+            crate::admission::admit_update(shared, &store, req, t, old, new)
+        },
     )?;
     if dry_run(req) {
         // The Scale the write would give, at the stored resourceVersion (nothing is stored).
