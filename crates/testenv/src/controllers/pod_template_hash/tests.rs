@@ -427,3 +427,79 @@ fn the_hashes_of_rich_templates_should_be_kube_controller_manager_s() {
         assert_eq!(compute(&fixture(name), None), hash, "{name}");
     }
 }
+
+/// What kcr-testenv stores for a workload created with `template` (its defaults applied) hashes
+/// as the real server's stored template did: the hash of DEPLOY's controller is computed from
+/// kcr-testenv's own storage.
+#[tokio::test]
+async fn kcr_testenv_s_stored_templates_should_hash_as_kube_apiserver_s() {
+    use kube::api::{Api, DynamicObject, PostParams};
+    use kube::discovery::ApiResource;
+
+    let env = crate::TestEnv::start().await.unwrap();
+    let client = env.client();
+    let ar = |kind: &str, plural: &str| ApiResource {
+        group: "apps".into(),
+        version: "v1".into(),
+        api_version: "apps/v1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    };
+    // The request body of the corpus case gc-deploy-background (the user wrote no defaults).
+    let mut bodies = vec![(
+        ar("Deployment", "deployments"),
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+               "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                        "template": {"metadata": {"labels": {"app": "web"}},
+                                     "spec": {"automountServiceAccountToken": false,
+                                              "containers": [{"name": "app",
+                                                              "image": "registry.k8s.io/pause:3.10"}]}}}}),
+        "798cc8f68f",
+    )];
+    // The wire fixtures' stored templates, written again.
+    for (kind, plural, name, fixture_name, hash) in [
+        (
+            "Deployment",
+            "deployments",
+            "wire-recreate",
+            "deployment-wire-recreate",
+            "d8464d7f4",
+        ),
+        (
+            "Deployment",
+            "deployments",
+            "wire-web",
+            "deployment-wire-web",
+            "7c77d579d",
+        ),
+        (
+            "DaemonSet",
+            "daemonsets",
+            "wire-agent",
+            "daemonset-wire-agent",
+            "f4bbf7d95",
+        ),
+    ] {
+        let template = fixture(fixture_name);
+        let labels = template["metadata"]["labels"].clone();
+        bodies.push((
+            ar(kind, plural),
+            json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name},
+                   "spec": {"selector": {"matchLabels": labels}, "template": template}}),
+            hash,
+        ));
+    }
+    for (ar, body, hash) in bodies {
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+        let object: DynamicObject = serde_json::from_value(body).unwrap();
+        let created = api.create(&PostParams::default(), &object).await.unwrap();
+        let template = &created.data["spec"]["template"];
+        assert_eq!(
+            compute(template, None),
+            hash,
+            "{} {}",
+            ar.kind,
+            created.metadata.name.unwrap_or_default()
+        );
+    }
+}
