@@ -264,18 +264,14 @@ impl<S: Sink> Printer<'_, S> {
             Kind::Map(key, value) => match v.and_then(Value::as_object) {
                 Some(map) if !map.is_empty() => {
                     self.put("map[");
-                    let mut keys: Vec<&String> = map.keys().collect();
-                    keys.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-                    for (i, k) in keys.into_iter().enumerate() {
-                        if i > 0 {
-                            self.put(" ");
-                        }
-                        self.ignore_next_type = true;
-                        // Every map key of the API is a string (or a named string).
-                        self.format_key(key, k);
-                        self.put(":");
-                        self.ignore_next_type = true;
-                        self.format(value, present(map.get(k)));
+                    // serde_json's map keeps its keys in byte order unless built with
+                    // `preserve_order`: sort only then.
+                    if map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes()) {
+                        self.map_entries(key, value, map, map.keys());
+                    } else {
+                        let mut keys: Vec<&String> = map.keys().collect();
+                        keys.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+                        self.map_entries(key, value, map, keys.into_iter());
                     }
                     self.put("]");
                 }
@@ -300,6 +296,27 @@ impl<S: Sink> Printer<'_, S> {
                 self.put("}");
             }
             Kind::Ptr(_) => unreachable!("pointers are printed by format_ptr"),
+        }
+    }
+
+    /// A map's `k:v` pairs in the order of `keys`, each key and value without its type.
+    fn map_entries<'k>(
+        &mut self,
+        key: u16,
+        value: u16,
+        map: &serde_json::Map<String, Value>,
+        keys: impl Iterator<Item = &'k String>,
+    ) {
+        for (i, k) in keys.enumerate() {
+            if i > 0 {
+                self.put(" ");
+            }
+            self.ignore_next_type = true;
+            // Every map key of the API is a string (or a named string).
+            self.format_key(key, k);
+            self.put(":");
+            self.ignore_next_type = true;
+            self.format(value, present(map.get(k)));
         }
     }
 
