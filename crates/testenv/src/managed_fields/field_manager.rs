@@ -238,6 +238,9 @@ pub(crate) enum Reset {
     Status,
     /// The status subresource: only `status` is written.
     AllButStatus,
+    /// The status subresource of a kind whose status strategy takes metadata from the request
+    /// too: only `status` and `metadata` are written.
+    AllButStatusAndMetadata,
 }
 
 /// The field manager of one write: the type's schema, the request's API version and
@@ -282,10 +285,15 @@ impl FieldManager {
         match self.reset {
             Reset::Nothing => {}
             Reset::Status => ignored.insert(&fields(&["status"])),
-            Reset::AllButStatus => {
+            Reset::AllButStatus | Reset::AllButStatusAndMetadata => {
+                let metadata = self.reset == Reset::AllButStatusAndMetadata;
                 for o in objects {
                     for k in o.as_object().into_iter().flat_map(Map::keys) {
-                        if k != "status" && k != "apiVersion" && k != "kind" {
+                        if k != "status"
+                            && k != "apiVersion"
+                            && k != "kind"
+                            && !(metadata && k == "metadata")
+                        {
                             ignored.insert(&fields(&[k]));
                         }
                     }
@@ -304,9 +312,22 @@ impl FieldManager {
         } else {
             None
         };
-        let mut entries = incoming
-            .or_else(|| live.and_then(decode))
-            .unwrap_or_default();
+        // `managedFields: []` or `[{}]` in the request resets them: the write starts from no
+        // entries (kube-apiserver's `isResetManagedFields`).
+        let reset = self.subresource.is_empty()
+            && new
+                .pointer("/metadata/managedFields")
+                .and_then(Value::as_array)
+                .is_some_and(|l| {
+                    l.is_empty() || (l.len() == 1 && l[0].as_object().is_some_and(|e| e.is_empty()))
+                });
+        let mut entries = if reset {
+            Vec::new()
+        } else {
+            incoming
+                .or_else(|| live.and_then(decode))
+                .unwrap_or_default()
+        };
         let old = live.map_or_else(|| self.zero.clone(), without_managed_fields);
         let cur = without_managed_fields(new);
         let ignored = self.ignored(&[&old, &cur]);

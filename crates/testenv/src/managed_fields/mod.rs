@@ -56,6 +56,11 @@ pub(crate) fn field_manager_for(
     subresource: Option<&str>,
 ) -> FieldManager {
     let (sub, reset) = match subresource {
+        // The older status strategies that take metadata from the request (see
+        // `registry::generic::status_metadata`) record it too.
+        Some("status") if !crate::registry::generic::status_metadata(def).is_empty() => {
+            ("status", Reset::AllButStatusAndMetadata)
+        }
         Some("status") => ("status", Reset::AllButStatus),
         Some(other) => (other, Reset::Nothing),
         None if def.status => ("", Reset::Status),

@@ -40,6 +40,13 @@ pub(crate) fn scale_of(obj: &Value) -> Value {
         ),
     };
     let m = obj.get("metadata").cloned().unwrap_or(json!({}));
+    // `ScaleSpec.replicas` is `omitempty`: a Scale of 0 replicas has `spec: {}`.
+    let replicas = obj.pointer("/spec/replicas").cloned().unwrap_or(json!(1));
+    let spec = if replicas.as_i64() == Some(0) {
+        json!({})
+    } else {
+        json!({"replicas": replicas})
+    };
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -50,7 +57,7 @@ pub(crate) fn scale_of(obj: &Value) -> Value {
             "resourceVersion": m.get("resourceVersion"),
             "creationTimestamp": m.get("creationTimestamp"),
         },
-        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(1))},
+        "spec": spec,
         "status": {
             "replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
             "selector": selector,
