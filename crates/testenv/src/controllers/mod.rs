@@ -17,6 +17,10 @@
 //! and an object deleted by a client comes back.
 
 mod garbage_collector;
+#[allow(dead_code)] // used by the Deployment controller
+mod go_types;
+#[allow(dead_code)] // used by the Deployment controller
+pub(crate) mod pod_template_hash;
 mod resource_quota;
 mod root_ca_publisher;
 mod service_account;
