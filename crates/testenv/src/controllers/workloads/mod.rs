@@ -485,25 +485,10 @@ pub(crate) fn spawn(shared: &Arc<Shared>) {
     tokio::spawn(run(Arc::downgrade(shared)));
 }
 
-/// The `pod-template-hash` of a Deployment's template.
-// TEMPORARY until the HASH helper's `controllers::pod_template_hash::compute` is merged: an
-// FNV-1a of the template's JSON, in `rand.SafeEncodeString`'s alphabet (not
-// kube-controller-manager's value).
+/// The `pod-template-hash` of a Deployment's template (see
+/// [`super::pod_template_hash`]).
 pub(crate) fn template_hash(template: &Value, collision_count: Option<i32>) -> String {
-    let mut h: u32 = 0x811c_9dc5;
-    let text = template.to_string();
-    let count = collision_count
-        .map(|c| (c as u32).to_le_bytes().to_vec())
-        .unwrap_or_default();
-    for b in text.bytes().chain(count) {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    h.to_string()
-        .bytes()
-        .map(|d| ALPHABET[usize::from(d - b'0')] as char)
-        .collect()
+    super::pod_template_hash::compute(template, collision_count)
 }
 
 /// The store key of an object.
