@@ -10,7 +10,7 @@ mod typed;
 
 use serde_json::Value;
 
-pub(crate) use field_manager::{FieldManager, Reset};
+pub(crate) use field_manager::{FieldManager, Reset, apply_through_scale};
 pub(crate) use schema::{Schema, Ty};
 
 use crate::registry::ResourceDef;

@@ -807,3 +807,67 @@ proptest! {
         prop_assert!(result.is_ok(), "{:?}", result);
     }
 }
+
+#[tokio::test]
+async fn an_apply_through_scale_should_take_the_replicas_and_scale_the_replica_set() {
+    let env = env().await;
+    let client = env.client();
+    namespace(&client, "wl-apply-scale").await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "wl-apply-scale");
+    let d = deployments
+        .create(
+            &PostParams::default(),
+            &deployment("web", 1, "registry.k8s.io/pause:3.10", json!({})),
+        )
+        .await
+        .expect("create");
+    let scale = json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+        "metadata": {"name": "web"}, "spec": {"replicas": 2}});
+    let conflict = deployments
+        .patch_scale("web", &PatchParams::apply("hpa"), &Patch::Apply(&scale))
+        .await
+        .expect_err("the creator owns spec.replicas");
+    assert!(matches!(conflict, kube::Error::Api(s) if s.code == 409));
+    let scaled = deployments
+        .patch_scale(
+            "web",
+            &PatchParams::apply("hpa").force(),
+            &Patch::Apply(&scale),
+        )
+        .await
+        .expect("forced apply");
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(2));
+    let d2 = deployments.get("web").await.expect("get");
+    let entries = d2.managed_fields();
+    let hpa = entries
+        .iter()
+        .find(|e| e.manager.as_deref() == Some("hpa"))
+        .expect("hpa entry");
+    assert_eq!(hpa.operation.as_deref(), Some("Apply"));
+    assert_eq!(hpa.subresource.as_deref(), Some("scale"));
+    assert_eq!(hpa.api_version.as_deref(), Some("apps/v1"));
+    assert_eq!(
+        hpa.fields_v1.as_ref().map(|f| f.0.clone()),
+        Some(json!({"f:spec": {"f:replicas": {}}}))
+    );
+    let creator = entries
+        .iter()
+        .find(|e| e.operation.as_deref() == Some("Update") && e.subresource.is_none())
+        .expect("creator entry");
+    assert!(
+        creator
+            .fields_v1
+            .as_ref()
+            .and_then(|f| f.0.pointer("/f:spec/f:replicas"))
+            .is_none()
+    );
+    assert!(
+        eventually(|| async {
+            replica_sets_of(&client, "wl-apply-scale", &d)
+                .await
+                .values()
+                .any(|rs| spec_replicas(rs) == 2)
+        })
+        .await
+    );
+}
