@@ -730,16 +730,24 @@ async fn settle_and_check(client: &Client, ns: &str) -> Result<(), String> {
     Err("the controllers never settled".into())
 }
 
-async fn apply(client: &Client, ns: &str, action: &Action) {
+/// The Pods a client took from their ReplicaSet (deleted or relabelled), per ReplicaSet uid.
+type Losses = BTreeMap<String, i64>;
+
+async fn apply(client: &Client, ns: &str, action: &Action, losses: &mut Losses) {
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let mut names: Vec<String> = pods
+    let mut listed: Vec<Pod> = pods
         .list(&ListParams::default().labels("app=web"))
         .await
-        .map(|l| l.items.iter().map(|p| p.name_any()).collect())
+        .map(|l| l.items)
         .unwrap_or_default();
-    names.sort();
-    let pick = |i: usize| (!names.is_empty()).then(|| names[i % names.len()].clone());
+    listed.sort_by_key(|p| p.name_any());
+    let pick = |i: usize| (!listed.is_empty()).then(|| listed[i % listed.len()].clone());
+    let mut lose = |p: &Pod| {
+        if let Some(uid) = controller_uid(p) {
+            *losses.entry(uid).or_default() += 1;
+        }
+    };
     match action {
         Action::Scale(n) => {
             let _ = deployments
@@ -751,12 +759,15 @@ async fn apply(client: &Client, ns: &str, action: &Action) {
                 .await;
         }
         Action::DeletePod(i) => {
-            if let Some(name) = pick(*i) {
-                let _ = pods.delete(&name, &DeleteParams::default()).await;
+            if let Some(p) = pick(*i) {
+                lose(&p);
+                let _ = pods.delete(&p.name_any(), &DeleteParams::default()).await;
             }
         }
         Action::RelabelPod(i) => {
-            if let Some(name) = pick(*i) {
+            if let Some(p) = pick(*i) {
+                lose(&p);
+                let name = p.name_any();
                 let _ = pods
                     .patch(
                         &name,
@@ -776,12 +787,79 @@ async fn apply(client: &Client, ns: &str, action: &Action) {
     }
 }
 
+/// Everything the watches saw: Pod creations per controlling ReplicaSet uid, and each
+/// ReplicaSet's `spec.replicas` increases (its first size included).
+#[derive(Default)]
+struct Seen {
+    created: BTreeMap<String, i64>,
+    replicas: BTreeMap<String, (i64, i64)>,
+}
+
+/// Watches the Pods and ReplicaSets of `ns` into `seen`.
+async fn watch_into(client: &Client, ns: &str, seen: std::sync::Arc<std::sync::Mutex<Seen>>) {
+    use futures::StreamExt;
+    use kube::api::{WatchEvent, WatchParams};
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let rss: Api<ReplicaSet> = Api::namespaced(client.clone(), ns);
+    let params = WatchParams::default().timeout(290);
+    let mut pod_events = pods.watch(&params, "0").await.expect("watch pods").boxed();
+    let mut rs_events = rss.watch(&params, "0").await.expect("watch rss").boxed();
+    let seen_pods = seen.clone();
+    tokio::spawn(async move {
+        while let Some(Ok(e)) = pod_events.next().await {
+            if let WatchEvent::Added(p) = e
+                && p.metadata.generate_name.is_some()
+                && let Some(uid) = controller_uid(&p)
+            {
+                *seen_pods
+                    .lock()
+                    .expect("seen")
+                    .created
+                    .entry(uid)
+                    .or_default() += 1;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        while let Some(Ok(e)) = rs_events.next().await {
+            if let WatchEvent::Added(rs) | WatchEvent::Modified(rs) = e {
+                let n = i64::from(spec_replicas(&rs));
+                let mut seen = seen.lock().expect("seen");
+                let entry = seen
+                    .replicas
+                    .entry(rs.uid().unwrap_or_default())
+                    .or_insert((0, 0));
+                if n > entry.1 {
+                    entry.0 += n - entry.1;
+                }
+                entry.1 = n;
+            }
+        }
+    });
+}
+
+/// No Pod created twice for one missing replica: a ReplicaSet created at most as many Pods as
+/// its size grew by, plus the Pods clients took from it.
+fn creations_bounded(seen: &Seen, losses: &Losses) -> Result<(), String> {
+    for (uid, created) in &seen.created {
+        let grown = seen.replicas.get(uid).map_or(0, |r| r.0);
+        let lost = losses.get(uid).copied().unwrap_or(0);
+        if *created > grown + lost {
+            return Err(format!(
+                "ReplicaSet {uid} created {created} Pods for {grown} replicas and {lost} lost"
+            ));
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
 
     /// After every client action, once the controllers settle: at most one controller per Pod,
-    /// every ReplicaSet controls exactly its `spec.replicas` Pods (none created twice) with a
-    /// current status, and the Deployment controls one ReplicaSet of its template.
+    /// every ReplicaSet controls exactly its `spec.replicas` Pods with a current status, no Pod
+    /// was created twice for one missing replica, and the Deployment controls one ReplicaSet of
+    /// its template.
     #[test]
     fn controllers_should_keep_their_invariants(actions in prop::collection::vec(action(), 1..6)) {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -793,14 +871,20 @@ proptest! {
             let env = env().await;
             let client = env.client();
             namespace(&client, "wl-prop").await;
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
+            watch_into(&client, "wl-prop", seen.clone()).await;
+            let mut losses = Losses::new();
             Api::<Deployment>::namespaced(client.clone(), "wl-prop")
                 .create(&PostParams::default(), &deployment("web", 2, "registry.k8s.io/pause:3.10", json!({})))
                 .await
                 .map_err(|e| e.to_string())?;
             settle_and_check(&client, "wl-prop").await?;
+            creations_bounded(&seen.lock().expect("seen"), &losses)?;
             for a in &actions {
-                apply(&client, "wl-prop", a).await;
+                apply(&client, "wl-prop", a, &mut losses).await;
                 settle_and_check(&client, "wl-prop").await.map_err(|e| format!("after {a:?}: {e}"))?;
+                creations_bounded(&seen.lock().expect("seen"), &losses)
+                    .map_err(|e| format!("after {a:?}: {e}"))?;
             }
             Ok(())
         });
