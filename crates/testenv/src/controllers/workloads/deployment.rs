@@ -664,7 +664,7 @@ fn old_pods_running(
     let selector = s.d.pointer("/spec/selector");
     let owners: Vec<&str> = rs_list
         .iter()
-        .map(|rs| uid(rs))
+        .map(uid)
         .filter(|u| new_rs.is_none_or(|n| uid(n) != *u))
         .collect();
     s.client
