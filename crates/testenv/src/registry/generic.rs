@@ -73,6 +73,13 @@ pub(crate) enum Part {
     Status,
 }
 
+/// An object's annotations, `None` when it has none (Go compares a nil and an empty map equal).
+fn annotations(v: &Value) -> Option<&Map<String, Value>> {
+    v.pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .filter(|m| !m.is_empty())
+}
+
 /// The metadata fields that a write through `/status` may change: kube-apiserver's older
 /// status strategies reset only the spec (ReplicaSets) or the spec and labels (Deployments),
 /// so kube-controller-manager's Deployment controller records a revision annotation through
@@ -243,7 +250,16 @@ pub(crate) fn prepare_update(
     set_rv(&mut result, old_rv.parse().unwrap_or_default());
     let mut result = Value::Object(result);
     let main_custom = def.custom && matches!(part, Part::Main);
-    if def.tracks_generation() && spec_changed(old, &result, main_custom) {
+    // A Deployment's annotations are copied to its ReplicaSets, so kube-apiserver's Deployment
+    // strategy counts a change of them as a new generation too (not through `/status`).
+    let deployment_annotations = matches!(part, Part::Main)
+        && !def.custom
+        && def.group == "apps"
+        && def.kind == "Deployment"
+        && annotations(old) != annotations(&result);
+    if def.tracks_generation()
+        && (spec_changed(old, &result, main_custom) || deployment_annotations)
+    {
         let generation = old
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)

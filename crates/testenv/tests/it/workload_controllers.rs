@@ -955,3 +955,59 @@ async fn an_apply_through_scale_should_take_the_replicas_and_scale_the_replica_s
         .await
     );
 }
+
+#[tokio::test]
+async fn a_deployment_annotation_should_bump_its_generation_and_reach_its_replica_set() {
+    let env = env().await;
+    let client = env.client();
+    namespace(&client, "wl-annotate").await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "wl-annotate");
+    let d = deployments
+        .create(
+            &PostParams::default(),
+            &deployment("web", 0, "registry.k8s.io/pause:3.10", json!({})),
+        )
+        .await
+        .expect("create");
+    assert!(
+        eventually(|| async { replica_sets_of(&client, "wl-annotate", &d).await.len() == 1 }).await
+    );
+    let labelled = deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"labels": {"x": "y"}}})),
+        )
+        .await
+        .expect("label");
+    assert_eq!(
+        labelled.metadata.generation,
+        Some(1),
+        "labels are no new generation"
+    );
+    let annotated = deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"annotations": {"team": "blue"}}})),
+        )
+        .await
+        .expect("annotate");
+    assert_eq!(annotated.metadata.generation, Some(2));
+    assert!(
+        eventually(|| async {
+            replica_sets_of(&client, "wl-annotate", &d)
+                .await
+                .values()
+                .any(|rs| rs.annotations().get("team").map(String::as_str) == Some("blue"))
+                && deployments
+                    .get("web")
+                    .await
+                    .expect("get")
+                    .status
+                    .and_then(|s| s.observed_generation)
+                    == Some(2)
+        })
+        .await
+    );
+}

@@ -847,8 +847,7 @@ async fn sync_rollout_status(
             .and_then(Value::as_array)
             .and_then(|c| c.iter().find(|c| str_at(c, "/type") == PROGRESSING))
             .cloned();
-    let is_complete = int_at(&s.d, "/status/replicas") >= 0
-        && status.get("replicas") == status.get("updatedReplicas")
+    let is_complete = status.get("replicas") == status.get("updatedReplicas")
         && current
             .as_ref()
             .is_some_and(|c| str_at(c, "/reason") == NEW_RS_AVAILABLE);
