@@ -1011,3 +1011,80 @@ async fn a_deployment_annotation_should_bump_its_generation_and_reach_its_replic
         .await
     );
 }
+
+#[tokio::test]
+async fn old_revisions_beyond_the_history_limit_should_go_and_a_reused_template_take_a_new_revision()
+ {
+    let env = env().await;
+    let client = env.client();
+    namespace(&client, "wl-history").await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "wl-history");
+    let mut spec = deployment("web", 0, "registry.k8s.io/pause:3.10", json!({}));
+    spec.spec.revision_history_limit = Some(1);
+    let d = deployments
+        .create(&PostParams::default(), &spec)
+        .await
+        .expect("create");
+    let revisions = || async {
+        let mut r: Vec<(String, Option<String>)> = replica_sets_of(&client, "wl-history", &d)
+            .await
+            .values()
+            .map(|rs| {
+                let a = rs.annotations();
+                (
+                    a["deployment.kubernetes.io/revision"].clone(),
+                    a.get("deployment.kubernetes.io/revision-history").cloned(),
+                )
+            })
+            .collect();
+        r.sort();
+        r
+    };
+    let set_image = |image: &'static str| {
+        let deployments = deployments.clone();
+        async move {
+            let patch = json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "app", "image": image}]}}}});
+            deployments
+                .patch("web", &PatchParams::default(), &Patch::Strategic(&patch))
+                .await
+                .expect("patch");
+        }
+    };
+    assert!(eventually(|| async { revisions().await == [("1".to_owned(), None)] }).await);
+    set_image("registry.k8s.io/pause:3.9").await;
+    assert!(
+        eventually(|| async {
+            revisions().await == [("1".to_owned(), None), ("2".to_owned(), None)]
+        })
+        .await
+    );
+    // Back to the first template: its ReplicaSet is the new one again, as revision 3, and
+    // remembers revision 1; one old revision is kept.
+    set_image("registry.k8s.io/pause:3.10").await;
+    assert!(
+        eventually(|| async {
+            revisions().await
+                == [
+                    ("2".to_owned(), None),
+                    ("3".to_owned(), Some("1".to_owned())),
+                ]
+        })
+        .await,
+        "{:?}",
+        revisions().await
+    );
+    set_image("registry.k8s.io/pause:3.8").await;
+    assert!(
+        eventually(|| async {
+            revisions().await
+                == [
+                    ("3".to_owned(), Some("1".to_owned())),
+                    ("4".to_owned(), None),
+                ]
+        })
+        .await,
+        "{:?}",
+        revisions().await
+    );
+}
