@@ -818,7 +818,7 @@ fn progressing(d: &Value, new: &Map<String, Value>) -> bool {
 
 /// How long until the Progressing condition of `status` passes the deadline (`None`: no
 /// deadline applies); zero or less when it has passed.
-fn until_deadline(d: &Value, status: &Map<String, Value>) -> Option<i64> {
+fn until_deadline(d: &Value, status: &Map<String, Value>, now: i64) -> Option<i64> {
     if !has_progress_deadline(d) {
         return None;
     }
@@ -828,44 +828,45 @@ fn until_deadline(d: &Value, status: &Map<String, Value>) -> Option<i64> {
     }
     let from = super::replica_set::parse_time(str_at(c, "/lastUpdateTime"))?;
     let deadline = int_at(d, "/spec/progressDeadlineSeconds");
-    Some(from + deadline - super::replica_set::unix_now())
+    Some(from + deadline - now)
 }
 
-/// `syncRolloutStatus`: the status with the `Progressing` condition's rules; the time until
-/// the progress deadline falls due, when it will.
-async fn sync_rollout_status(
-    s: &mut Sync<'_>,
+/// The status `syncRolloutStatus` writes, at `now` (seconds since the epoch): the counts,
+/// `Available`, and the `Progressing` condition's rules.
+fn rollout_status(
+    d: &Value,
     old: &[Value],
     new_rs: Option<&Value>,
-) -> SyncResult<Option<Duration>> {
-    let mut status = calculate_status(&s.d, old, new_rs);
-    if !has_progress_deadline(&s.d) {
+    now: i64,
+) -> Map<String, Value> {
+    let mut status = calculate_status(d, old, new_rs);
+    if !has_progress_deadline(d) {
         util::remove_condition(&mut status, PROGRESSING);
     }
-    let current =
-        s.d.pointer("/status/conditions")
-            .and_then(Value::as_array)
-            .and_then(|c| c.iter().find(|c| str_at(c, "/type") == PROGRESSING))
-            .cloned();
+    let current = d
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find(|c| str_at(c, "/type") == PROGRESSING))
+        .cloned();
     let is_complete = status.get("replicas") == status.get("updatedReplicas")
         && current
             .as_ref()
             .is_some_and(|c| str_at(c, "/reason") == NEW_RS_AVAILABLE);
     let rs_name = new_rs.map(|rs| name(rs).to_owned());
-    if has_progress_deadline(&s.d) && !is_complete {
-        if complete(&s.d, &status) {
+    if has_progress_deadline(d) && !is_complete {
+        if complete(d, &status) {
             let msg = match &rs_name {
                 Some(n) => format!("ReplicaSet {n:?} has successfully progressed."),
-                None => format!("Deployment {:?} has successfully progressed.", name(&s.d)),
+                None => format!("Deployment {:?} has successfully progressed.", name(d)),
             };
             set_condition(
                 &mut status,
                 new_condition(PROGRESSING, "True", NEW_RS_AVAILABLE, msg),
             );
-        } else if progressing(&s.d, &status) {
+        } else if progressing(d, &status) {
             let msg = match &rs_name {
                 Some(n) => format!("ReplicaSet {n:?} is progressing."),
-                None => format!("Deployment {:?} is progressing.", name(&s.d)),
+                None => format!("Deployment {:?} is progressing.", name(d)),
             };
             let mut cond = new_condition(PROGRESSING, "True", "ReplicaSetUpdated", msg);
             if let Some(c) = &current {
@@ -876,14 +877,14 @@ async fn sync_rollout_status(
                 util::remove_condition(&mut status, PROGRESSING);
             }
             set_condition(&mut status, cond);
-        } else if until_deadline(&s.d, &status).is_some_and(|left| left < 0)
+        } else if until_deadline(d, &status, now).is_some_and(|left| left < 0)
             || current
                 .as_ref()
                 .is_some_and(|c| str_at(c, "/reason") == TIMED_OUT)
         {
             let msg = match &rs_name {
                 Some(n) => format!("ReplicaSet {n:?} has timed out progressing."),
-                None => format!("Deployment {:?} has timed out progressing.", name(&s.d)),
+                None => format!("Deployment {:?} has timed out progressing.", name(d)),
             };
             set_condition(
                 &mut status,
@@ -919,7 +920,19 @@ async fn sync_rollout_status(
         }
         None => util::remove_condition(&mut status, "ReplicaFailure"),
     }
-    let wake = until_deadline(&s.d, &status)
+    status
+}
+
+/// `syncRolloutStatus`: writes [`rollout_status`] when it changed; the time until the progress
+/// deadline falls due, when it will.
+async fn sync_rollout_status(
+    s: &mut Sync<'_>,
+    old: &[Value],
+    new_rs: Option<&Value>,
+) -> SyncResult<Option<Duration>> {
+    let now = super::replica_set::unix_now();
+    let status = rollout_status(&s.d, old, new_rs, now);
+    let wake = until_deadline(&s.d, &status, now)
         .filter(|left| *left >= 0)
         .map(|left| Duration::from_secs(left as u64 + 1));
     if s.d.get("status").and_then(Value::as_object) == Some(&status) {
@@ -981,5 +994,45 @@ mod tests {
         let bare = rs("m", "2026-01-01T00:00:00Z", 0);
         let status = calculate_status(&d, &[bare], Some(&new_rs));
         assert!(!status.contains_key("terminatingReplicas"));
+    }
+
+    #[test]
+    fn a_rollout_without_progress_should_time_out_after_its_deadline() {
+        let now = crate::controllers::workloads::replica_set::parse_time("2026-01-01T12:00:00Z")
+            .unwrap_or(0);
+        let d = |updated: &str| {
+            json!({"metadata": {"name": "web", "generation": 1},
+                "spec": {"replicas": 1, "progressDeadlineSeconds": 600,
+                    "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}},
+                "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
+                    "unavailableReplicas": 1, "terminatingReplicas": 0, "conditions": [
+                    {"type": "Available", "status": "False", "lastUpdateTime": "2026-01-01T11:00:00Z",
+                     "lastTransitionTime": "2026-01-01T11:00:00Z", "reason": "MinimumReplicasUnavailable",
+                     "message": "Deployment does not have minimum availability."},
+                    {"type": "Progressing", "status": "True", "lastUpdateTime": updated,
+                     "lastTransitionTime": "2026-01-01T11:00:00Z", "reason": "ReplicaSetUpdated",
+                     "message": "ReplicaSet \"web-1\" is progressing."}]}})
+        };
+        let mut new_rs = rs("web-1", "2026-01-01T11:00:00Z", 1);
+        new_rs["status"] = json!({"replicas": 1, "terminatingReplicas": 0});
+        // Within the deadline: nothing changes, the deadline is 300 s away.
+        let within = d("2026-01-01T11:55:00Z");
+        let status = rollout_status(&within, &[], Some(&new_rs), now);
+        assert_eq!(
+            within.get("status").and_then(Value::as_object),
+            Some(&status)
+        );
+        assert_eq!(until_deadline(&within, &status, now), Some(300));
+        // Past it: Progressing False ProgressDeadlineExceeded, moved last.
+        let past = d("2026-01-01T11:49:59Z");
+        let status = rollout_status(&past, &[], Some(&new_rs), now);
+        let c = &status["conditions"][1];
+        assert_eq!(c["reason"], "ProgressDeadlineExceeded");
+        assert_eq!(c["status"], "False");
+        assert_eq!(
+            c["message"],
+            "ReplicaSet \"web-1\" has timed out progressing."
+        );
+        assert_eq!(until_deadline(&past, &status, now), None);
     }
 }
