@@ -451,6 +451,10 @@ async fn run(shared: Weak<Shared>) {
         Some(s) => s.changed.subscribe(),
         None => return,
     };
+    // Whether timed passes are armed: a timer that fires long before its time on the wall
+    // clock (a test's paused tokio clock) is not armed again until something changes, so a
+    // waiting rollout does not spin.
+    let mut timers = true;
     loop {
         changed.borrow_and_update();
         let outcome = {
@@ -464,17 +468,26 @@ async fn run(shared: Weak<Shared>) {
             (true, None) => Some(RETRY_AFTER),
             (false, w) => w,
         };
-        match wait {
+        match wait.filter(|_| timers) {
             Some(w) => {
+                // The wall clock on purpose: it is what a paused tokio clock is not.
+                let started = std::time::SystemTime::now();
                 tokio::select! {
-                    r = changed.changed() => if r.is_err() { return },
-                    () = tokio::time::sleep(w) => {}
+                    r = changed.changed() => {
+                        if r.is_err() {
+                            return;
+                        }
+                    }
+                    () = tokio::time::sleep(w) => {
+                        timers = started.elapsed().is_ok_and(|e| e >= w / 2);
+                    }
                 }
             }
             None => {
                 if changed.changed().await.is_err() {
                     return;
                 }
+                timers = true;
             }
         }
     }
