@@ -466,6 +466,10 @@ type Empty struct{}
 
 type Policy string
 
+type Stringer interface {
+	String() string
+}
+
 type Names []string
 "#;
 
@@ -490,6 +494,12 @@ type Names []string
         assert_eq!(thing.len(), 6);
         let ports = &thing[2];
         assert_eq!(ports.go_type, "[]Port");
+        assert_eq!(ports.name.as_deref(), Some("Ports"));
+        assert_eq!(
+            thing[1].name, None,
+            "an embedded field has no name of its own"
+        );
+        assert_eq!(thing[5].name.as_deref(), Some("Untagged"));
         assert_eq!(ports.patch_strategy.as_deref(), Some("merge"));
         assert_eq!(ports.patch_merge_key.as_deref(), Some("name"));
         assert_eq!(
@@ -531,6 +541,7 @@ type Names []string
         assert_eq!(p.strukt("Empty"), Some(&[][..]));
         assert_eq!(p.named("Policy"), Some("string"));
         assert_eq!(p.named("Names"), Some("[]string"));
+        assert_eq!(p.named("Stringer"), None, "an interface is no named type");
     }
 
     #[test]
