@@ -1088,3 +1088,81 @@ async fn old_revisions_beyond_the_history_limit_should_go_and_a_reused_template_
         revisions().await
     );
 }
+
+#[tokio::test]
+async fn pods_a_quota_refuses_should_show_as_replica_failures() {
+    let env = kcr_testenv::TestEnv::builder()
+        .workload_controllers(true)
+        .quota_controller(true)
+        .start()
+        .await
+        .expect("start");
+    let client = env.client();
+    namespace(&client, "wl-quota").await;
+    let quota: k8s_openapi::api::core::v1::ResourceQuota = serde_json::from_value(
+        json!({"metadata": {"name": "no-pods"}, "spec": {"hard": {"pods": "0"}}}),
+    )
+    .expect("quota");
+    Api::namespaced(client.clone(), "wl-quota")
+        .create(&PostParams::default(), &quota)
+        .await
+        .expect("create quota");
+    let quotas: Api<k8s_openapi::api::core::v1::ResourceQuota> =
+        Api::namespaced(client.clone(), "wl-quota");
+    assert!(
+        eventually(|| async {
+            quotas
+                .get("no-pods")
+                .await
+                .expect("get")
+                .status
+                .is_some_and(|s| s.hard.is_some())
+        })
+        .await
+    );
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "wl-quota");
+    deployments
+        .create(
+            &PostParams::default(),
+            &deployment("web", 1, "registry.k8s.io/pause:3.10", json!({})),
+        )
+        .await
+        .expect("create");
+    assert!(
+        eventually(|| async {
+            let d = deployments.get("web").await.expect("get");
+            d.status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| {
+                    c.type_.as_deref() == Some("ReplicaFailure")
+                        && c.reason.as_deref() == Some("FailedCreate")
+                        && c.message
+                            .as_deref()
+                            .is_some_and(|m| m.contains("exceeded quota: no-pods"))
+                })
+        })
+        .await,
+        "{:?}",
+        deployments.get("web").await.expect("get").status
+    );
+    let rs = Api::<ReplicaSet>::namespaced(client.clone(), "wl-quota")
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items;
+    let conditions = rs[0]
+        .status
+        .clone()
+        .and_then(|s| s.conditions)
+        .unwrap_or_default();
+    assert_eq!(conditions.len(), 1);
+    assert_eq!(conditions[0].status.as_deref(), Some("True"));
+    assert!(
+        conditions[0]
+            .message
+            .as_deref()
+            .is_some_and(|m| m.starts_with(&format!("pods \"{}-", rs[0].name_any())))
+    );
+}

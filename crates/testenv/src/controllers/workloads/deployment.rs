@@ -893,9 +893,10 @@ fn rollout_status(
         }
     }
     // ReplicaFailure of a ReplicaSet becomes the Deployment's.
-    let failure = old
-        .iter()
-        .chain(new_rs)
+    // The new ReplicaSet's failure first (`getReplicaFailures`).
+    let failure = new_rs
+        .into_iter()
+        .chain(old.iter())
         .filter_map(|rs| {
             rs.pointer("/status/conditions")
                 .and_then(Value::as_array)?
