@@ -78,7 +78,10 @@ pub(crate) fn field_label(def: &ResourceDef, field: &str) -> Option<String> {
 }
 
 /// An object written through `def` as its storage holds it.
-pub(crate) fn to_storage(def: &ResourceDef, value: Value) -> Value {
+pub(crate) fn to_storage(def: &ResourceDef, mut value: Value) -> Value {
+    if let Some(obj) = value.as_object_mut() {
+        crate::validation::unknown_fields::as_stored(def, obj);
+    }
     if !(is_events_v1(def) || is_core_event(def)) {
         return value;
     }

@@ -318,13 +318,16 @@
 //! - `registry`: the `generic` store (commit, update preparation, graceful deletion with
 //!   finalizers) calls the kind's `rest::Strategy` (defaults, prepare for create and update,
 //!   validate, validate update and its order, status update validation, name rule,
-//!   unconditional update, deleted state, resources a kind declares, termination on delete,
-//!   answering a delete with the object,
-//!   field selectors in `registry::field_labels`); each kind with
-//!   rules of its own has its file under `registry/<group>/` (`core`, `apps`, `batch`,
-//!   `coordination`, `events`, `apiextensions`), custom resources theirs (`registry::custom_resource`, with
-//!   `custom_resource` for schemas). Rules shared by several kinds are in `defaults` (pod specs)
-//!   and `validation` (metadata, pod specs, options).
+//!   unconditional update, how `metadata.generation` is kept, deleted state, resources a kind
+//!   declares, termination on delete, answering a delete with the object; field selectors in
+//!   `registry::field_labels`); each kind with rules of its own has its file under
+//!   `registry/<group>/` (`core`, `apps`, `autoscaling`, `batch`, `coordination`, `discovery`,
+//!   `events`, `flowcontrol`, `networking`, `rbac`, `scheduling`, `storage`,
+//!   `admissionregistration`, `apiextensions`), custom resources theirs
+//!   (`registry::custom_resource`, with `custom_resource` for schemas). Rules shared by several
+//!   kinds are in `defaults` (pod specs) and `validation` (metadata, pod specs, options); what
+//!   Go's decoding and protobuf storage make of every built-in object is in `wire::go_nulls` and
+//!   `wire::go_shape`.
 //! - storage: `store` (objects, history, continue tokens) and `watch_cache`; the optional
 //!   controllers (`controllers`, `namespace`) act through the same storage.
 //!

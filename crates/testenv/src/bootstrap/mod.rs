@@ -71,7 +71,7 @@ pub(crate) fn create_as(
     }
     meta.insert("uid".into(), json!(meta::new_uid()));
     meta.insert("creationTimestamp".into(), json!(meta::now_rfc3339()));
-    if def.tracks_generation() {
+    if def.generation() != crate::registry::rest::Generation::Untracked {
         meta.insert("generation".into(), json!(1));
     }
     let key = object_key(namespace, &name);

@@ -3,13 +3,17 @@
 use serde_json::{Map, Value};
 
 use crate::registry::ResourceDef;
-use crate::registry::rest::Strategy;
+use crate::registry::rest::{Generation, Strategy};
 use crate::validation::field::FieldError;
 
 /// The strategy of every custom resource.
 pub(crate) struct CustomResourceStrategy;
 
 impl Strategy for CustomResourceStrategy {
+    fn generation(&self) -> Generation {
+        Generation::OnSpecChange
+    }
+
     fn validate(&self, def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
         crate::custom_resource::validate(def, obj)
     }

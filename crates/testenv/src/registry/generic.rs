@@ -13,7 +13,7 @@ use crate::endpoints::handlers::rest::to_bytes;
 use crate::endpoints::installer::Target;
 use crate::meta::{self, meta_str, metadata_mut};
 use crate::namespace;
-use crate::registry::rest::strategy_for;
+use crate::registry::rest::{Generation, strategy_for};
 use crate::registry::{self, ResourceDef};
 use crate::server::Shared;
 use crate::status::{ApiError, ApiResult};
@@ -250,16 +250,19 @@ pub(crate) fn prepare_update(
     set_rv(&mut result, old_rv.parse().unwrap_or_default());
     let mut result = Value::Object(result);
     let main_custom = def.custom && matches!(part, Part::Main);
-    // A Deployment's annotations are copied to its ReplicaSets, so kube-apiserver's Deployment
-    // strategy counts a change of them as a new generation too (not through `/status`).
-    let deployment_annotations = matches!(part, Part::Main)
-        && !def.custom
-        && def.group == "apps"
-        && def.kind == "Deployment"
-        && annotations(old) != annotations(&result);
-    if def.tracks_generation()
-        && (spec_changed(old, &result, main_custom) || deployment_annotations)
-    {
+    let bump = match def.generation() {
+        Generation::Untracked | Generation::OnCreate => false,
+        Generation::OnSpecChange => spec_changed(old, &result, main_custom),
+        Generation::OnSpecOrAnnotationsChange => {
+            spec_changed(old, &result, main_custom)
+                || (matches!(part, Part::Main) && annotations(old) != annotations(&result))
+        }
+        Generation::OnChangeOrLabels => {
+            spec_changed(old, &result, true)
+                || old.pointer("/metadata/labels") != result.pointer("/metadata/labels")
+        }
+    };
+    if bump {
         let generation = old
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
@@ -327,7 +330,7 @@ pub(crate) fn store_update(
     };
     if dry {
         // Nothing is stored: the answer keeps the stored object's resourceVersion.
-        let mut new = new;
+        let mut new = conversion::to_storage(&t.def, new);
         if let (Some(m), Some(rv)) = (new.as_object_mut(), meta_str(&old.value, "resourceVersion"))
         {
             metadata_mut(m).insert("resourceVersion".into(), Value::String(rv.to_owned()));

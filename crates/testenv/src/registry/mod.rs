@@ -1,20 +1,29 @@
 //! The resources the server knows (the built-in ones and those that CRDs declare) and the layer
 //! under the handlers, as kube-apiserver's `registry`: the [`generic`] store does what every
 //! kind shares and calls the kind's [`rest::Strategy`] for the rest; each kind with rules of its
-//! own has its file under `registry/<group>/` (`core`, `apps`, `coordination`, `events`,
-//! `apiextensions`, and [`custom_resource`] for every custom resource).
+//! own has its file under `registry/<group>/` (`core`, `apps`, `autoscaling`, `batch`,
+//! `coordination`, `discovery`, `events`, `flowcontrol`, `networking`, `rbac`, `scheduling`,
+//! `storage`, `admissionregistration`, `apiextensions`, and [`custom_resource`] for every custom
+//! resource).
 
 pub(crate) mod admissionregistration;
 pub(crate) mod apiextensions;
 pub(crate) mod apps;
+pub(crate) mod autoscaling;
 pub(crate) mod batch;
 pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod custom_resource;
+pub(crate) mod discovery;
 pub(crate) mod events;
 pub(crate) mod field_labels;
+pub(crate) mod flowcontrol;
 pub(crate) mod generic;
+pub(crate) mod networking;
+pub(crate) mod rbac;
 pub(crate) mod rest;
+pub(crate) mod scheduling;
+pub(crate) mod storage;
 
 use std::sync::Arc;
 
@@ -47,34 +56,9 @@ pub(crate) struct ResourceDef {
 }
 
 impl ResourceDef {
-    /// Whether the kind keeps `metadata.generation` (set to 1 on create, bumped when anything
-    /// but metadata and status changes): custom resources, CRDs, workloads and Pods do;
-    /// ConfigMaps, Secrets, Namespaces, Services, Leases, Events, ServiceAccounts do not.
-    pub(crate) fn tracks_generation(&self) -> bool {
-        self.custom
-            || matches!(
-                self.kind.as_str(),
-                "Deployment"
-                    | "ReplicaSet"
-                    | "StatefulSet"
-                    | "DaemonSet"
-                    | "Pod"
-                    | "PodTemplate"
-                    | "Job"
-                    | "CronJob"
-                    | "CustomResourceDefinition"
-                    | "ReplicationController"
-                    | "PodDisruptionBudget"
-                    | "NetworkPolicy"
-                    | "Ingress"
-                    | "IngressClass"
-                    | "MutatingWebhookConfiguration"
-                    | "ValidatingWebhookConfiguration"
-                    | "MutatingAdmissionPolicy"
-                    | "MutatingAdmissionPolicyBinding"
-                    | "ValidatingAdmissionPolicy"
-                    | "ValidatingAdmissionPolicyBinding"
-            )
+    /// How the kind keeps `metadata.generation` (its strategy's).
+    pub(crate) fn generation(&self) -> rest::Generation {
+        rest::strategy_for(self).generation()
     }
 
     pub(crate) fn api_version(&self) -> String {

@@ -14,6 +14,25 @@ use crate::validation::names;
 /// A metadata.name rule: the messages of what is wrong with a name (none: valid).
 pub(crate) type NameRule = fn(&str) -> Vec<String>;
 
+/// How a kind keeps `metadata.generation` (its strategy's `PrepareForCreate` and
+/// `PrepareForUpdate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Generation {
+    /// Not kept: the kind's strategy never sets it.
+    Untracked,
+    /// 1 on create, then one more on each update that changes anything but metadata and status
+    /// (workloads, Pods, CRDs, custom resources, policies, ...).
+    OnSpecChange,
+    /// As `OnSpecChange`, and one more when an update of the main resource changes the
+    /// annotations (Deployments: their annotations are copied to their ReplicaSets).
+    OnSpecOrAnnotationsChange,
+    /// 1 on create, then one more on each update that changes anything but metadata, or the
+    /// labels (EndpointSlices, which have no status).
+    OnChangeOrLabels,
+    /// 1 on create, never bumped (PriorityClasses).
+    OnCreate,
+}
+
 /// What a kind does differently from the generic store. Every hook has the generic behaviour
 /// as its default.
 pub(crate) trait Strategy: Send + Sync {
@@ -43,6 +62,11 @@ pub(crate) trait Strategy: Send + Sync {
     /// `ValidateUpdate` beyond [`validate`](Self::validate): what may not change.
     fn validate_update(&self, _old: &Value, _new: &Map<String, Value>) -> Vec<FieldError> {
         Vec::new()
+    }
+
+    /// How the kind keeps `metadata.generation`.
+    fn generation(&self) -> Generation {
+        Generation::Untracked
     }
 
     /// Whether an object of the kind declares resources to serve (CustomResourceDefinitions):
@@ -78,6 +102,12 @@ pub(crate) trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether the kind's `ValidateUpdate` checks the new state with the create rules
+    /// ([`validate`](Self::validate)) too (most do; PriorityClasses do not).
+    fn validates_new_state_on_update(&self) -> bool {
+        true
+    }
+
     /// The rule of `metadata.name` (`ValidateObjectMeta`'s name function).
     fn name_rule(&self) -> NameRule {
         names::dns1123_subdomain
@@ -105,10 +135,21 @@ pub(crate) struct DefaultStrategy;
 
 impl Strategy for DefaultStrategy {}
 
+/// A kind whose only rule of its own is that it keeps `metadata.generation` (its strategy's
+/// `PrepareForCreate` sets 1, its `PrepareForUpdate` bumps it when the spec changes).
+pub(crate) struct GenerationStrategy;
+
+impl Strategy for GenerationStrategy {
+    fn generation(&self) -> Generation {
+        Generation::OnSpecChange
+    }
+}
+
 /// The strategy of `def`'s kind.
 pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
     use super::{
-        admissionregistration as admission, apiextensions, apps, batch, coordination, core, events,
+        admissionregistration as admission, apiextensions, apps, autoscaling, batch, coordination,
+        core, discovery, events, flowcontrol, networking, rbac, scheduling, storage,
     };
     if def.custom {
         return &super::custom_resource::CustomResourceStrategy;
@@ -148,6 +189,33 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ) => &admission::BINDING,
         ("coordination.k8s.io", "Lease") => &coordination::lease::LeaseStrategy,
         ("events.k8s.io", "Event") => &events::event::EventStrategy,
+        ("", "ReplicationController") => {
+            &core::replication_controller::ReplicationControllerStrategy
+        }
+        ("", "PersistentVolume") => &core::persistent_volume::PersistentVolumeStrategy,
+        ("batch", "CronJob") => &batch::cron_job::CronJobStrategy,
+        ("discovery.k8s.io", "EndpointSlice") => &discovery::endpoint_slice::EndpointSliceStrategy,
+        ("scheduling.k8s.io", "PriorityClass") => {
+            &scheduling::priority_class::PriorityClassStrategy
+        }
+        ("storage.k8s.io", "StorageClass") => &storage::storage_class::StorageClassStrategy,
+        ("storage.k8s.io", "CSIDriver") => &storage::csi_driver::CsiDriverStrategy,
+        ("rbac.authorization.k8s.io", "Role") => &rbac::ROLE,
+        ("rbac.authorization.k8s.io", "ClusterRole") => &rbac::CLUSTER_ROLE,
+        ("rbac.authorization.k8s.io", "RoleBinding") => &rbac::ROLE_BINDING,
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => &rbac::CLUSTER_ROLE_BINDING,
+        ("", "Endpoints") => &core::endpoints::EndpointsStrategy,
+        ("", "LimitRange") => &core::limit_range::LimitRangeStrategy,
+        ("autoscaling", "HorizontalPodAutoscaler") => &autoscaling::HorizontalPodAutoscalerStrategy,
+        ("networking.k8s.io", "NetworkPolicy") => &networking::NetworkPolicyStrategy,
+        ("networking.k8s.io", "IngressClass") => &networking::IngressClassStrategy,
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => &flowcontrol::FlowSchemaStrategy,
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
+            &flowcontrol::PriorityLevelStrategy
+        }
+        ("policy", "PodDisruptionBudget")
+        | ("networking.k8s.io", "Ingress")
+        | ("resource.k8s.io", "DeviceClass" | "ResourceSlice") => &GenerationStrategy,
         _ => &DefaultStrategy,
     }
 }

@@ -24,6 +24,7 @@
 
 use std::collections::HashSet;
 
+use crate::registry::rest::Generation;
 use bytes::Bytes;
 use http::Method;
 use serde_json::{Map, Value, json};
@@ -659,7 +660,11 @@ pub(crate) fn handle(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
     let rv = store.next_rv();
     if let Some(m) = result.as_object_mut() {
         metadata_mut(m).insert("resourceVersion".into(), json!(rv.to_string()));
-        if def.tracks_generation() && t.sub.as_deref() != Some("approval") {
+        if matches!(
+            def.generation(),
+            Generation::OnSpecChange | Generation::OnChangeOrLabels
+        ) && t.sub.as_deref() != Some("approval")
+        {
             let generation = old
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)

@@ -55,12 +55,17 @@ pub(crate) fn on_update(
     let mut errs = immutable.to_vec();
     errs.extend(immutable.iter().cloned());
     errs.extend(object_meta::validate(strategy.name_rule(), new));
+    let new_state = if strategy.validates_new_state_on_update() {
+        strategy.validate(def, new)
+    } else {
+        Vec::new()
+    };
     if strategy.validates_new_state_first() {
-        errs.extend(strategy.validate(def, new));
+        errs.extend(new_state);
         errs.extend(strategy.validate_update(old, new));
     } else {
         errs.extend(strategy.validate_update(old, new));
-        errs.extend(strategy.validate(def, new));
+        errs.extend(new_state);
     }
     field::check(strategy.error_group(def), &def.kind, name_of(new), errs)
 }

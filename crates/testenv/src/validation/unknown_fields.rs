@@ -129,6 +129,20 @@ pub(crate) fn normalize_nulls(def: &ResourceDef, obj: &mut Map<String, Value>) {
     }
     if let Some(types) = go_types(def) {
         crate::wire::go_nulls::normalize(&types, obj);
+        crate::wire::go_shape::decoded(&types, obj);
+    }
+}
+
+/// A built-in object as kube-apiserver answers once it has stored it (see
+/// [`go_shape`](crate::wire::go_shape)): empty lists and maps come back as `nil`, absent fields
+/// as what Go writes for their zero value. Custom resources and kinds kcr-testenv has no type
+/// for pass unchanged.
+pub(crate) fn as_stored(def: &ResourceDef, obj: &mut Map<String, Value>) {
+    if def.custom {
+        return;
+    }
+    if let Some(types) = go_types(def) {
+        crate::wire::go_shape::stored(&types, obj);
     }
 }
 

@@ -94,7 +94,13 @@ fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usi
 }
 
 /// What a field of struct `i` that is `null` (or zero) encodes as: `None` when it is dropped.
-fn null_field(types: &GoTypes, i: usize, name: &str, ty: &GoType, depth: usize) -> Option<Value> {
+pub(super) fn null_field(
+    types: &GoTypes,
+    i: usize,
+    name: &str,
+    ty: &GoType,
+    depth: usize,
+) -> Option<Value> {
     let tag = lookup(&types.structs[i].qualified, name)?.tag;
     match tag {
         Tag::OmitZero | Tag::OmitEmpty => None,

@@ -12,6 +12,7 @@ pub(crate) mod go_fields;
 pub(crate) mod go_internal;
 pub(crate) mod go_json;
 pub(crate) mod go_nulls;
+pub(crate) mod go_shape;
 pub(crate) mod go_strconv;
 pub(crate) mod go_types;
 pub(crate) mod go_unmarshalers;

@@ -391,3 +391,233 @@ async fn a_pod_templates_spec_should_be_defaulted_for_its_writer_and_its_generat
         .unwrap();
     assert_eq!(changed.metadata.generation, Some(2));
 }
+
+async fn create_raw(addr: std::net::SocketAddr, path: &str, body: Value) -> Value {
+    let r = crate::common::raw(
+        addr,
+        "POST",
+        path,
+        &[("Content-Type", "application/json")],
+        &serde_json::to_vec(&body).unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
+/// Kinds beyond Pods and workloads get their `SetDefaults_*` too, and their strategies' initial
+/// state: CronJobs, ReplicationControllers, PersistentVolumes, CSIDrivers; a claim naming its
+/// data source one way gets the other.
+#[tokio::test]
+async fn more_kinds_should_be_created_with_kube_apiserver_s_defaults() {
+    let env = TestEnv::start().await.unwrap();
+    let addr = env.addr();
+    let pod_spec = json!({"restartPolicy": "Never",
+        "containers": [{"name": "c", "image": "busybox:1.36"}]});
+    let cj = create_raw(
+        addr,
+        "/apis/batch/v1/namespaces/default/cronjobs",
+        json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+            "spec": {"schedule": "0 3 * * *",
+                "jobTemplate": {"spec": {"template": {"spec": pod_spec}}}}}),
+    )
+    .await;
+    assert_eq!(cj["metadata"]["generation"], 1);
+    let spec = &cj["spec"];
+    assert_eq!(
+        (
+            &spec["concurrencyPolicy"],
+            &spec["suspend"],
+            &spec["successfulJobsHistoryLimit"],
+            &spec["failedJobsHistoryLimit"]
+        ),
+        (&json!("Allow"), &json!(false), &json!(3), &json!(1))
+    );
+    let template = &spec["jobTemplate"]["spec"]["template"]["spec"];
+    assert_eq!(template["terminationGracePeriodSeconds"], 30);
+    assert_eq!(
+        template["containers"][0]["terminationMessagePath"],
+        "/dev/termination-log"
+    );
+    assert_eq!(cj["status"], json!({}));
+
+    let rc = create_raw(
+        addr,
+        "/api/v1/namespaces/default/replicationcontrollers",
+        json!({"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "legacy"},
+            "spec": {"template": {"metadata": {"labels": {"app": "legacy"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}),
+    )
+    .await;
+    assert_eq!(rc["spec"]["replicas"], 1);
+    assert_eq!(rc["spec"]["selector"], json!({"app": "legacy"}));
+    assert_eq!(rc["metadata"]["labels"], json!({"app": "legacy"}));
+    assert_eq!(rc["spec"]["template"]["spec"]["dnsPolicy"], "ClusterFirst");
+    assert_eq!(rc["status"], json!({"replicas": 0}));
+
+    let pv = create_raw(
+        addr,
+        "/api/v1/persistentvolumes",
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "local"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                "hostPath": {"path": "/data"}}}),
+    )
+    .await;
+    assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    assert_eq!(pv["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(pv["spec"]["hostPath"], json!({"path": "/data", "type": ""}));
+    assert_eq!(pv["status"]["phase"], "Pending");
+    assert!(pv["status"]["lastPhaseTransitionTime"].is_string(), "{pv}");
+
+    let driver = create_raw(
+        addr,
+        "/apis/storage.k8s.io/v1/csidrivers",
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+            "metadata": {"name": "disk.example.com"}, "spec": {}}),
+    )
+    .await;
+    assert_eq!(
+        driver["spec"],
+        json!({"attachRequired": true, "podInfoOnMount": false, "storageCapacity": false,
+            "fsGroupPolicy": "ReadWriteOnceWithFSType", "volumeLifecycleModes": ["Persistent"],
+            "requiresRepublish": false, "seLinuxMount": false})
+    );
+
+    let claim = create_raw(
+        addr,
+        "/api/v1/namespaces/default/persistentvolumeclaims",
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+            "spec": {"accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+                "dataSourceRef": {"apiGroup": "snapshot.storage.k8s.io",
+                    "kind": "VolumeSnapshot", "name": "snap"}}}),
+    )
+    .await;
+    assert_eq!(
+        claim["spec"]["dataSource"],
+        json!({"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "snap"})
+    );
+    // The copy is the strategy's, not the writer's.
+    let owned = claim
+        .pointer("/metadata/managedFields/0/fieldsV1/f:spec")
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert!(owned.get("f:dataSourceRef").is_some(), "{owned}");
+    assert!(owned.get("f:dataSource").is_none(), "{owned}");
+}
+
+/// Autoscalers, network policies, priority and fairness, endpoints and limit ranges get their
+/// versions' `SetDefaults_*`.
+#[tokio::test]
+async fn policy_and_networking_kinds_should_be_created_with_their_defaults() {
+    let env = TestEnv::start().await.unwrap();
+    let addr = env.addr();
+    let hpa = create_raw(
+        addr,
+        "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
+        json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web"}, "spec": {"maxReplicas": 5,
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "behavior": {"scaleUp": {"stabilizationWindowSeconds": 30}}}}),
+    )
+    .await;
+    assert_eq!(hpa["spec"]["minReplicas"], 1);
+    assert_eq!(
+        hpa["spec"]["metrics"],
+        json!([{"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 80}}}])
+    );
+    assert_eq!(
+        hpa["spec"]["behavior"],
+        json!({"scaleUp": {"stabilizationWindowSeconds": 30, "selectPolicy": "Max",
+                "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15},
+                             {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+               "scaleDown": {"selectPolicy": "Max",
+                "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}})
+    );
+
+    let np = create_raw(
+        addr,
+        "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies",
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": "dns"}, "spec": {"podSelector": {},
+                "egress": [{"ports": [{"port": 53}]}]}}),
+    )
+    .await;
+    assert_eq!(np["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+    assert_eq!(np["spec"]["egress"][0]["ports"][0]["protocol"], "TCP");
+
+    let class = create_raw(
+        addr,
+        "/apis/networking.k8s.io/v1/ingressclasses",
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+            "metadata": {"name": "edge"}, "spec": {"controller": "example.com/edge",
+                "parameters": {"kind": "EdgeConfig", "name": "default"}}}),
+    )
+    .await;
+    assert_eq!(class["spec"]["parameters"]["scope"], "Cluster");
+
+    let level = create_raw(
+        addr,
+        "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations",
+        json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+            "kind": "PriorityLevelConfiguration", "metadata": {"name": "batch"},
+            "spec": {"type": "Limited", "limited": {"limitResponse": {"type": "Queuing",
+                "queuing": {}}}}}),
+    )
+    .await;
+    assert_eq!(
+        level["spec"]["limited"],
+        json!({"nominalConcurrencyShares": 30, "lendablePercent": 0,
+            "limitResponse": {"type": "Queuing",
+                "queuing": {"handSize": 8, "queues": 64, "queueLengthLimit": 50}}})
+    );
+    let schema = create_raw(
+        addr,
+        "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+        json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+            "metadata": {"name": "batch"},
+            "spec": {"priorityLevelConfiguration": {"name": "batch"}}}),
+    )
+    .await;
+    assert_eq!(schema["spec"]["matchingPrecedence"], 1000);
+
+    let ep = create_raw(
+        addr,
+        "/api/v1/namespaces/default/endpoints",
+        json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "ext"},
+            "subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]}),
+    )
+    .await;
+    assert_eq!(ep["subsets"][0]["ports"][0]["protocol"], "TCP");
+    let slice = create_raw(
+        addr,
+        "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
+        json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "ext"}, "addressType": "IPv4", "endpoints": [],
+            "ports": [{"port": 80}]}),
+    )
+    .await;
+    assert_eq!(
+        slice["ports"][0],
+        json!({"name": "", "protocol": "TCP", "port": 80})
+    );
+    // An empty list without `omitempty` is stored as `null`.
+    assert!(
+        slice.get("endpoints").is_some_and(Value::is_null),
+        "{slice}"
+    );
+
+    let lr = create_raw(
+        addr,
+        "/api/v1/namespaces/default/limitranges",
+        json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "limits"},
+            "spec": {"limits": [{"type": "Container", "max": {"cpu": "2"}}]}}),
+    )
+    .await;
+    assert_eq!(
+        lr["spec"]["limits"][0],
+        json!({"type": "Container", "max": {"cpu": "2"}, "default": {"cpu": "2"},
+            "defaultRequest": {"cpu": "2"}})
+    );
+}

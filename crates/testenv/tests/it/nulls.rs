@@ -308,3 +308,110 @@ async fn nulls_in_a_custom_resource_should_be_kept() {
         "{created:#}"
     );
 }
+
+/// Empty lists and maps, and absent fields, as kube-apiserver answers them for several kinds:
+/// decoding into the Go types drops an empty `omitempty` list or map, storing as protobuf turns
+/// an empty list without `omitempty` into `null`, and encoding writes a struct held by value,
+/// or a number without `omitempty`, when it is absent. The same on create, on a dry run, on
+/// apply and on read.
+#[tokio::test]
+async fn empty_lists_maps_and_absent_fields_should_be_written_as_go_and_protobuf_make_them() {
+    let env = TestEnv::start().await.unwrap();
+    let client = env.client();
+    let roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "empty-rules", "labels": {}, "finalizers": []}, "rules": []});
+    let dry = send(
+        &client,
+        http::Method::POST,
+        &format!("{roles}?dryRun=All"),
+        &role,
+    )
+    .await;
+    assert_eq!(dry["rules"], Value::Null, "{dry:#}");
+    assert!(dry.get("rules").is_some(), "{dry:#}");
+    let created = send(&client, http::Method::POST, roles, &role).await;
+    assert!(
+        created.get("rules").is_some_and(Value::is_null),
+        "{created:#}"
+    );
+    assert!(created.pointer("/metadata/labels").is_none(), "{created:#}");
+    assert!(
+        created.pointer("/metadata/finalizers").is_none(),
+        "{created:#}"
+    );
+    let got = send(
+        &client,
+        http::Method::GET,
+        &format!("{roles}/empty-rules"),
+        &json!({}),
+    )
+    .await;
+    assert!(got.get("rules").is_some_and(Value::is_null), "{got:#}");
+
+    // An omitempty map and list are dropped, and so is the same on a Service's spec.
+    let cm = send(
+        &client,
+        http::Method::POST,
+        "/api/v1/namespaces/default/configmaps",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "empty", "annotations": {}}, "data": {}, "binaryData": {}}),
+    )
+    .await;
+    assert!(
+        cm.get("data").is_none() && cm.get("binaryData").is_none(),
+        "{cm:#}"
+    );
+    assert!(cm.pointer("/metadata/annotations").is_none(), "{cm:#}");
+    let svc = send(
+        &client,
+        http::Method::POST,
+        "/api/v1/namespaces/default/services",
+        &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "empty"},
+            "spec": {"ports": [{"port": 80}], "externalIPs": [], "selector": {}}}),
+    )
+    .await;
+    assert!(svc.pointer("/spec/externalIPs").is_none(), "{svc:#}");
+    assert!(svc.pointer("/spec/selector").is_none(), "{svc:#}");
+
+    // A CronJob's job template keeps its metadata struct, written `{}`, and an empty status.
+    let cron = send(
+        &client,
+        http::Method::POST,
+        "/apis/batch/v1/namespaces/default/cronjobs",
+        &json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"},
+            "spec": {"schedule": "@hourly", "jobTemplate": {"spec": {"template": {"spec": {
+                "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}}}),
+    )
+    .await;
+    assert_eq!(
+        cron.pointer("/spec/jobTemplate/metadata"),
+        Some(&json!({})),
+        "{cron:#}"
+    );
+    assert_eq!(
+        cron.pointer("/spec/jobTemplate/spec/template/spec/containers/0/resources"),
+        Some(&json!({})),
+        "{cron:#}"
+    );
+
+    // Applied, the empty list is owned by the applier and still stored as `null`.
+    let applied = send_as(
+        &client,
+        http::Method::PATCH,
+        &format!("{roles}/applied?fieldManager=a"),
+        "application/apply-patch+yaml",
+        &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "applied"}, "rules": []}),
+    )
+    .await;
+    assert!(
+        applied.get("rules").is_some_and(Value::is_null),
+        "{applied:#}"
+    );
+    assert_eq!(
+        applied.pointer("/metadata/managedFields/0/fieldsV1"),
+        Some(&json!({"f:rules": {}})),
+        "{applied:#}"
+    );
+}

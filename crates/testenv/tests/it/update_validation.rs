@@ -599,3 +599,178 @@ async fn a_service_leaving_node_ports_behind_should_lose_what_it_kept_from_them(
         (200, json!("Service"))
     );
 }
+
+/// A binding's role reference cannot change (the message prints the internal `rbac.RoleRef`
+/// as Go's `%#v` does); its subjects' API group is defaulted and a new state is checked twice.
+#[tokio::test]
+async fn a_binding_s_role_reference_should_not_change() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let path = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings";
+    let created = create(
+        addr,
+        path,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "b"},
+            "roleRef": {"kind": "ClusterRole", "name": "view"},
+            "subjects": [{"kind": "User", "name": "alice"}]}),
+    )
+    .await;
+    assert_eq!(created["roleRef"]["apiGroup"], "rbac.authorization.k8s.io");
+    assert_eq!(
+        created["subjects"][0]["apiGroup"],
+        "rbac.authorization.k8s.io"
+    );
+    let (status, body) = patch(
+        addr,
+        &format!("{path}/b"),
+        "application/merge-patch+json",
+        json!({"roleRef": {"name": "edit"}}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        causes(&body),
+        [(
+            "roleRef".to_owned(),
+            "Invalid value: rbac.RoleRef{APIGroup:\"rbac.authorization.k8s.io\", \
+             Kind:\"ClusterRole\", Name:\"edit\"}: cannot change roleRef"
+                .to_owned()
+        )]
+    );
+    let (status, body) = patch(
+        addr,
+        &format!("{path}/b"),
+        "application/merge-patch+json",
+        json!({"subjects": [{"kind": "Robot", "name": "r2"}]}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    let unsupported = (
+        "subjects[0].kind".to_owned(),
+        "Unsupported value: \"Robot\": supported values: \"ServiceAccount\", \"User\", \"Group\""
+            .to_owned(),
+    );
+    assert_eq!(causes(&body), [unsupported.clone(), unsupported]);
+}
+
+/// What a provisioner was given, a PriorityClass's value and an EndpointSlice's address type
+/// cannot change.
+#[tokio::test]
+async fn storage_classes_priority_classes_and_endpoint_slices_should_keep_their_fixed_fields() {
+    let env = kcr_testenv::TestEnv::start().await.expect("start");
+    let addr = env.addr();
+    let classes = "/apis/storage.k8s.io/v1/storageclasses";
+    let sc = create(
+        addr,
+        classes,
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": "fast"}, "provisioner": "example.com/disk",
+            "parameters": {"type": "ssd"}}),
+    )
+    .await;
+    assert_eq!(sc["reclaimPolicy"], "Delete");
+    assert_eq!(sc["volumeBindingMode"], "Immediate");
+    let (status, body) = patch(
+        addr,
+        &format!("{classes}/fast"),
+        "application/merge-patch+json",
+        json!({"parameters": {"type": "hdd"}, "volumeBindingMode": "WaitForFirstConsumer"}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        causes(&body),
+        [
+            (
+                "parameters".to_owned(),
+                "Forbidden: updates to parameters are forbidden.".to_owned()
+            ),
+            (
+                "volumeBindingMode".to_owned(),
+                "Invalid value: \"WaitForFirstConsumer\": field is immutable".to_owned()
+            )
+        ]
+    );
+    // Labels and annotations still change.
+    let (status, _) = patch(
+        addr,
+        &format!("{classes}/fast"),
+        "application/merge-patch+json",
+        json!({"metadata": {"labels": {"tier": "gold"}}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    let priorities = "/apis/scheduling.k8s.io/v1/priorityclasses";
+    let pc = create(
+        addr,
+        priorities,
+        json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": "batch"}, "value": 1000}),
+    )
+    .await;
+    assert_eq!(pc["metadata"]["generation"], 1);
+    assert_eq!(pc["preemptionPolicy"], "PreemptLowerPriority");
+    let (status, body) = patch(
+        addr,
+        &format!("{priorities}/batch"),
+        "application/merge-patch+json",
+        json!({"value": 2000}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        causes(&body),
+        [(
+            "value".to_owned(),
+            "Forbidden: may not be changed in an update.".to_owned()
+        )]
+    );
+    // A description changes, and the generation stays 1.
+    let (status, body) = patch(
+        addr,
+        &format!("{priorities}/batch"),
+        "application/merge-patch+json",
+        json!({"description": "nightly"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["metadata"]["generation"], 1);
+
+    let slices = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices";
+    let eps = create(
+        addr,
+        slices,
+        json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "s"}, "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.0.0.1"]}]}),
+    )
+    .await;
+    assert_eq!(eps["metadata"]["generation"], 1);
+    // A label change bumps an EndpointSlice's generation.
+    let (status, body) = patch(
+        addr,
+        &format!("{slices}/s"),
+        "application/merge-patch+json",
+        json!({"metadata": {"labels": {"a": "b"}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["metadata"]["generation"], 2);
+    let (status, body) = patch(
+        addr,
+        &format!("{slices}/s"),
+        "application/merge-patch+json",
+        json!({"addressType": "IPv6"}),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        causes(&body),
+        [(
+            "addressType".to_owned(),
+            "Invalid value: \"IPv6\": field is immutable".to_owned()
+        )]
+    );
+}

@@ -95,7 +95,7 @@ pub(crate) fn create_managed(
         Value::String(meta::now_rfc3339()),
     );
     // Kinds that track generation start at 1; the others keep what the client sent.
-    if def.tracks_generation() {
+    if def.generation() != crate::registry::rest::Generation::Untracked {
         meta.insert("generation".into(), json!(1));
     }
     meta.remove("deletionTimestamp");
@@ -171,8 +171,10 @@ pub(crate) fn create_managed(
         }
     }
     if dry_run(req) {
-        // Nothing is stored, so the object gets no resourceVersion.
-        return Ok((201, to_bytes(&Value::Object(obj))));
+        // Nothing is stored, so the object gets no resourceVersion; kube-apiserver's dry run
+        // still passes it through the storage codec.
+        let obj = crate::conversion::to_storage(def, Value::Object(obj));
+        return Ok((201, to_bytes(&obj)));
     }
     admission::record_create(shared, &mut store, def, namespace.unwrap_or_default(), &obj);
     set_rv(&mut obj, store.next_rv());

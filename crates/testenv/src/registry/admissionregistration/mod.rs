@@ -8,7 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::defaults::json::{existing, items, or_insert};
-use crate::registry::rest::Strategy;
+use crate::registry::rest::{Generation, Strategy};
 use crate::store::Store;
 
 /// Which kind of the group a strategy defaults.
@@ -41,6 +41,10 @@ pub(crate) static BINDING: AdmissionRegistrationStrategy =
     AdmissionRegistrationStrategy(Kind::Binding);
 
 impl Strategy for AdmissionRegistrationStrategy {
+    fn generation(&self) -> Generation {
+        Generation::OnSpecChange
+    }
+
     fn defaults(&self, obj: &mut Map<String, Value>) {
         match self.0 {
             Kind::ValidatingWebhookConfiguration => {

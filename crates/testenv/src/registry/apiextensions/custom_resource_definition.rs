@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::rest::Strategy;
+use crate::registry::rest::{Generation, Strategy};
 use crate::validation::field::FieldError;
 
 pub(crate) fn crd_on_write(obj: &mut Map<String, Value>) {
@@ -26,6 +26,10 @@ pub(crate) fn crd_on_write(obj: &mut Map<String, Value>) {
 pub(crate) struct CustomResourceDefinitionStrategy;
 
 impl Strategy for CustomResourceDefinitionStrategy {
+    fn generation(&self) -> Generation {
+        Generation::OnSpecChange
+    }
+
     fn defaults(&self, obj: &mut Map<String, Value>) {
         crd_on_write(obj);
     }

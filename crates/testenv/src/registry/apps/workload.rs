@@ -8,7 +8,7 @@ use crate::defaults::json::{existing, items, object, or_insert, or_insert_str};
 use crate::defaults::pod;
 
 use crate::registry::ResourceDef;
-use crate::registry::rest::Strategy;
+use crate::registry::rest::{Generation, Strategy};
 use crate::store::Store;
 use crate::validation::{self, field::FieldError};
 
@@ -138,6 +138,14 @@ pub(crate) static STATEFUL_SET: WorkloadStrategy = WorkloadStrategy {
 pub(crate) static DAEMON_SET: WorkloadStrategy = WorkloadStrategy { kind: "DaemonSet" };
 
 impl Strategy for WorkloadStrategy {
+    fn generation(&self) -> Generation {
+        if self.kind == "Deployment" {
+            Generation::OnSpecOrAnnotationsChange
+        } else {
+            Generation::OnSpecChange
+        }
+    }
+
     /// The workload defaults; a DaemonSet also always carries its template generation
     /// annotation (the v1 form of the internal field, so its writer owns it).
     fn defaults(&self, obj: &mut Map<String, Value>) {

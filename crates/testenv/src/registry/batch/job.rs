@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::defaults::json::{object, or_insert, or_insert_str};
 use crate::defaults::pod;
 use crate::registry::ResourceDef;
-use crate::registry::rest::Strategy;
+use crate::registry::rest::{Generation, Strategy};
 use crate::store::Store;
 use crate::validation::field::FieldError;
 use crate::wire::go_internal;
@@ -68,6 +68,10 @@ fn generate_selector(obj: &mut Map<String, Value>) {
 }
 
 impl Strategy for JobStrategy {
+    fn generation(&self) -> Generation {
+        Generation::OnSpecChange
+    }
+
     /// `SetDefaults_Job` and the template's pod defaults.
     fn defaults(&self, obj: &mut Map<String, Value>) {
         let template_labels = obj.pointer_labels().filter(|l| !l.is_empty());

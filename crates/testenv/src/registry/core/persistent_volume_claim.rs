@@ -24,10 +24,39 @@ impl Strategy for PersistentVolumeClaimStrategy {
 
     fn prepare_for_create(&self, _store: &Store, _namespace: &str, obj: &mut Map<String, Value>) {
         obj.insert("status".into(), json!({"phase": "Pending"}));
+        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+            normalize_data_sources(spec);
+        }
     }
 
     fn validate_update(&self, old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
         spec_update(old, new)
+    }
+}
+
+/// `NormalizeDataSources`: a claim that names its data source one way gets the other too, a
+/// `dataSource` copied into `dataSourceRef`, a `dataSourceRef` without a namespace into
+/// `dataSource` (after the field manager: the writer owns only what it wrote).
+fn normalize_data_sources(spec: &mut Map<String, Value>) {
+    let set = |v: Option<&Value>| v.filter(|v| !v.is_null()).cloned();
+    match (set(spec.get("dataSource")), set(spec.get("dataSourceRef"))) {
+        (Some(source), None) => {
+            spec.insert("dataSourceRef".into(), source);
+        }
+        (None, Some(Value::Object(r)))
+            if r.get("namespace")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty) =>
+        {
+            let mut source = Map::new();
+            for k in ["apiGroup", "kind", "name"] {
+                if let Some(v) = r.get(k) {
+                    source.insert(k.into(), v.clone());
+                }
+            }
+            spec.insert("dataSource".into(), Value::Object(source));
+        }
+        _ => {}
     }
 }
 

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::meta::{self, metadata_mut};
 use crate::registry::ResourceDef;
-use crate::registry::rest::Strategy;
+use crate::registry::rest::{Generation, Strategy};
 use crate::store::Store;
 use crate::validation::{self, field::FieldError};
 use crate::wire::go_internal;
@@ -15,6 +15,10 @@ use crate::wire::go_internal;
 pub(crate) struct PodStrategy;
 
 impl Strategy for PodStrategy {
+    fn generation(&self) -> Generation {
+        Generation::OnSpecChange
+    }
+
     fn returns_deleted_object(&self) -> bool {
         true
     }

@@ -6,12 +6,16 @@ use serde_json::{Map, Value};
 
 use crate::defaults::json::existing;
 use crate::defaults::pod;
-use crate::registry::rest::Strategy;
+use crate::registry::rest::{Generation, Strategy};
 
 /// The PodTemplate strategy.
 pub(crate) struct PodTemplateStrategy;
 
 impl Strategy for PodTemplateStrategy {
+    fn generation(&self) -> Generation {
+        Generation::OnSpecChange
+    }
+
     fn defaults(&self, obj: &mut Map<String, Value>) {
         if let Some(template) = existing(obj, "template") {
             pod::pod_template(template);
