@@ -328,6 +328,7 @@ pub(crate) fn builtin_defs(existing: &[ResourceDef]) -> Vec<ResourceDef> {
                 extra_fields: extras.fields,
                 storage: Arc::from(format!("{}/{}", r.group, r.resource)),
                 crd_version: None,
+                crd_storage_version: None,
             }
         })
         .collect()

@@ -38,11 +38,8 @@ fn resource_entries(def: &ResourceDef) -> Vec<Value> {
     if !def.categories.is_empty() {
         main["categories"] = json!(def.categories);
     }
-    if !api_resources::is_create_only(def) {
-        main["storageVersionHash"] = json!(format!(
-            "{:x}",
-            fxhash(&format!("{}/{}", def.storage, def.version))
-        ));
+    if let Some(hash) = storage_version_hash(def) {
+        main["storageVersionHash"] = json!(hash);
     }
     let mut out = vec![main];
     for sub in api_resources::subresources(def) {
@@ -60,6 +57,55 @@ fn resource_entries(def: &ResourceDef) -> Vec<Value> {
         out.push(entry);
     }
     out
+}
+
+/// The group, version and kind objects of a resource are stored as, when its discovery entry
+/// carries a `storageVersionHash`.
+///
+/// kube-apiserver hashes the kind its storage encodes to: the group's most preferred version
+/// (autoscaling stores `v2` for both served versions), except for the resources its storage
+/// factory pins to an older version for one release after they reached v1 (MutatingAdmissionPolicy
+/// and its binding stay `v1beta1` in v1.36); events.k8s.io Events are core Events in storage.
+/// Resources whose REST storage is not the generic store (create-only reviews and bindings,
+/// componentstatuses) and subresources have no hash. A custom resource has its CRD's storage
+/// version's hash, and none when that version is not served (as apiextensions-apiserver's
+/// discovery controller does).
+fn storage_gvk(def: &ResourceDef) -> Option<(&str, &str, &str)> {
+    if def.custom {
+        let version = def.crd_storage_version.as_deref()?;
+        return Some((&def.group, version, &def.kind));
+    }
+    if api_resources::is_create_only(def)
+        || (def.group.is_empty() && def.plural == "componentstatuses")
+    {
+        return None;
+    }
+    let version = match (def.group.as_str(), def.plural.as_str()) {
+        ("events.k8s.io", "events") => return Some(("", "v1", &def.kind)),
+        (
+            "admissionregistration.k8s.io",
+            "mutatingadmissionpolicies" | "mutatingadmissionpolicybindings",
+        ) => "v1beta1",
+        ("autoscaling", _) => "v2",
+        _ => &def.version,
+    };
+    Some((&def.group, version, &def.kind))
+}
+
+/// Discovery's `storageVersionHash` of a resource: the first 8 bytes of the SHA-256 of
+/// `group/version/kind` of its storage version (see [`storage_gvk`]), in standard base64, as
+/// apiserver's `discovery.StorageVersionHash` computes it.
+fn storage_version_hash(def: &ResourceDef) -> Option<String> {
+    let (group, version, kind) = storage_gvk(def)?;
+    Some(gvk_hash(group, version, kind))
+}
+
+fn gvk_hash(group: &str, version: &str, kind: &str) -> String {
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("{group}/{version}/{kind}").as_bytes(),
+    );
+    crate::tls::base64(&digest.as_ref()[..8])
 }
 
 fn fxhash(s: &str) -> u64 {
@@ -408,5 +454,110 @@ mod version_priority_tests {
             versions,
             ["v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]
         );
+    }
+}
+
+#[cfg(test)]
+mod storage_version_hash_tests {
+    use super::*;
+    use crate::registry::builtins;
+
+    fn hash_of(group: &str, version: &str, plural: &str) -> Option<String> {
+        let def = builtins()
+            .into_iter()
+            .find(|d| d.group == group && d.version == version && d.plural == plural)
+            .unwrap_or_else(|| panic!("{group}/{version} {plural} is served"));
+        storage_version_hash(&def)
+    }
+
+    #[test]
+    fn admissionregistration_hashes_should_be_those_kube_apiserver_published() {
+        // Recorded from kube-apiserver v1.36.2 (the with-controllers corpus).
+        let recorded = [
+            ("mutatingadmissionpolicies", "LYmCf+UMVdg="),
+            ("mutatingadmissionpolicybindings", "90V5FRZZ3Zg="),
+            ("mutatingwebhookconfigurations", "Sqi0GUgDaX0="),
+            ("validatingadmissionpolicies", "6OxvlMmQ6is="),
+            ("validatingadmissionpolicybindings", "v9715VZqakg="),
+            ("validatingwebhookconfigurations", "B0wHjQmsGNk="),
+        ];
+        for (plural, hash) in recorded {
+            assert_eq!(
+                hash_of("admissionregistration.k8s.io", "v1", plural).as_deref(),
+                Some(hash),
+                "{plural}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_kinds_should_hash_their_storage_group_version_kind() {
+        // Derived from the algorithm (base64 of the first 8 bytes of SHA-256 of
+        // "group/version/kind"), e.g. `printf /v1/Pod | sha256sum`.
+        assert_eq!(hash_of("", "v1", "pods").as_deref(), Some("xPOwRZ+Yhw8="));
+        assert_eq!(
+            hash_of("", "v1", "configmaps").as_deref(),
+            Some("qFsyl6wFWjQ=")
+        );
+        assert_eq!(
+            hash_of("", "v1", "namespaces").as_deref(),
+            Some("Q3oi5N2YM8M=")
+        );
+        assert_eq!(
+            hash_of("apps", "v1", "deployments").as_deref(),
+            Some("8aSe+NMegvE=")
+        );
+        // autoscaling stores v2 for both served versions.
+        let hpa = Some("qwQve8ut294=");
+        assert_eq!(
+            hash_of("autoscaling", "v2", "horizontalpodautoscalers").as_deref(),
+            hpa
+        );
+        assert_eq!(
+            hash_of("autoscaling", "v1", "horizontalpodautoscalers").as_deref(),
+            hpa
+        );
+        // events.k8s.io Events are stored as core Events.
+        let event = Some("r2yiGXH7wu8=");
+        assert_eq!(hash_of("", "v1", "events").as_deref(), event);
+        assert_eq!(hash_of("events.k8s.io", "v1", "events").as_deref(), event);
+    }
+
+    #[test]
+    fn resources_outside_the_generic_store_should_have_no_hash() {
+        assert_eq!(hash_of("", "v1", "componentstatuses"), None);
+        assert_eq!(hash_of("", "v1", "bindings"), None);
+        assert_eq!(
+            hash_of("authorization.k8s.io", "v1", "subjectaccessreviews"),
+            None
+        );
+        assert_eq!(hash_of("authentication.k8s.io", "v1", "tokenreviews"), None);
+    }
+
+    #[test]
+    fn a_custom_resource_should_hash_its_served_storage_version() {
+        let crd = |v1_served: bool| {
+            json!({
+                "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": "widgets.example.com"},
+                "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                    "versions": [
+                        {"name": "v1", "served": v1_served, "storage": true,
+                         "schema": {"openAPIV3Schema": {"type": "object"}}},
+                        {"name": "v2", "served": true, "storage": false,
+                         "schema": {"openAPIV3Schema": {"type": "object"}}}
+                    ]},
+                "status": {"storedVersions": ["v1"]}
+            })
+        };
+        let defs = crate::registry::from_crd(&crd(true)).unwrap();
+        // "example.com/v1/Widget", for the served v2 as well.
+        for def in &defs {
+            assert_eq!(storage_version_hash(def).as_deref(), Some("gIwvi5rymmg="));
+        }
+        let defs = crate::registry::from_crd(&crd(false)).unwrap();
+        assert_eq!(defs.len(), 1);
+        assert_eq!(storage_version_hash(&defs[0]), None);
     }
 }

@@ -124,6 +124,8 @@ pub fn strategic_merge_patch(data: &[u8]) {
 /// An `application/apply-patch+yaml` body (YAML, or JSON, which is YAML too): go-yaml's error
 /// wording, and a parsed body reads back the same from its JSON form.
 pub fn apply_body(data: &[u8]) {
+    // The strict decoding's repeated keys: never a panic.
+    let _ = crate::wire::go_yaml::duplicate_keys(data);
     match managed_fields::parse_apply_body(data) {
         Ok(v) => {
             let json = serde_json::to_vec(&v).expect("a JSON value serializes");

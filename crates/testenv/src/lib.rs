@@ -308,8 +308,9 @@
 //!   has the other subresources.
 //! - decoding (`wire`, `protobuf`, `validation::unknown_fields`), then the field manager
 //!   (`managed_fields`).
-//! - `admission`: the admission chain of a create (and, for ValidatingAdmissionPolicy and
-//!   PodSecurity's namespace labels, of an update), one module per plugin in kube-apiserver's
+//! - `admission`: the admission chain of a create (and, for DefaultTolerationSeconds, Priority,
+//!   ValidatingAdmissionPolicy and PodSecurity's namespace labels, of an update), one module per
+//!   plugin in kube-apiserver's
 //!   order (NamespaceLifecycle, LimitRanger, ServiceAccount, PodSecurity, Priority,
 //!   DefaultTolerationSeconds, StorageObjectInUseProtection, ValidatingAdmissionPolicy with CEL,
 //!   ResourceQuota), mutating plugins then validating ones, then what a plugin records of an
@@ -364,9 +365,10 @@
 //!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
 //!   evaluated.
 //! - **Admission of updates in part**: the whole admission chain (see the layers below) runs on
-//!   creates; on updates and patches only ValidatingAdmissionPolicy and PodSecurity's namespace
-//!   label checks run (no ResourceQuota, LimitRanger or PodSecurity check of an updated object,
-//!   nothing on `scale` writes or deletes).
+//!   creates; on updates, patches and applies only DefaultTolerationSeconds and Priority (which
+//!   give a Pod back its tolerations, priority and preemption policy), ValidatingAdmissionPolicy
+//!   and PodSecurity's namespace label checks run (no ResourceQuota, LimitRanger or PodSecurity
+//!   check of an updated object, nothing on `scale` writes or deletes).
 //! - Also not yet: custom resource schema validation and defaulting beyond what the conformance
 //!   list above covers, the ServiceAccount admission plugin's refusal of a Pod without a
 //!   `default` ServiceAccount when the ServiceAccounts controller is off (kcr-testenv admits it

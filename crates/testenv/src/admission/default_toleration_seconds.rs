@@ -1,5 +1,7 @@
 //! The `DefaultTolerationSeconds` admission plugin: a Pod that does not tolerate the
-//! `not-ready` and `unreachable` `NoExecute` taints tolerates them for 300 s.
+//! `not-ready` and `unreachable` `NoExecute` taints tolerates them for 300 s. As
+//! kube-apiserver's plugin, it acts on creates and on updates (a PUT, patch or apply whose Pod
+//! lacks the tolerations gets them back before the update is validated), never on subresources.
 
 use serde_json::{Map, Value, json};
 
@@ -19,23 +21,38 @@ impl Plugin for DefaultTolerationSeconds {
     }
 
     fn admit_create(&self, a: &Attributes<'_>, obj: &mut Map<String, Value>) -> ApiResult<()> {
-        if a.is_core("Pod")
-            && let Some(spec) = object(obj, "spec")
-        {
-            default_toleration_seconds(spec);
-        }
+        admit(a, obj);
+        Ok(())
+    }
+
+    fn admit_update(
+        &self,
+        a: &Attributes<'_>,
+        _old: &Value,
+        obj: &mut Map<String, Value>,
+    ) -> ApiResult<()> {
+        admit(a, obj);
         Ok(())
     }
 }
 
-/// Whether an existing toleration already tolerates `key`'s `NoExecute` taint.
+fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>) {
+    if a.is_core("Pod")
+        && a.subresource.is_none()
+        && let Some(spec) = object(obj, "spec")
+    {
+        default_toleration_seconds(spec);
+    }
+}
+
+/// Whether an existing toleration already tolerates `key`'s `NoExecute` taint: its key is
+/// `key` or empty (whatever its operator, as the plugin checks) and its effect `NoExecute` or
+/// empty.
 fn tolerates(tolerations: &[Value], key: &str) -> bool {
     tolerations.iter().any(|t| {
         let t_key = t.get("key").and_then(Value::as_str).unwrap_or_default();
         let effect = t.get("effect").and_then(Value::as_str).unwrap_or_default();
-        let exists = t.get("operator").and_then(Value::as_str) == Some("Exists");
-        (t_key == key || (t_key.is_empty() && exists))
-            && (effect.is_empty() || effect == "NoExecute")
+        (t_key == key || t_key.is_empty()) && (effect.is_empty() || effect == "NoExecute")
     })
 }
 

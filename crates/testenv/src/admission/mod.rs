@@ -3,9 +3,10 @@
 //! mutating plugin may change a new object ([`admit_create`]), then every validating plugin may
 //! refuse it ([`validate_create`]); after the create is accepted (and is not a dry run), the
 //! plugins that keep state record it ([`record_create`]: ResourceQuota charges its quotas). An
-//! update or patch goes through the validating plugins that act on updates
-//! ([`validate_update`]: ValidatingAdmissionPolicy, PodSecurity's namespace labels) before it is
-//! stored.
+//! update, patch or apply goes through the mutating plugins that act on updates
+//! ([`admit_update`]: DefaultTolerationSeconds) before the strategy validates it, then through
+//! the validating plugins that act on updates ([`validate_update`]: ValidatingAdmissionPolicy,
+//! PodSecurity's namespace labels) before it is stored.
 //! What a mutating plugin sets is owned by no field manager. One module per plugin, in
 //! kube-apiserver's order:
 //!
@@ -176,6 +177,16 @@ trait Plugin: Sync {
         Ok(())
     }
 
+    /// Mutating admission of the object an update would store (`old`: the stored object).
+    fn admit_update(
+        &self,
+        _a: &Attributes<'_>,
+        _old: &Value,
+        _obj: &mut Map<String, Value>,
+    ) -> ApiResult<()> {
+        Ok(())
+    }
+
     /// Validating admission of a new object.
     fn validate_create(&self, _a: &Attributes<'_>, _obj: &Map<String, Value>) -> ApiResult<()> {
         Ok(())
@@ -215,6 +226,37 @@ pub(crate) fn admit_create(a: &Attributes<'_>, obj: &mut Map<String, Value>) -> 
 /// Runs every validating plugin on a new object.
 pub(crate) fn validate_create(a: &Attributes<'_>, obj: &Map<String, Value>) -> ApiResult<()> {
     enabled(a).try_for_each(|p| p.validate_create(a, obj))
+}
+
+/// Runs every mutating plugin that acts on updates (DefaultTolerationSeconds) on the object an
+/// update, patch or apply would store, after the field manager and before the strategy
+/// prepares and validates it, as kube-apiserver's update handler does.
+pub(crate) fn admit_update(
+    shared: &Shared,
+    store: &Store,
+    req: &crate::server::Request,
+    t: &crate::endpoints::installer::Target,
+    old: &Value,
+    new: &mut Value,
+) -> ApiResult<()> {
+    let Value::Object(obj) = new else {
+        return Ok(());
+    };
+    let a = Attributes {
+        def: &t.def,
+        namespace: t
+            .namespace
+            .as_deref()
+            .filter(|_| t.def.namespaced)
+            .unwrap_or_default(),
+        name: t.name(),
+        store,
+        warnings: &req.warnings,
+        disabled: &shared.options.disabled_admission_plugins,
+        service_accounts_controller: shared.options.namespace_controllers,
+        subresource: t.sub.as_deref(),
+    };
+    enabled(&a).try_for_each(|p| p.admit_update(&a, old, obj))
 }
 
 /// Runs every validating plugin on an update (`new`: the object the update would store;

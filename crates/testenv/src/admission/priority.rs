@@ -1,5 +1,8 @@
 //! The `Priority` admission plugin: a Pod's `priority` from its `priorityClassName` (the
-//! system classes; 0 without one) and `preemptionPolicy` `PreemptLowerPriority`.
+//! system classes; 0 without one) and `preemptionPolicy` `PreemptLowerPriority`. On an update
+//! (never a subresource) it keeps the stored Pod's `priority` and `preemptionPolicy` when the
+//! new one lacks them, as kube-apiserver's plugin does, so only other changes reach the update
+//! validation's whole-spec diff.
 
 use serde_json::{Map, Value, json};
 
@@ -20,6 +23,29 @@ impl Plugin for Priority {
             && let Some(spec) = object(obj, "spec")
         {
             priority(spec);
+        }
+        Ok(())
+    }
+
+    fn admit_update(
+        &self,
+        a: &Attributes<'_>,
+        old: &Value,
+        obj: &mut Map<String, Value>,
+    ) -> ApiResult<()> {
+        if a.is_core("Pod")
+            && a.subresource.is_none()
+            && let Some(spec) = object(obj, "spec")
+        {
+            for key in ["priority", "preemptionPolicy"] {
+                if spec.get(key).is_none_or(Value::is_null)
+                    && let Some(v) = old
+                        .pointer(&format!("/spec/{key}"))
+                        .filter(|v| !v.is_null())
+                {
+                    spec.insert(key.into(), v.clone());
+                }
+            }
         }
         Ok(())
     }

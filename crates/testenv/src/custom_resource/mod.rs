@@ -69,6 +69,57 @@ pub(crate) fn decode(
     })
 }
 
+/// A body of the resource's group and kind but of another version (which the create or
+/// update then refuses, its version not being the endpoint's): apiextensions-apiserver's decoder
+/// has pruned it by the schema of the body's version first (none for a version the CRD does not
+/// have: everything but `apiVersion`, `kind` and `metadata` is unknown), so the pruned fields
+/// are warnings (`unknown field "spec"`) under `Warn`, a strict decoding error under `Strict`.
+/// Another group, another kind or no `apiVersion` is not pruned.
+pub(crate) fn other_version_fields(
+    store: &crate::store::Store,
+    def: &ResourceDef,
+    body: &Map<String, Value>,
+    mode: FieldValidation,
+) -> ApiResult<Vec<String>> {
+    let text = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or_default();
+    let Some((group, version)) = text("apiVersion").split_once('/') else {
+        return Ok(Vec::new());
+    };
+    if group != def.group || text("kind") != def.kind || version == def.version {
+        return Ok(Vec::new());
+    }
+    let crd = store.get(
+        "apiextensions.k8s.io/customresourcedefinitions",
+        &crate::store::object_key(None, &format!("{}.{}", def.plural, def.group)),
+    );
+    let none = serde_json::json!({});
+    let schema = crd
+        .as_ref()
+        .and_then(|c| c.value.pointer("/spec/versions").and_then(Value::as_array))
+        .and_then(|vs| {
+            vs.iter()
+                .find(|v| v.get("name").and_then(Value::as_str) == Some(version))
+        })
+        .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
+        .cloned()
+        .unwrap_or(none);
+    let mut value = Value::Object(body.clone());
+    let unknown = pruning::prune(&mut value, &schema);
+    let messages: Vec<String> = unknown
+        .iter()
+        .map(|p| format!("unknown field {p:?}"))
+        .collect();
+    match mode {
+        FieldValidation::Strict if !messages.is_empty() => Err(ApiError::bad_request(format!(
+            "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
+            messages.join(", "),
+            kind = def.kind,
+        ))),
+        FieldValidation::Warn => Ok(messages),
+        _ => Ok(Vec::new()),
+    }
+}
+
 /// The schema rules of `def`'s version for an object as it will be stored.
 pub(crate) fn validate(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
     match schema_of(def) {

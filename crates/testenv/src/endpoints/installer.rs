@@ -228,9 +228,17 @@ pub(crate) async fn serve(
                 Err(e) => return error_response(&e),
             }
         } else if media == "application/yaml" {
-            match serde_yaml::from_slice::<Value>(&req.body) {
+            // The first document, as go-yaml reads it; its syntax errors as
+            // `transformDecodeError` reports them.
+            match crate::wire::go_yaml::unmarshal(&req.body) {
                 Ok(v) => req.body = to_bytes(&v),
-                Err(e) => return error_response(&ApiError::bad_request(e.to_string())),
+                Err(e) => {
+                    return error_response(&crate::wire::decode_error::undecodable(
+                        &target.def.kind,
+                        &format!("yaml: {e}"),
+                        &req.body,
+                    ));
+                }
             }
         } else if !media.is_empty() && media != "application/json" && media != "*/*" {
             return error_response(&crate::wire::negotiation::unsupported_media_type());

@@ -7,6 +7,7 @@ mod field_manager;
 mod fieldpath;
 mod schema;
 mod typed;
+pub(crate) mod typed_patch;
 
 use serde_json::Value;
 
@@ -80,32 +81,13 @@ pub(crate) fn field_manager_for(
 #[error("error decoding YAML: error converting YAML to JSON: yaml: {0}")]
 pub(crate) struct ApplyBodyError(String);
 
-/// Parses an apply body: YAML (a JSON document is YAML too).
+/// Parses an apply body: YAML (a JSON document is YAML too), its first document only, as
+/// `sigs.k8s.io/yaml` reads it (see [`go_yaml`](crate::wire::go_yaml)); an empty body is `null`.
 pub(crate) fn parse_apply_body(body: &[u8]) -> Result<Value, ApplyBodyError> {
     if let Ok(v) = serde_json::from_slice::<Value>(body) {
         return Ok(v);
     }
-    serde_yaml::from_slice::<Value>(body).map_err(|e| ApplyBodyError(go_yaml_message(&e)))
-}
-
-/// A YAML syntax error as go-yaml words it: `line N: problem`, N the line of the construct the
-/// problem is in.
-fn go_yaml_message(e: &serde_yaml::Error) -> String {
-    let text = e.to_string();
-    let (problem, rest) = match text.split_once(" at line ") {
-        Some((p, r)) => (p, Some(r)),
-        None => (text.as_str(), None),
-    };
-    let line =
-        |s: &str| -> Option<usize> { s.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok() };
-    let at = match text.split_once(", while ") {
-        Some((_, context)) => context.split_once(" at line ").and_then(|(_, r)| line(r)),
-        None => rest.and_then(line),
-    };
-    match at {
-        Some(n) => format!("line {n}: {problem}"),
-        None => problem.to_owned(),
-    }
+    crate::wire::go_yaml::unmarshal(body).map_err(ApplyBodyError)
 }
 
 #[cfg(test)]

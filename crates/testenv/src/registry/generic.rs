@@ -99,11 +99,10 @@ pub(crate) fn status_metadata(def: &ResourceDef) -> &'static [&'static str] {
 /// The field manager's part of an update (`old`, the object as the request makes it): it runs
 /// after the decoder's defaults and before the strategy prepares the update, as
 /// kube-apiserver's handlers run the field manager before the registry, so what
-/// `PrepareForUpdate` changes is owned by nobody.
-pub(crate) type Manage<'a> = &'a dyn Fn(&Value, &mut Value);
-
-/// A [`Manage`] that records nothing (server-side apply has recorded the fields already).
-pub(crate) fn managed_already(_old: &Value, _new: &mut Value) {}
+/// `PrepareForUpdate` changes is owned by nobody. The handlers' closures also run the mutating
+/// admission plugins that act on updates here (after the field manager, before the strategy),
+/// where kube-apiserver's update handler runs them; their error ends the update.
+pub(crate) type Manage<'a> = &'a dyn Fn(&Value, &mut Value) -> ApiResult<()>;
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn prepare_update(
@@ -171,7 +170,7 @@ pub(crate) fn prepare_update(
     result.insert("apiVersion".into(), Value::String(def.api_version()));
     if let Part::Status = part {
         let mut managed = Value::Object(std::mem::take(&mut result));
-        manage(old, &mut managed);
+        manage(old, &mut managed)?;
         let Value::Object(m) = managed else {
             return Err(ApiError::internal("object is not a map"));
         };
@@ -217,7 +216,7 @@ pub(crate) fn prepare_update(
         let strategy = strategy_for(def);
         strategy.defaults(&mut result);
         let mut managed = Value::Object(std::mem::take(&mut result));
-        manage(old, &mut managed);
+        manage(old, &mut managed)?;
         let Value::Object(m) = managed else {
             return Err(ApiError::internal("object is not a map"));
         };

@@ -53,6 +53,9 @@ pub(crate) struct ResourceDef {
     pub(crate) storage: Arc<str>,
     /// A custom resource's entry in its CRD's `spec.versions` (schema, subresources).
     pub(crate) crd_version: Option<Arc<Value>>,
+    /// A custom resource's storage version (its CRD's `storage: true` version) when that version
+    /// is served; discovery's `storageVersionHash` comes from it.
+    pub(crate) crd_storage_version: Option<Arc<str>>,
 }
 
 impl ResourceDef {
@@ -98,6 +101,7 @@ fn builtin(
         extra_fields,
         storage: storage_of(group, plural).into(),
         crd_version: None,
+        crd_storage_version: None,
     }
 }
 
@@ -436,6 +440,13 @@ pub(crate) fn from_crd(crd: &Value) -> ApiResult<Vec<ResourceDef>> {
         .and_then(Value::as_str)
         .map_or_else(|| format!("{kind}List"), str::to_owned);
     let storage: Arc<str> = format!("{group}/{plural}").into();
+    // apiextensions-apiserver's discovery hashes the storage version only when it is served.
+    let crd_storage_version: Option<Arc<str>> = versions
+        .iter()
+        .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+        .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .and_then(|v| v.get("name").and_then(Value::as_str))
+        .map(Arc::from);
     let mut out = Vec::new();
     for v in &versions {
         if v.get("served").and_then(Value::as_bool) != Some(true) {
@@ -461,6 +472,7 @@ pub(crate) fn from_crd(crd: &Value) -> ApiResult<Vec<ResourceDef>> {
             extra_fields: &[],
             storage: storage.clone(),
             crd_version: Some(Arc::new(v.clone())),
+            crd_storage_version: crd_storage_version.clone(),
         });
     }
     Ok(out)

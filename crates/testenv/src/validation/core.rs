@@ -248,5 +248,17 @@ pub(crate) fn pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
             }
         }
     }
+    // `ValidatePodSpec`: a deadline, when set, is between 1 and the largest int32.
+    if let Some(deadline) = spec.and_then(|s| s.get("activeDeadlineSeconds"))
+        && deadline
+            .as_i64()
+            .is_none_or(|d| !(1..=i64::from(i32::MAX)).contains(&d))
+    {
+        errs.push(FieldError::invalid(
+            format!("{path}.activeDeadlineSeconds"),
+            deadline,
+            "must be between 1 and 2147483647, inclusive",
+        ));
+    }
     errs
 }

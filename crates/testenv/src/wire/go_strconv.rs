@@ -57,6 +57,30 @@ pub(crate) fn go_quote(s: &str) -> String {
     out
 }
 
+/// Go's `%v` of a float64: `strconv.FormatFloat(f, 'g', -1, 64)` but with an exponent only from
+/// 1e21 (and below 1e-4).
+pub(crate) fn go_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-4..1e21).contains(&abs) {
+        let s = format!("{f:e}");
+        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exp.abs());
+    }
+    format!("{f}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,5 +16,6 @@ pub(crate) mod go_shape;
 pub(crate) mod go_strconv;
 pub(crate) mod go_types;
 pub(crate) mod go_unmarshalers;
+pub(crate) mod go_yaml;
 pub(crate) mod labels_parser;
 pub(crate) mod negotiation;

@@ -13,6 +13,7 @@ mod client_round_trips;
 mod component_statuses;
 mod conformance;
 mod custom_resources;
+mod decode;
 mod defaulting;
 mod event_conversion;
 mod faults;

@@ -312,12 +312,13 @@ async fn a_pod_update_should_change_only_what_kube_apiserver_allows() {
             "Forbidden: pod updates may not add or remove containers".to_owned()
         )]
     );
-    // An existing toleration cannot change (but for its seconds).
+    // An existing toleration cannot change (but for its seconds). (Its operator: a toleration
+    // whose key changed would be given back by DefaultTolerationSeconds, which acts on updates.)
     let (status, v) = patch(
         addr,
         &p,
         json_patch,
-        json!([{"op": "replace", "path": "/spec/tolerations/0/key", "value": "other"}]),
+        json!([{"op": "replace", "path": "/spec/tolerations/0/operator", "value": "Equal"}]),
     )
     .await;
     assert_eq!(status, 422);

@@ -36,7 +36,7 @@ pub(crate) fn create_managed(
     applied: bool,
 ) -> ApiResult<(u16, Bytes)> {
     let def = &t.def;
-    let mut obj = parse_object(req, def)?;
+    let mut obj = parse_object(shared, req, def)?;
     decode_fields(req, def, &mut obj)?;
     obj.insert("kind".into(), Value::String(def.kind.clone()));
     obj.insert("apiVersion".into(), Value::String(def.api_version()));

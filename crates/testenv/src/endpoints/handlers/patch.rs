@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use http::Method;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::conversion;
 use crate::endpoints::handlers::create::create_managed;
@@ -20,7 +20,6 @@ use crate::managed_fields;
 use crate::meta::metadata_mut;
 use crate::patch::{self, JsonPatchError, SmpError};
 use crate::registry::generic::Part;
-use crate::registry::generic::managed_already;
 use crate::registry::generic::prepare_update;
 use crate::registry::generic::store_update;
 use crate::server::{Request, Shared};
@@ -188,7 +187,10 @@ pub(crate) fn patch(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         false,
         false,
         store.next_rv(),
-        &|old, new| manage_write(&store, t, req, old, new),
+        &|old, new| {
+            manage_write(&store, t, req, old, new);
+            crate::admission::admit_update(shared, &store, req, t, old, new)
+        },
     )?;
     crate::admission::validate_update(shared, &store, req, t, &old.value, new.as_ref())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
@@ -203,10 +205,25 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
     let force = bool_param(req, "force")?.unwrap_or(false);
     let config = managed_fields::parse_apply_body(&req.body)
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    // Decoded into a Go map: `null` (an empty body too) leaves it empty, anything but an
+    // object cannot be.
+    let config = match config {
+        Value::Null => Value::Object(Map::new()),
+        Value::Object(_) => config,
+        other => {
+            let kind = match other {
+                Value::Array(_) => "array",
+                Value::String(_) => "string",
+                Value::Number(_) => "number",
+                _ => "bool",
+            };
+            return Err(ApiError::bad_request(format!(
+                "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+            )));
+        }
+    };
     let Value::Object(config_map) = &config else {
-        return Err(ApiError::bad_request(
-            "the body of an apply patch must be an object",
-        ));
+        return Err(ApiError::internal("object is not a map"));
     };
     if t.sub.as_deref() == Some("scale") {
         let api_version = config_map
@@ -237,6 +254,10 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             t.name()
         )));
     }
+    // structured-merge-diff types the configuration before it merges it.
+    if t.sub.as_deref() != Some("scale") {
+        managed_fields::typed_patch::check(def, config_map)?;
+    }
     if t.sub.as_deref() == Some("scale") {
         return apply_scale(shared, req, t, &config, manager, force);
     }
@@ -250,6 +271,7 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             return Err(ApiError::not_found(&def.group, &def.plural, t.name()));
         }
         let mut obj = fm.apply(None, &config, manager, force)?;
+        check_repeated_keys(req)?;
         if let Some(m) = obj.as_object_mut() {
             metadata_mut(m).insert("name".into(), Value::String(t.name().to_owned()));
         }
@@ -266,6 +288,7 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         return create_managed(shared, &create_req, t, true);
     };
     let applied = fm.apply(Some(&old.value), &config, manager, force)?;
+    check_repeated_keys(req)?;
     let Value::Object(mut applied) = applied else {
         return Err(ApiError::internal("object is not a map"));
     };
@@ -287,8 +310,31 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
         false,
         false,
         store.next_rv(),
-        &managed_already,
+        // Server-side apply has recorded the fields already.
+        &|old, new| crate::admission::admit_update(shared, &store, req, t, old, new),
     )?;
     crate::admission::validate_update(shared, &store, req, t, &old.value, new.as_ref())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))
+}
+
+/// The strict decoding of an apply body, after the apply itself succeeded (as kube-apiserver's
+/// apply patcher does it): a repeated map key is a warning each (`line 7: key "a" already set in
+/// map`, the default `fieldValidation=Warn`), a `400` under `Strict`, nothing under `Ignore`.
+fn check_repeated_keys(req: &Request) -> ApiResult<()> {
+    let mode = req.param("fieldValidation");
+    if mode == Some("Ignore") {
+        return Ok(());
+    }
+    let repeated = crate::wire::go_yaml::duplicate_keys(&req.body);
+    if repeated.is_empty() {
+        return Ok(());
+    }
+    if mode == Some("Strict") {
+        return Err(ApiError::bad_request(format!(
+            "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  {}",
+            repeated.join("\n  ")
+        )));
+    }
+    req.warnings.lock().extend(repeated);
+    Ok(())
 }

@@ -9,7 +9,7 @@ use crate::custom_resource;
 use crate::endpoints::installer::Target;
 use crate::managed_fields;
 use crate::registry::ResourceDef;
-use crate::server::Request;
+use crate::server::{Request, Shared};
 use crate::status::{ApiError, ApiResult};
 use crate::store::{Store, Stored};
 use crate::validation;
@@ -89,8 +89,20 @@ pub(crate) fn decoded(def: &ResourceDef, obj: &mut Map<String, Value>) {
 }
 
 /// Parses a request body as an object of the target's kind.
-pub(crate) fn parse_object(req: &Request, def: &ResourceDef) -> ApiResult<Map<String, Value>> {
+pub(crate) fn parse_object(
+    shared: &Shared,
+    req: &Request,
+    def: &ResourceDef,
+) -> ApiResult<Map<String, Value>> {
     let map = crate::wire::decode_error::parse_object(&req.body, &def.kind)?;
+    if def.custom {
+        // Decoded (and pruned by its own version's schema) before its version is checked.
+        let mode =
+            validation::unknown_fields::FieldValidation::from_param(req.param("fieldValidation"));
+        let warnings =
+            custom_resource::other_version_fields(&shared.store.lock(), def, &map, mode)?;
+        req.warnings.lock().extend(warnings);
+    }
     check_type(&map, def)?;
     Ok(map)
 }

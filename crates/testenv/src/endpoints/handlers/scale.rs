@@ -194,13 +194,16 @@ fn write_scale_managed(
         false,
         store.next_rv(),
         // Recorded as a write of the scale subresource (`spec.replicas`, subresource `scale`).
-        &|old, new| match &entries {
-            Some(e) => {
-                if let Some(m) = new.as_object_mut() {
-                    crate::meta::metadata_mut(m).insert("managedFields".into(), e.clone());
+        &|old, new| {
+            match &entries {
+                Some(e) => {
+                    if let Some(m) = new.as_object_mut() {
+                        crate::meta::metadata_mut(m).insert("managedFields".into(), e.clone());
+                    }
                 }
+                None => manage_write(&store, t, req, old, new),
             }
-            None => manage_write(&store, t, req, old, new),
+            crate::admission::admit_update(shared, &store, req, t, old, new)
         },
     )?;
     if dry_run(req) {

@@ -30,7 +30,7 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         })?;
         return write_scale(shared, req, t, |_| Ok(body.clone()));
     }
-    let mut obj = parse_object(req, def)?;
+    let mut obj = parse_object(shared, req, def)?;
     decode_fields(req, def, &mut obj)?;
     // `checkName`: the body must name the object of the URL.
     let n = obj
@@ -94,7 +94,10 @@ pub(crate) fn update(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u
         rv_required,
         true,
         store.next_rv(),
-        &|old, new| manage_write(&store, t, req, old, new),
+        &|old, new| {
+            manage_write(&store, t, req, old, new);
+            crate::admission::admit_update(shared, &store, req, t, old, new)
+        },
     )?;
     crate::admission::validate_update(shared, &store, req, t, &old.value, new.as_ref())?;
     store_update(shared, &mut store, t, &old, new, dry_run(req))

@@ -135,11 +135,11 @@ pub(crate) fn spec_update(old: Option<&Value>, new: Option<&Value>) -> Vec<Field
     };
     let path = "spec.activeDeadlineSeconds";
     match (deadline(old), deadline(new)) {
-        (_, Some(n)) if n <= 0 => {
+        (_, Some(n)) if !(0..=i64::from(i32::MAX)).contains(&n) => {
             errs.push(FieldError::invalid(
                 path,
                 &json!(n),
-                "must be a positive integer greater than 0",
+                "must be between 0 and 2147483647, inclusive",
             ));
             return errs;
         }
@@ -217,6 +217,32 @@ pub(crate) fn spec_update(old: Option<&Value>, new: Option<&Value>) -> Vec<Field
         {
             m.insert("terminationGracePeriodSeconds".into(), g.clone());
         }
+        // A Pod with scheduling gates may gain node selector entries (no change or removal).
+        if !old_gates.is_empty() {
+            let selector = |s: Option<&Value>| {
+                s.and_then(|s| s.get("nodeSelector"))
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            let (before, after) = (selector(old), selector(Some(&Value::Object(m.clone()))));
+            if before != after {
+                if before.iter().any(|(k, v)| after.get(k) != Some(v)) {
+                    errs.push(FieldError {
+                        field: "spec.nodeSelector".into(),
+                        reason: "FieldValueInvalid",
+                        message: format!(
+                            "Invalid value: {}: only additions to spec.nodeSelector are allowed (no mutations or deletions)",
+                            go_string_map(m.get("nodeSelector"))
+                        ),
+                    });
+                }
+                match old.and_then(|o| o.get("nodeSelector")) {
+                    Some(v) => m.insert("nodeSelector".into(), v.clone()),
+                    None => m.remove("nodeSelector"),
+                };
+            }
+        }
     }
     let before = go_internal::pod_spec_json_indented(old);
     let after = go_internal::pod_spec_json_indented(Some(&munged));
@@ -228,6 +254,24 @@ pub(crate) fn spec_update(old: Option<&Value>, new: Option<&Value>) -> Vec<Field
         ));
     }
     errs
+}
+
+/// Go's `%#v` of a `map[string]string` (`map[string]string{"a":"b"}`, `map[string]string(nil)`).
+fn go_string_map(v: Option<&Value>) -> String {
+    let Some(Value::Object(m)) = v else {
+        return "map[string]string(nil)".into();
+    };
+    let entries: Vec<String> = m
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "{}:{}",
+                crate::wire::go_strconv::go_quote(k),
+                crate::wire::go_strconv::go_quote(v.as_str().unwrap_or_default())
+            )
+        })
+        .collect();
+    format!("map[string]string{{{}}}", entries.join(", "))
 }
 
 /// `spec.terminationGracePeriodSeconds` below 0 set to 1.
