@@ -358,8 +358,11 @@
 //! - **No scheduling**: nothing binds Pods to Nodes or preempts by priority.
 //! - **No kube-controller-manager** beyond the namespace finalizer (on by default) and, when
 //!   asked for, the ServiceAccounts controller, the root CA publisher, the garbage collector,
-//!   the resource quota controller and the PVC/PV protection controllers: no Deployment, ReplicaSet, StatefulSet, DaemonSet, Job or CronJob controllers (workloads
-//!   keep the status their clients write), no endpoints or EndpointSlice controllers (beyond the
+//!   the resource quota controller, the PVC/PV protection controllers and the Deployment and
+//!   ReplicaSet controllers (their Pods stay `Pending`, so rollouts stall as on a cluster without
+//!   nodes; they record no Events and never report a progress deadline before a pass after it):
+//!   no StatefulSet, DaemonSet, Job or CronJob controllers (those workloads keep the status their
+//!   clients write), no endpoints or EndpointSlice controllers (beyond the
 //!   `kubernetes` Service's), no node lifecycle, no certificate signing or approval, no
 //!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
 //!   roles are aggregated once).

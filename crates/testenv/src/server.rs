@@ -51,6 +51,8 @@ pub(crate) struct Options {
     pub(crate) quota_controller: bool,
     /// Run kube-controller-manager's PVC and PV protection controllers.
     pub(crate) storage_protection: bool,
+    /// Run kube-controller-manager's Deployment and ReplicaSet controllers.
+    pub(crate) workload_controllers: bool,
     /// The admission plugins switched off (`--disable-admission-plugins`).
     pub(crate) disabled_admission_plugins: std::collections::BTreeSet<String>,
 }

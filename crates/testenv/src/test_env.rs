@@ -45,6 +45,7 @@ impl Default for TestEnvBuilder {
                 garbage_collector: false,
                 quota_controller: false,
                 storage_protection: false,
+                workload_controllers: false,
                 disabled_admission_plugins: Default::default(),
             },
             port: 0,
@@ -247,6 +248,17 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Runs kube-controller-manager's Deployment and ReplicaSet controllers (off by default):
+    /// a Deployment gets its ReplicaSet `<name>-<pod-template-hash>` (rolling updates and
+    /// `Recreate` as kube-controller-manager does them, its status with the `Available` and
+    /// `Progressing` conditions), a ReplicaSet its Pods (created, adopted, released, deleted as
+    /// kube-controller-manager ranks them) and its status. No scheduler or kubelet runs, so the
+    /// Pods stay `Pending` and never become ready, as on a cluster without nodes.
+    pub fn workload_controllers(mut self, enabled: bool) -> Self {
+        self.options.workload_controllers = enabled;
+        self
+    }
+
     /// Switches an admission plugin on or off by its kube-apiserver name, as
     /// `--enable-admission-plugins` / `--disable-admission-plugins` do (all are on by default,
     /// as in kube-apiserver v1.36): `NamespaceLifecycle`, `LimitRanger`, `ServiceAccount`,
@@ -283,13 +295,15 @@ impl TestEnvBuilder {
     /// A preset that behaves as a cluster with kube-controller-manager running, as far as
     /// kcr-testenv emulates one: the namespace finalizer, the namespace controllers
     /// ([`namespace_controllers`](Self::namespace_controllers)), the garbage collector, the
-    /// resource quota controller and the storage protection controllers on.
+    /// resource quota controller, the storage protection controllers and the Deployment and
+    /// ReplicaSet controllers on.
     pub fn realistic(self) -> Self {
         self.finalize_namespaces(true)
             .namespace_controllers(true)
             .garbage_collector(true)
             .quota_controller(true)
             .storage_protection(true)
+            .workload_controllers(true)
     }
 
     /// Listens on this port (default 0: a free port).
@@ -347,6 +361,9 @@ impl TestEnvBuilder {
         }
         if shared.options.storage_protection {
             crate::controllers::spawn_storage_protection(&shared);
+        }
+        if shared.options.workload_controllers {
+            crate::controllers::spawn_workload_controllers(&shared);
         }
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()

@@ -138,6 +138,7 @@ mod tests {
             garbage_collector: false,
             quota_controller: false,
             storage_protection: false,
+            workload_controllers: false,
             disabled_admission_plugins: Default::default(),
         };
         Shared::new(options, ([127, 0, 0, 1], 0).into(), None)

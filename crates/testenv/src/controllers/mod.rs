@@ -7,7 +7,10 @@
 //! collector; with [`TestEnvBuilder::quota_controller`](crate::TestEnvBuilder::quota_controller),
 //! the resource quota controller; with
 //! [`TestEnvBuilder::storage_protection`](crate::TestEnvBuilder::storage_protection), the PVC
-//! and PV protection controllers. The namespace finalizer lives in `namespace`.
+//! and PV protection controllers; with
+//! [`TestEnvBuilder::workload_controllers`](crate::TestEnvBuilder::workload_controllers), the
+//! Deployment and ReplicaSet controllers ([`workloads`]). The namespace finalizer lives in
+//! `namespace`.
 //!
 //! Like kube-controller-manager they work after the fact: a pass after every change, so a
 //! client sees the objects shortly after the namespace, not in the namespace's create answer,
@@ -22,6 +25,7 @@ mod resource_quota;
 mod root_ca_publisher;
 mod service_account;
 mod storage_protection;
+pub(crate) mod workloads;
 
 use std::sync::{Arc, Weak};
 
@@ -123,6 +127,11 @@ async fn run_on_changes(shared: Weak<Shared>, pass: fn(&Shared, &mut Store)) {
 /// Starts the resource quota controller for `shared`.
 pub(crate) fn spawn_quota_controller(shared: &Arc<Shared>) {
     tokio::spawn(run_on_changes(Arc::downgrade(shared), resource_quota::sync));
+}
+
+/// Starts the Deployment and ReplicaSet controllers for `shared`.
+pub(crate) fn spawn_workload_controllers(shared: &Arc<Shared>) {
+    workloads::spawn(shared);
 }
 
 /// Starts the PVC and PV protection controllers for `shared`.

@@ -11,7 +11,7 @@ pub(crate) mod typed_patch;
 
 use serde_json::Value;
 
-pub(crate) use field_manager::{FieldManager, Reset};
+pub(crate) use field_manager::{FieldManager, Reset, apply_through_scale};
 pub(crate) use schema::{Schema, Ty};
 
 use crate::registry::ResourceDef;
@@ -57,6 +57,11 @@ pub(crate) fn field_manager_for(
     subresource: Option<&str>,
 ) -> FieldManager {
     let (sub, reset) = match subresource {
+        // The older status strategies that take metadata from the request (see
+        // `registry::generic::status_metadata`) record it too.
+        Some("status") if !crate::registry::generic::status_metadata(def).is_empty() => {
+            ("status", Reset::AllButStatusAndMetadata)
+        }
         Some("status") => ("status", Reset::AllButStatus),
         Some(other) => (other, Reset::Nothing),
         None if def.status => ("", Reset::Status),

@@ -42,3 +42,4 @@ mod watch;
 mod watch_cache;
 mod wire;
 mod wire_details;
+mod workload_controllers;

@@ -139,7 +139,11 @@ pub(crate) static DAEMON_SET: WorkloadStrategy = WorkloadStrategy { kind: "Daemo
 
 impl Strategy for WorkloadStrategy {
     fn generation(&self) -> Generation {
-        Generation::OnSpecChange
+        if self.kind == "Deployment" {
+            Generation::OnSpecOrAnnotationsChange
+        } else {
+            Generation::OnSpecChange
+        }
     }
 
     /// The workload defaults; a DaemonSet also always carries its template generation
