@@ -23,7 +23,7 @@
 //!   `completionTime`.
 //! - **Suspended**: the active Pods are deleted and the `Suspended` condition is True
 //!   (`JobSuspended`, `Job suspended`); resuming makes it False (`JobResumed`, `Job resumed`) and
-//!   resets `startTime`.
+//!   sets a new `startTime` (a suspended Job has none).
 //! - **Otherwise** the Job wants `min(parallelism, completions - succeeded)` active Pods
 //!   (`parallelism` without `completions`): missing ones are created (generateName `<job>-`, the
 //!   template's labels and annotations, the tracking finalizer, a controller reference; an
@@ -499,6 +499,9 @@ pub(crate) fn plan(job: &Value, pods: &[Value], now: i64) -> Vec<Action> {
             }
         } else if suspended {
             delete_all = true;
+            // The deadline counts while the Job runs: a suspended Job has no start time (which
+            // lets the resume set a new one, as status validation requires).
+            status.remove("startTime");
             ensure_condition(
                 &mut conds,
                 "Suspended",

@@ -29,6 +29,15 @@ pub(crate) fn scale_for(def: &ResourceDef, obj: &Value) -> Value {
     }
 }
 
+/// A Scale's `spec`: autoscaling/v1 `ScaleSpec.replicas` is `omitempty`, so `0` is left out.
+pub(crate) fn spec_of(replicas: Value) -> Value {
+    if replicas.as_i64() == Some(0) {
+        json!({})
+    } else {
+        json!({"replicas": replicas})
+    }
+}
+
 pub(crate) fn scale_of(obj: &Value) -> Value {
     let selector = match obj.get("kind").and_then(Value::as_str) {
         // A ReplicationController's selector is a plain label map.
@@ -50,7 +59,7 @@ pub(crate) fn scale_of(obj: &Value) -> Value {
             "resourceVersion": m.get("resourceVersion"),
             "creationTimestamp": m.get("creationTimestamp"),
         },
-        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(1))},
+        "spec": spec_of(obj.pointer("/spec/replicas").cloned().unwrap_or(json!(1))),
         "status": {
             "replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
             "selector": selector,

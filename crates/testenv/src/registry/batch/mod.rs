@@ -1,3 +1,4 @@
 //! The batch (`batch/v1`) kinds with rules of their own.
 
 pub(crate) mod job;
+pub(crate) mod job_status;
