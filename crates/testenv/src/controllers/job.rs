@@ -7,7 +7,8 @@
 //! After every change of the store, and when a Job's `activeDeadlineSeconds` runs out, each Job
 //! that has not finished (no `Complete` or `Failed` condition) is synced from a snapshot: [`plan`]
 //! computes the writes, sent one after the other as kube-controller-manager's requests (see
-//! [`super::requests`]); the first refused write ends the Job's sync until the next change.
+//! [`super::requests`]); after a refused write only the status is still written, and the next
+//! change syncs again. A Job whose `spec.managedBy` names another controller is left alone.
 //!
 //! - **Pods** it controls (controller reference with the Job's uid) are *active* while not
 //!   terminating and not `Succeeded`/`Failed`. A finished Pod that still has the
@@ -59,6 +60,9 @@ use crate::store::Store;
 
 /// The finalizer of the Pods a Job tracks.
 pub(crate) const TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
+/// The `spec.managedBy` of the Jobs this controller syncs (the others are left to their
+/// controller).
+pub(crate) const DEFAULT_MANAGER: &str = "kubernetes.io/job-controller";
 /// The label and annotation with an Indexed Job Pod's index.
 pub(crate) const INDEX_KEY: &str = "batch.kubernetes.io/job-completion-index";
 
@@ -336,7 +340,8 @@ fn pod_index(pod: &Value) -> Option<i64> {
 /// The writes that bring the store in line with `job` and its `pods` at `now` (seconds since
 /// the Unix epoch), see the module documentation.
 pub(crate) fn plan(job: &Value, pods: &[Value], now: i64) -> Vec<Action> {
-    if finished(job) {
+    let managed_by = str_at(job, "/spec/managedBy");
+    if finished(job) || !(managed_by.is_empty() || managed_by == DEFAULT_MANAGER) {
         return Vec::new();
     }
     let uid = str_at(job, "/metadata/uid");
@@ -657,20 +662,28 @@ fn deadline(job: &Value) -> Option<i64> {
     Some(start + d)
 }
 
-/// Every Job with the Pods of its namespace.
-fn observe(store: &Store) -> Vec<(Value, Vec<Value>)> {
+/// Every Job with the Pods of its namespace (read once per namespace).
+fn observe(store: &Store) -> Vec<(Value, Arc<Vec<Value>>)> {
+    let mut by_ns: std::collections::BTreeMap<String, Arc<Vec<Value>>> = Default::default();
     store
         .keys("batch/jobs", None)
         .iter()
         .filter_map(|k| store.get("batch/jobs", k))
         .map(|j| {
             let job = (*j.value).clone();
-            let ns = str_at(&job, "/metadata/namespace");
-            let pods = store
-                .keys("/pods", Some(ns))
-                .iter()
-                .filter_map(|k| store.get("/pods", k).map(|s| (*s.value).clone()))
-                .collect();
+            let ns = str_at(&job, "/metadata/namespace").to_owned();
+            let pods = by_ns
+                .entry(ns.clone())
+                .or_insert_with(|| {
+                    Arc::new(
+                        store
+                            .keys("/pods", Some(&ns))
+                            .iter()
+                            .filter_map(|k| store.get("/pods", k).map(|s| (*s.value).clone()))
+                            .collect(),
+                    )
+                })
+                .clone();
             (job, pods)
         })
         .collect()
@@ -725,10 +738,13 @@ async fn pass(shared: &Arc<Shared>, clock: &Clock) -> Option<i64> {
     let observed = observe(&shared.store.lock());
     let mut next: Option<i64> = None;
     for (job, pods) in observed {
+        let mut failed = false;
         for action in plan(&job, &pods, clock.now()) {
-            if !execute(shared, &job, &action).await {
-                break;
+            // After a refused write only the status is still written, as `syncJob` does.
+            if failed && !matches!(action, Action::WriteStatus(_)) {
+                continue;
             }
+            failed |= !execute(shared, &job, &action).await;
         }
         if let Some(d) = deadline(&job)
             && d > clock.now()

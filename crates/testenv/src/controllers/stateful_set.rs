@@ -7,8 +7,9 @@
 //! After every change of the store, each StatefulSet is synced from a snapshot of the store (the
 //! set, the Pods and ControllerRevisions it controls, the claims of its namespace): [`plan`]
 //! computes the writes, which are then sent one after the other as requests of
-//! kube-controller-manager (see [`super::requests`]); the first refused write ends the set's
-//! sync (kube-controller-manager requeues it; here the next change resyncs it). A sync is:
+//! kube-controller-manager (see [`super::requests`]); after a refused write only the status is
+//! still written (kube-controller-manager requeues the set; here the next change resyncs it).
+//! A sync is:
 //!
 //! 1. **Revisions** (`controller/history`): the update revision is the ControllerRevision whose
 //!    `data` is the patch of the current template; an equal older revision is renumbered to the
@@ -773,10 +774,24 @@ async fn write_status(
 async fn pass(shared: &Arc<Shared>) {
     let observed = observe(&shared.store.lock());
     for obs in observed {
+        let mut failed = false;
         for action in plan(&obs) {
-            if !execute(shared, &obs.set, &action).await {
+            // After a refused write only the status is still written, as `UpdateStatefulSet`
+            // does.
+            if failed && !matches!(action, Action::WriteStatus(_)) {
+                continue;
+            }
+            let ok = execute(shared, &obs.set, &action).await;
+            if !ok
+                && matches!(
+                    action,
+                    Action::CreateRevision(_) | Action::RenumberRevision(..)
+                )
+            {
+                // Without its revisions the set is not synced at all.
                 break;
             }
+            failed |= !ok;
         }
     }
 }

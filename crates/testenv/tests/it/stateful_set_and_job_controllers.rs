@@ -351,7 +351,56 @@ async fn a_job_should_create_parallelism_pods_that_it_tracks() {
         assert_eq!(refs.len(), 1);
         assert_eq!(refs[0].kind, "Job");
         assert_eq!(refs[0].controller, Some(true));
+        // Created through admission, as a client's Pod: DefaultTolerationSeconds added these.
+        let tolerations: Vec<(String, Option<i64>)> = pod
+            .spec
+            .unwrap()
+            .tolerations
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| (t.key.unwrap_or_default(), t.toleration_seconds))
+            .collect();
+        assert!(tolerations.contains(&("node.kubernetes.io/not-ready".into(), Some(300))));
+        assert!(tolerations.contains(&("node.kubernetes.io/unreachable".into(), Some(300))));
     }
+}
+
+#[tokio::test]
+async fn a_refused_pod_should_not_keep_the_status_from_being_written() {
+    let c = cluster("sts-pod-refused").await;
+    // A quota of no Pods: once the quota controller has filled its status, admission refuses
+    // every Pod of the namespace.
+    let quotas: Api<k8s_openapi::api::core::v1::ResourceQuota> =
+        Api::namespaced(c.client.clone(), &c.namespace);
+    let quota = serde_json::from_value(json!({
+        "metadata": {"name": "no-pods"},
+        "spec": {"hard": {"pods": "0"}}
+    }))
+    .unwrap();
+    quotas.create(&PostParams::default(), &quota).await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            status(&quotas.get("no-pods").await.unwrap())["hard"]["pods"] == json!("0")
+        })
+        .await
+    );
+    let sets: Api<StatefulSet> = Api::namespaced(c.client.clone(), &c.namespace);
+    sets.create(&PostParams::default(), &stateful_set("web", 2, "Parallel"))
+        .await
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            let s = status(&sets.get("web").await.unwrap());
+            s["observedGeneration"] == json!(1) && s["updateRevision"].is_string()
+        })
+        .await
+    );
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), &c.namespace);
+    assert!(pod_names(&pods, "app=web").await.is_empty());
+    assert_eq!(
+        status(&sets.get("web").await.unwrap())["replicas"],
+        json!(0)
+    );
 }
 
 fn conditions(s: &Value) -> Vec<(String, String, String)> {

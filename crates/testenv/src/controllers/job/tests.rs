@@ -316,6 +316,15 @@ fn an_indexed_job_should_give_each_pod_its_index() {
 }
 
 #[test]
+fn a_job_managed_by_another_controller_should_be_left_alone() {
+    let mut job = job_value(2, None, false);
+    job["spec"]["managedBy"] = json!("example.com/other");
+    assert!(plan(&job, &[], T0).is_empty());
+    job["spec"]["managedBy"] = json!(DEFAULT_MANAGER);
+    assert!(!plan(&job, &[], T0).is_empty());
+}
+
+#[test]
 fn times_should_parse_as_rfc3339() {
     assert_eq!(parse_time("1970-01-01T00:00:00Z"), Some(0));
     assert_eq!(parse_time(&rfc3339(T0)), Some(T0));
