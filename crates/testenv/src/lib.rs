@@ -349,11 +349,17 @@
 //! - **No scheduling**: nothing binds Pods to Nodes or preempts by priority.
 //! - **No kube-controller-manager** beyond the namespace finalizer (on by default) and, when
 //!   asked for, the ServiceAccounts controller, the root CA publisher, the garbage collector,
-//!   the resource quota controller and the PVC/PV protection controllers: no Deployment, ReplicaSet, StatefulSet, DaemonSet, Job or CronJob controllers (workloads
+//!   the resource quota controller, the PVC/PV protection controllers and the StatefulSet and Job
+//!   controllers: no Deployment, ReplicaSet, DaemonSet or CronJob controllers (workloads
 //!   keep the status their clients write), no endpoints or EndpointSlice controllers (beyond the
 //!   `kubernetes` Service's), no node lifecycle, no certificate signing or approval, no
 //!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
 //!   roles are aggregated once).
+//! - **StatefulSet and Job controllers in part**: the StatefulSet controller adopts no orphan
+//!   Pods or revisions and releases none, deletes no claims (`whenScaled`/`whenDeleted: Delete`
+//!   give claims no Pod owner), writes no status conditions; the Job controller has no Pod
+//!   failure policy, backoff limit per index, success policy, `completedIndexes`/`failedIndexes`
+//!   or delay before recreating a failed Pod.
 //! - **No aggregated API servers**: APIServices are stored but nothing is proxied to them;
 //!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
 //!   evaluated.

@@ -656,6 +656,9 @@ fn available_for(pod: &Value, min_ready: i64) -> bool {
     since.is_some_and(|s| s + min_ready <= now)
 }
 
+/// A namespace's Pods, ControllerRevisions and claim names.
+type NamespaceObjects = (Vec<Value>, Vec<Value>, BTreeSet<String>);
+
 /// The snapshot of every StatefulSet's [`Observed`].
 fn observe(store: &Store) -> Vec<Observed> {
     let values = |storage: &str, ns: &str| -> Vec<Value> {
@@ -665,7 +668,7 @@ fn observe(store: &Store) -> Vec<Observed> {
             .filter_map(|k| store.get(storage, k).map(|s| (*s.value).clone()))
             .collect()
     };
-    let mut by_ns: BTreeMap<String, (Vec<Value>, Vec<Value>, BTreeSet<String>)> = BTreeMap::new();
+    let mut by_ns: BTreeMap<String, NamespaceObjects> = BTreeMap::new();
     let mut out = Vec::new();
     for key in store.keys("apps/statefulsets", None) {
         let Some(set) = store.get("apps/statefulsets", &key) else {

@@ -137,7 +137,7 @@ impl World {
                 for lower in 0..ord {
                     let p = self.pods.get(&format!("web-{lower}"));
                     assert!(
-                        p.is_some_and(|p| healthy(p)),
+                        p.is_some_and(healthy),
                         "web-{ord} created before web-{lower} is Ready"
                     );
                 }

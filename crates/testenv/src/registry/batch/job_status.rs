@@ -126,14 +126,15 @@ pub(crate) fn validate(old: &Value, new: &Map<String, Value>) -> Vec<FieldError>
         ));
     }
     let completion_time = status(new, "completionTime");
-    if (complete_changed || completion_changed) && !complete(new) {
-        if let Some(t) = completion_time {
-            errs.push(FieldError::invalid(
-                "status.completionTime",
-                t,
-                "cannot set completionTime when there is no Complete=True condition",
-            ));
-        }
+    if (complete_changed || completion_changed)
+        && !complete(new)
+        && let Some(t) = completion_time
+    {
+        errs.push(FieldError::invalid(
+            "status.completionTime",
+            t,
+            "cannot set completionTime when there is no Complete=True condition",
+        ));
     }
     if (complete_changed || completion_changed) && complete(new) && completion_time.is_none() {
         errs.push(FieldError::required(
