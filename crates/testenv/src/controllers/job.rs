@@ -593,7 +593,8 @@ pub(crate) fn plan(job: &Value, pods: &[Value], now: i64) -> Vec<Action> {
         .iter()
         .filter(|p| deleting.contains(str_at(p, "/metadata/name")) && ready_condition(p))
         .count() as i64;
-    let active_after = active_pods.len() as i64 - deleting.len() as i64;
+    // As `manageJob`, the Pods it creates count as active in the status it writes.
+    let active_after = active_pods.len() as i64 - deleting.len() as i64 + creating.len() as i64;
     let ready = active_pods.iter().filter(|p| ready_condition(p)).count() as i64 - deleted_ready;
     // The status the sync leaves.
     let set = |status: &mut Map<String, Value>, k: &str, v: i64, omit_zero: bool| {
@@ -624,9 +625,8 @@ pub(crate) fn plan(job: &Value, pods: &[Value], now: i64) -> Vec<Action> {
         status.insert("conditions".into(), Value::Array(conds));
     }
     let new_status = Value::Object(status);
-    // Pods leave the active set before the status says so: deletions first (each one losing the
-    // finalizer before its delete), then the status with the uncounted Pods, then the finalizers
-    // of finished Pods, then creates.
+    // As `syncJob`: deletions (each Pod losing the finalizer before its delete) and creates
+    // first, then the status with the uncounted Pods, then the finalizers of finished Pods.
     for pod in &active_pods {
         let name = str_at(pod, "/metadata/name");
         if deleting.contains(name) {
@@ -644,11 +644,11 @@ pub(crate) fn plan(job: &Value, pods: &[Value], now: i64) -> Vec<Action> {
             actions.push(Action::DeletePod(name.into()));
         }
     }
+    actions.extend(creating.into_iter().map(Action::CreatePod));
     if job.get("status") != Some(&new_status) {
         actions.push(Action::WriteStatus(new_status));
     }
     actions.extend(post);
-    actions.extend(creating.into_iter().map(Action::CreatePod));
     actions
 }
 

@@ -459,18 +459,13 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
         .map(|(o, p)| (*o, *p))
         .chain(condemned.iter().copied())
         .collect();
-    let mut first_unhealthy: Option<i64> = None;
-    for (o, p) in &all {
-        if !healthy(p) && first_unhealthy.is_none_or(|f| *o < f) {
-            first_unhealthy = Some(*o);
-        }
-    }
-    // Ordinals below start+replicas that are missing are unhealthy too.
-    if let Some(missing) = (start..end).find(|o| !slots.contains_key(o))
-        && first_unhealthy.is_none_or(|f| missing < f)
-    {
-        first_unhealthy = Some(missing);
-    }
+    let min_ready = int_at(set, "/spec/minReadySeconds").unwrap_or(0);
+    let available = |p: &Value| running_and_ready(p) && available_for(p, min_ready);
+    // The first unhealthy replica in ordinal order (a missing one counts), else the condemned
+    // unhealthy Pod of the lowest ordinal.
+    let first_unhealthy: Option<i64> = (start..end)
+        .find(|o| slots.get(o).is_none_or(|p| !healthy(p)))
+        .or_else(|| condemned.iter().find(|(_, p)| !healthy(p)).map(|(o, _)| *o));
     let monotonic = str_at(set, "/spec/podManagementPolicy") != "Parallel";
     let rolling = str_at(set, "/spec/updateStrategy/type") != "OnDelete";
     let partition = int_at(set, "/spec/updateStrategy/rollingUpdate/partition").unwrap_or(0);
@@ -493,10 +488,15 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
                         }
                         continue;
                     }
-                    if terminating(pod) && monotonic {
-                        break 'sync;
+                    // A pending Pod gets the claims it lacks.
+                    if phase(pod) == "Pending" {
+                        for claim in claims_for(set, ord) {
+                            if !obs.claims.contains(str_at(&claim, "/metadata/name")) {
+                                pod_actions.push(Action::CreateClaim(claim));
+                            }
+                        }
                     }
-                    if !running_and_ready(pod) && monotonic {
+                    if monotonic && (terminating(pod) || !available(pod)) {
                         break 'sync;
                     }
                 }
@@ -526,7 +526,7 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
                 }
                 continue;
             }
-            if !running_and_ready(pod) && monotonic && first_unhealthy != Some(*ord) {
+            if !available(pod) && monotonic && first_unhealthy != Some(*ord) {
                 break 'sync;
             }
             pod_actions.push(Action::DeletePod(str_at(pod, "/metadata/name").into()));
@@ -557,7 +557,6 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
     }
     actions.extend(pod_actions);
     // Status, from the Pods of the snapshot.
-    let min_ready = int_at(set, "/spec/minReadySeconds").unwrap_or(0);
     let (mut count, mut ready, mut available, mut current, mut updated) = (0, 0, 0, 0, 0);
     for (_, pod) in &all {
         let created = !phase(pod).is_empty();
@@ -566,7 +565,7 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
         }
         if running_and_ready(pod) {
             ready += 1;
-            if min_ready == 0 || available_for(pod, min_ready) {
+            if available_for(pod, min_ready) {
                 available += 1;
             }
         }
@@ -644,6 +643,9 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
 /// Whether a Ready Pod has been Ready for `min_ready` seconds (by its condition's
 /// `lastTransitionTime`).
 fn available_for(pod: &Value, min_ready: i64) -> bool {
+    if min_ready <= 0 {
+        return true;
+    }
     let since = pod
         .pointer("/status/conditions")
         .and_then(Value::as_array)
