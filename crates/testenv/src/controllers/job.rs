@@ -63,6 +63,8 @@ pub(crate) const TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
 /// The `spec.managedBy` of the Jobs this controller syncs (the others are left to their
 /// controller).
 pub(crate) const DEFAULT_MANAGER: &str = "kubernetes.io/job-controller";
+/// At most this many Pods are created in one sync (`MaxPodCreateDeletePerSync`).
+const MAX_CREATES_PER_SYNC: i64 = 500;
 /// The label and annotation with an Indexed Job Pod's index.
 pub(crate) const INDEX_KEY: &str = "batch.kubernetes.io/job-completion-index";
 
@@ -570,7 +572,8 @@ pub(crate) fn plan(job: &Value, pods: &[Value], now: i64) -> Vec<Action> {
                     .map(|p| str_at(p, "/metadata/name").to_owned()),
             );
         } else if busy < want {
-            let n = want - busy;
+            // `MaxPodCreateDeletePerSync`: the rest in the next syncs.
+            let n = (want - busy).min(MAX_CREATES_PER_SYNC);
             if str_at(job, "/spec/completionMode") == "Indexed" {
                 let completions = int_at(job, "/spec/completions").unwrap_or(0);
                 let taken: BTreeSet<i64> = pods

@@ -62,6 +62,10 @@ pub(crate) const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
 /// The label with a Pod's ordinal (`apps.PodIndexLabel`).
 pub(crate) const POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
 
+/// At most this many Pods are created in one sync (the rest in the next ones), so a huge
+/// `replicas` does not build a huge plan.
+const MAX_CREATES_PER_SYNC: i64 = 500;
+
 /// What a sync reads: the set and what it controls in its namespace.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Observed {
@@ -470,6 +474,7 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
     let rolling = str_at(set, "/spec/updateStrategy/type") != "OnDelete";
     let partition = int_at(set, "/spec/updateStrategy/rollingUpdate/partition").unwrap_or(0);
     let mut pod_actions = Vec::new();
+    let mut created = 0;
     let deleting = set.pointer("/metadata/deletionTimestamp").is_some();
     'sync: {
         if deleting {
@@ -513,7 +518,8 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
                         (update_name, update_template)
                     };
                     pod_actions.push(Action::CreatePod(new_pod(set, template, name, ord)));
-                    if monotonic {
+                    created += 1;
+                    if monotonic || created >= MAX_CREATES_PER_SYNC {
                         break 'sync;
                     }
                 }
@@ -537,17 +543,18 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
         if !rolling {
             break 'sync;
         }
-        let unavailable = (start..end)
-            .filter(|o| slots.get(o).is_none_or(|p| !healthy(p)))
-            .count() as i64;
+        let unavailable = replicas - slots.values().filter(|p| healthy(p)).count() as i64;
         let budget = max_unavailable(set, replicas) - unavailable;
         let mut deleted = 0;
-        for ord in (start + partition.max(0)..end).rev() {
+        for pod in slots
+            .range(start + partition.max(0)..end)
+            .rev()
+            .map(|(_, p)| p)
+        {
             if deleted >= budget {
                 break;
             }
-            if let Some(pod) = slots.get(&ord)
-                && str_at(pod, &format!("/metadata/labels/{REVISION_LABEL}")) != update_name
+            if str_at(pod, &format!("/metadata/labels/{REVISION_LABEL}")) != update_name
                 && !terminating(pod)
             {
                 pod_actions.push(Action::DeletePod(str_at(pod, "/metadata/name").into()));

@@ -416,3 +416,12 @@ proptest! {
         prop_assert!(plan(&w.job, &pods, w.now).is_empty());
     }
 }
+
+#[test]
+fn a_huge_parallelism_should_be_created_in_bounded_syncs() {
+    let mut w = World::new(job_value(2_000_000_000, None, false));
+    w.sync();
+    assert_eq!(w.active() as i64, MAX_CREATES_PER_SYNC);
+    w.sync();
+    assert_eq!(w.active() as i64, 2 * MAX_CREATES_PER_SYNC);
+}

@@ -386,3 +386,15 @@ proptest! {
         prop_assert!(plan(&w.observed()).is_empty());
     }
 }
+
+#[test]
+fn a_huge_replica_count_should_be_created_in_bounded_syncs() {
+    let mut w = World::new(set_value(2_000_000_000, "Parallel", "img:1", false));
+    let actions = w.sync();
+    let creates = actions
+        .iter()
+        .filter(|a| matches!(a, Action::CreatePod(_)))
+        .count();
+    assert_eq!(creates as i64, MAX_CREATES_PER_SYNC);
+    assert_eq!(w.sync().len(), MAX_CREATES_PER_SYNC as usize + 1);
+}
