@@ -10,7 +10,9 @@
 //! [`super::requests`]); after a refused write only the status is still written, and the next
 //! change syncs again. A Job whose `spec.managedBy` names another controller is left alone.
 //!
-//! - **Pods** it controls (controller reference with the Job's uid) are *active* while not
+//! - **Pods** it controls (controller reference with the Job's uid; orphans its selector matches
+//!   are adopted with the tracking finalizer, its Pods the selector no longer matches released)
+//!   are *active* while not
 //!   terminating and not `Succeeded`/`Failed`. A finished Pod that still has the
 //!   `batch.kubernetes.io/job-tracking` finalizer is first recorded in
 //!   `status.uncountedTerminatedPods` (a deleted Pod that had not succeeded counts as failed),
@@ -54,7 +56,10 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use super::requests::{self, collection};
-use super::stateful_set::{controlled_by, controller_ref, ready_condition, terminating};
+use super::stateful_set::{
+    adopt_patch, controlled_by, controller_ref, has_controller, labels, ready_condition,
+    release_patch, terminating,
+};
 use crate::server::Shared;
 use crate::store::Store;
 
@@ -161,6 +166,8 @@ pub(crate) enum Action {
     CreatePod(Value),
     /// Delete the Pod of this name.
     DeletePod(String),
+    /// Patch the Pod of this name with this strategic merge patch (adoption, release).
+    PatchPod(String, Value),
 }
 
 fn has_condition(job: &Value, kind: &str) -> bool {
@@ -347,14 +354,45 @@ pub(crate) fn plan(job: &Value, pods: &[Value], now: i64) -> Vec<Action> {
         return Vec::new();
     }
     let uid = str_at(job, "/metadata/uid");
-    let pods: Vec<&Value> = pods.iter().filter(|p| controlled_by(p, uid)).collect();
+    // `ClaimPods`: orphans the selector matches are adopted (with the tracking finalizer), the
+    // Job's Pods it no longer matches released (losing it).
+    let selector = job.pointer("/spec/selector").cloned().unwrap_or_default();
+    let deleting_job = job.pointer("/metadata/deletionTimestamp").is_some();
+    let mut claim_actions = Vec::new();
+    let mut claimed: Vec<&Value> = Vec::new();
+    for pod in pods {
+        let matches = crate::validation::apps::selects(&selector, &labels(pod));
+        let name = str_at(pod, "/metadata/name");
+        let pod_uid = str_at(pod, "/metadata/uid");
+        if controlled_by(pod, uid) {
+            if matches {
+                claimed.push(pod);
+            } else if !deleting_job {
+                claim_actions.push(Action::PatchPod(
+                    name.into(),
+                    release_patch(uid, pod_uid, &[TRACKING_FINALIZER]),
+                ));
+            }
+        } else if !has_controller(pod) && matches && !deleting_job && !terminating(pod) {
+            claim_actions.push(Action::PatchPod(
+                name.into(),
+                adopt_patch(
+                    controller_ref(job, "batch/v1", "Job"),
+                    pod_uid,
+                    &[TRACKING_FINALIZER],
+                ),
+            ));
+            claimed.push(pod);
+        }
+    }
+    let pods = claimed;
     let mut status = job
         .get("status")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
     let suspended = job.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true);
-    let mut actions = Vec::new();
+    let mut actions = claim_actions;
     let mut post = Vec::new();
     // Finished Pods: uncounted first, counted once their finalizer is gone.
     let uncounted = |k: &str| -> Vec<String> {
@@ -704,22 +742,18 @@ async fn execute(shared: &Arc<Shared>, job: &Value, action: &Action) -> bool {
                 requests::send(shared, Method::DELETE, &format!("{pods}/{name}"), "", None).await;
             a.ok() || a.status == 404
         }
-        Action::RemoveFinalizer(name, rv, kept) => {
-            let fins = if kept.is_empty() {
-                Value::Null
-            } else {
-                Value::Array(kept.clone())
-            };
-            let body = json!({"metadata": {"finalizers": fins, "resourceVersion": rv}});
-            let a = requests::send(
-                shared,
-                Method::PATCH,
-                &format!("{pods}/{name}"),
-                "",
-                Some(&body),
-            )
-            .await;
+        Action::RemoveFinalizer(name, _, _) => {
+            // `removeTrackingFinalizerPatch`.
+            let body = json!({"metadata": {
+                "$deleteFromPrimitiveList/finalizers": [TRACKING_FINALIZER]
+            }});
+            let a = requests::strategic_patch(shared, &format!("{pods}/{name}"), &body).await;
             a.ok() || a.status == 404
+        }
+        Action::PatchPod(name, patch) => {
+            requests::strategic_patch(shared, &format!("{pods}/{name}"), patch)
+                .await
+                .ok()
         }
         Action::WriteStatus(status) => {
             let path = format!(

@@ -41,14 +41,38 @@ pub(super) async fn send(
     query: &str,
     body: Option<&Value>,
 ) -> Answer {
-    let mut headers = HeaderMap::new();
-    headers.insert(header::USER_AGENT, HeaderValue::from_static(USER_AGENT));
-    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
     let content_type = if method == Method::PATCH {
         "application/merge-patch+json"
     } else {
         "application/json"
     };
+    send_as(shared, method, path, query, body, content_type).await
+}
+
+/// A strategic merge patch of `path` with `body` (client-go's `Patch(types.StrategicMergePatchType)`).
+pub(super) async fn strategic_patch(shared: &Arc<Shared>, path: &str, body: &Value) -> Answer {
+    send_as(
+        shared,
+        Method::PATCH,
+        path,
+        "",
+        Some(body),
+        "application/strategic-merge-patch+json",
+    )
+    .await
+}
+
+async fn send_as(
+    shared: &Arc<Shared>,
+    method: Method,
+    path: &str,
+    query: &str,
+    body: Option<&Value>,
+    content_type: &'static str,
+) -> Answer {
+    let mut headers = HeaderMap::new();
+    headers.insert(header::USER_AGENT, HeaderValue::from_static(USER_AGENT));
+    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
     let body = match body {
         Some(b) => {
             headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));

@@ -16,7 +16,9 @@
 //!    next revision number, otherwise a new one `<set>-<hash>` is created (a name taken by
 //!    different data bumps `collisionCount`). The current revision is the one named by
 //!    `status.currentRevision`, else the update revision.
-//! 2. **Pods**: the Pods `<set>-<ordinal>` for the ordinals `[start, start+replicas)`; a missing
+//! 2. **Pods** (claimed before step 1: an orphan Pod `<set>-<ordinal>` that the selector
+//!    matches is adopted, a Pod of the set that it no longer matches released) for the ordinals
+//!    `[start, start+replicas)`; a missing
 //!    one is created (with its claims from `volumeClaimTemplates` first) from the current
 //!    revision's template below the partition and the update revision's otherwise; a Failed or
 //!    Succeeded one is deleted (to be recreated). With `OrderedReady` the sync stops at the first
@@ -92,6 +94,8 @@ pub(crate) enum Action {
     CreatePod(Value),
     /// Delete the Pod of this name.
     DeletePod(String),
+    /// Patch the Pod of this name with this strategic merge patch (adoption, release).
+    PatchPod(String, Value),
     /// Write this status.
     WriteStatus(Value),
     /// Delete the revision of this name.
@@ -116,6 +120,46 @@ pub(crate) fn controlled_by(obj: &Value, uid: &str) -> bool {
             r.get("controller").and_then(Value::as_bool) == Some(true)
                 && r.get("uid").and_then(Value::as_str) == Some(uid)
         })
+}
+
+/// Whether `obj` has a controller reference (to anything).
+pub(crate) fn has_controller(obj: &Value) -> bool {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+}
+
+/// The labels of `obj`.
+pub(crate) fn labels(obj: &Value) -> Map<String, Value> {
+    obj.pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The strategic merge patch that adopts a dependent (`ownerRefControllerPatch`): the
+/// controller reference, the dependent's uid as precondition, and `finalizers` to add.
+pub(crate) fn adopt_patch(controller: Value, uid: &str, finalizers: &[&str]) -> Value {
+    let mut meta = json!({"ownerReferences": [controller], "uid": uid});
+    if !finalizers.is_empty() {
+        meta["finalizers"] = json!(finalizers);
+    }
+    json!({"metadata": meta})
+}
+
+/// The strategic merge patch that releases a dependent (`deleteOwnerRefStrategicMergePatch`):
+/// the owner's reference deleted, the dependent's uid as precondition, `finalizers` removed.
+pub(crate) fn release_patch(owner_uid: &str, uid: &str, finalizers: &[&str]) -> Value {
+    let mut meta = json!({
+        "ownerReferences": [{"$patch": "delete", "uid": owner_uid}],
+        "uid": uid
+    });
+    if !finalizers.is_empty() {
+        meta["$deleteFromPrimitiveList/finalizers"] = json!(finalizers);
+    }
+    json!({"metadata": meta})
 }
 
 /// `metav1.NewControllerRef`.
@@ -439,7 +483,7 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
     let uid = str_at(set, "/metadata/uid");
     let set_name = str_at(set, "/metadata/name");
     let revs = revisions(obs);
-    let mut actions = revs.actions.clone();
+    let mut actions = Vec::new();
     let (update_name, update_template) = &revs.update;
     let (current_name, current_template) = &revs.current;
     let replicas = int_at(set, "/spec/replicas").unwrap_or(1).max(0);
@@ -447,10 +491,38 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
     let end = start + replicas;
     let mut slots: BTreeMap<i64, &Value> = BTreeMap::new();
     let mut condemned: Vec<(i64, &Value)> = Vec::new();
-    for pod in obs.pods.iter().filter(|p| controlled_by(p, uid)) {
-        let Some(ord) = ordinal(set_name, str_at(pod, "/metadata/name")) else {
+    let deleting = set.pointer("/metadata/deletionTimestamp").is_some();
+    // `ClaimPods` of the set's members (Pods named `<set>-<ordinal>`): orphans its selector
+    // matches are adopted, its own Pods the selector no longer matches released.
+    let selector = set.pointer("/spec/selector").cloned().unwrap_or_default();
+    let mut claims = Vec::new();
+    for pod in &obs.pods {
+        let name = str_at(pod, "/metadata/name");
+        let Some(ord) = ordinal(set_name, name) else {
             continue;
         };
+        let matches = crate::validation::apps::selects(&selector, &labels(pod));
+        let pod_uid = str_at(pod, "/metadata/uid");
+        if controlled_by(pod, uid) {
+            if matches {
+                claims.push((ord, pod));
+            } else if !deleting {
+                actions.push(Action::PatchPod(
+                    name.into(),
+                    release_patch(uid, pod_uid, &[]),
+                ));
+            }
+        } else if !has_controller(pod) && matches && !deleting && !terminating(pod) {
+            actions.push(Action::PatchPod(
+                name.into(),
+                adopt_patch(controller_ref(set, "apps/v1", "StatefulSet"), pod_uid, &[]),
+            ));
+            claims.push((ord, pod));
+        }
+    }
+    // Pods are claimed before the revisions are synced, as `sync` does.
+    actions.extend(revs.actions.iter().cloned());
+    for (ord, pod) in claims {
         if (start..end).contains(&ord) {
             slots.insert(ord, pod);
         } else {
@@ -475,7 +547,6 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
     let partition = int_at(set, "/spec/updateStrategy/rollingUpdate/partition").unwrap_or(0);
     let mut pod_actions = Vec::new();
     let mut created = 0;
-    let deleting = set.pointer("/metadata/deletionTimestamp").is_some();
     'sync: {
         if deleting {
             break 'sync;
@@ -506,6 +577,15 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
                     }
                 }
                 None => {
+                    // The name is taken by a Pod the set does not claim (a released one): the
+                    // create could only fail with AlreadyExists.
+                    let name = format!("{set_name}-{ord}");
+                    if obs.pods.iter().any(|p| str_at(p, "/metadata/name") == name) {
+                        if monotonic {
+                            break 'sync;
+                        }
+                        continue;
+                    }
                     for claim in claims_for(set, ord) {
                         if !obs.claims.contains(str_at(&claim, "/metadata/name")) {
                             pod_actions.push(Action::CreateClaim(claim));
@@ -743,6 +823,10 @@ async fn execute(shared: &Arc<Shared>, set: &Value, action: &Action) -> bool {
             let a = requests::send(shared, Method::DELETE, &path, "", None).await;
             return a.ok() || a.status == 404;
         }
+        Action::PatchPod(pod, patch) => {
+            let path = format!("{}/{pod}", collection("v1", ns, "pods"));
+            requests::strategic_patch(shared, &path, patch).await
+        }
         Action::WriteStatus(status) => {
             return write_status(shared, ns, name, str_at(set, "/metadata/uid"), status).await;
         }
@@ -829,4 +913,4 @@ pub(super) async fn run(shared: Weak<Shared>) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -8,7 +8,7 @@ use super::core;
 use super::field::FieldError;
 
 /// Whether `labels` satisfy `selector`'s `matchLabels` and `matchExpressions`.
-fn selects(selector: &Value, labels: &Map<String, Value>) -> bool {
+pub(crate) fn selects(selector: &Value, labels: &Map<String, Value>) -> bool {
     let match_labels = selector
         .get("matchLabels")
         .and_then(Value::as_object)

@@ -512,3 +512,39 @@ async fn a_job_past_its_active_deadline_should_fail() {
         .await
     );
 }
+
+#[tokio::test]
+async fn an_orphan_pod_with_a_members_name_should_be_adopted() {
+    let c = cluster("sts-adoption").await;
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), &c.namespace);
+    let mut orphan: Pod = serde_json::from_value(template("web", "Always")).unwrap();
+    orphan.metadata.name = Some("web-0".into());
+    let orphan = pods.create(&PostParams::default(), &orphan).await.unwrap();
+    let sets: Api<StatefulSet> = Api::namespaced(c.client.clone(), &c.namespace);
+    let set = sets
+        .create(
+            &PostParams::default(),
+            &stateful_set("web", 1, "OrderedReady"),
+        )
+        .await
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            pods.get("web-0")
+                .await
+                .unwrap()
+                .owner_references()
+                .iter()
+                .any(|r| r.controller == Some(true) && Some(&r.uid) == set.uid().as_ref())
+        })
+        .await
+    );
+    // The same Pod, not a new one; the set counts it.
+    assert_eq!(pods.get("web-0").await.unwrap().uid(), orphan.uid());
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            status(&sets.get("web").await.unwrap())["replicas"] == json!(1)
+        })
+        .await
+    );
+}

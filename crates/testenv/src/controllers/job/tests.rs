@@ -28,6 +28,7 @@ fn job_value(parallelism: i64, completions: Option<i64>, suspend: bool) -> Value
         "spec": {
             "parallelism": parallelism,
             "backoffLimit": 6,
+            "selector": {"matchLabels": {"batch.kubernetes.io/job-name": "j"}},
             "suspend": suspend,
             "completionMode": "NonIndexed",
             "podReplacementPolicy": "TerminatingOrFailed",
@@ -98,6 +99,11 @@ impl World {
                 self.job["status"] = status.clone();
                 true
             }
+            Action::PatchPod(name, patch) => {
+                let pod = self.pods.get_mut(name).expect("patches only existing Pods");
+                crate::controllers::stateful_set::tests::apply_owner_patch(pod, patch);
+                true
+            }
         }
     }
 
@@ -110,7 +116,11 @@ impl World {
             }
         }
         // Invariants after every sync.
-        let active = self.pods.values().filter(|p| active(p)).count() as i64;
+        let active = self
+            .pods
+            .values()
+            .filter(|p| active(p) && controlled_by(p, "job-uid"))
+            .count() as i64;
         let suspended = self.job["spec"]["suspend"] == json!(true);
         if suspended || finished(&self.job) {
             assert_eq!(active, 0, "a suspended or finished Job keeps no active Pod");
@@ -415,6 +425,27 @@ proptest! {
         let pods: Vec<Value> = w.pods.values().cloned().collect();
         prop_assert!(plan(&w.job, &pods, w.now).is_empty());
     }
+}
+
+#[test]
+fn orphans_should_be_adopted_with_the_tracking_finalizer() {
+    let mut w = World::new(job_value(1, None, false));
+    w.pods.insert(
+        "stray".into(),
+        json!({"metadata": {"name": "stray", "uid": "stray-uid",
+                            "labels": {"batch.kubernetes.io/job-name": "j"}},
+               "status": {"phase": "Pending"}}),
+    );
+    w.settle();
+    assert_eq!(w.pods.len(), 1, "the orphan is the one active Pod");
+    assert!(controlled_by(&w.pods["stray"], "job-uid"));
+    assert!(tracked(&w.pods["stray"]));
+    // Relabelled out of the selector: released, losing the finalizer; a new Pod replaces it.
+    w.pods.get_mut("stray").unwrap()["metadata"]["labels"] = json!({});
+    w.settle();
+    assert!(!controlled_by(&w.pods["stray"], "job-uid"));
+    assert!(!tracked(&w.pods["stray"]));
+    assert_eq!(w.active(), 2);
 }
 
 #[test]

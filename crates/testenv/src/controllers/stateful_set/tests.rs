@@ -8,6 +8,42 @@ use proptest::prelude::*;
 
 use super::*;
 
+/// Applies an adoption or release patch (`adopt_patch` / `release_patch`) as the server's
+/// strategic merge patch does.
+pub(crate) fn apply_owner_patch(obj: &mut Value, patch: &Value) {
+    assert_eq!(patch["metadata"]["uid"], obj["metadata"]["uid"]);
+    let refs = patch["metadata"]["ownerReferences"].as_array().unwrap();
+    let mut current: Vec<Value> = obj["metadata"]["ownerReferences"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut finalizers: Vec<Value> = obj["metadata"]["finalizers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if refs[0]["$patch"] == json!("delete") {
+        current.retain(|r| r["uid"] != refs[0]["uid"]);
+        let removed = patch["metadata"]["$deleteFromPrimitiveList/finalizers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        finalizers.retain(|f| !removed.contains(f));
+    } else {
+        current.push(refs[0].clone());
+        for f in patch["metadata"]["finalizers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if !finalizers.contains(f) {
+                finalizers.push(f.clone());
+            }
+        }
+    }
+    obj["metadata"]["ownerReferences"] = json!(current);
+    obj["metadata"]["finalizers"] = json!(finalizers);
+}
+
 /// The store as the controller sees it, with the server's answers to its writes.
 #[derive(Debug, Clone)]
 struct World {
@@ -94,6 +130,11 @@ impl World {
             Action::DeletePod(name) => {
                 let pod = self.pods.remove(name).expect("deletes only existing Pods");
                 assert!(controlled_by(&pod, "set-uid"));
+                true
+            }
+            Action::PatchPod(name, patch) => {
+                let pod = self.pods.get_mut(name).expect("patches only existing Pods");
+                apply_owner_patch(pod, patch);
                 true
             }
             Action::CreateClaim(claim) => {
@@ -385,6 +426,42 @@ proptest! {
         // No write loop: a settled world stays settled.
         prop_assert!(plan(&w.observed()).is_empty());
     }
+}
+
+#[test]
+fn orphans_should_be_adopted_and_pods_the_selector_no_longer_matches_released() {
+    let mut w = World::new(set_value(2, "Parallel", "img:1", false));
+    w.pods.insert(
+        "web-1".into(),
+        json!({"metadata": {"name": "web-1", "uid": "orphan", "labels": {"app": "web"}},
+               "status": {"phase": "Pending"}}),
+    );
+    // Another set's member name, or labels the selector does not match: left alone.
+    w.pods.insert(
+        "web-7".into(),
+        json!({"metadata": {"name": "web-7", "uid": "other", "labels": {"app": "db"}},
+               "status": {"phase": "Pending"}}),
+    );
+    w.settle();
+    assert!(controlled_by(&w.pods["web-1"], "set-uid"));
+    assert_eq!(
+        w.pods["web-1"]["metadata"]["uid"],
+        json!("orphan"),
+        "adopted, not recreated"
+    );
+    assert!(!has_controller(&w.pods["web-7"]));
+    assert_eq!(w.set["status"]["replicas"], json!(2));
+    // A Pod relabelled out of the selector is released; its name stays taken, so its ordinal
+    // gets no new Pod until it is gone.
+    w.pods.get_mut("web-0").unwrap()["metadata"]["labels"]["app"] = json!("gone");
+    let released = w.pods["web-0"]["metadata"]["uid"].clone();
+    w.settle();
+    assert!(!has_controller(&w.pods["web-0"]));
+    assert_eq!(w.pods["web-0"]["metadata"]["uid"], released);
+    assert_eq!(w.set["status"]["replicas"], json!(1));
+    w.pods.remove("web-0");
+    w.settle();
+    assert!(controlled_by(&w.pods["web-0"], "set-uid"));
 }
 
 #[test]
