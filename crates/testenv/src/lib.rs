@@ -356,10 +356,11 @@
 //!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
 //!   roles are aggregated once).
 //! - **StatefulSet and Job controllers in part**: the StatefulSet controller adopts no orphan
-//!   Pods or revisions and releases none, deletes no claims (`whenScaled`/`whenDeleted: Delete`
-//!   give claims no Pod owner), writes no status conditions; the Job controller has no Pod
-//!   failure policy, backoff limit per index, success policy, `completedIndexes`/`failedIndexes`
-//!   or delay before recreating a failed Pod.
+//!   revisions, deletes no claims (`whenScaled: Delete` gives claims no Pod owner), writes no
+//!   status conditions and does not resync when `minReadySeconds` pass; the Job controller has
+//!   no Pod failure policy, backoff limit per index, success policy,
+//!   `completedIndexes`/`failedIndexes` or delay before recreating a failed Pod; neither
+//!   records Events.
 //! - **No aggregated API servers**: APIServices are stored but nothing is proxied to them;
 //!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
 //!   evaluated.
