@@ -34,6 +34,8 @@
 //!   `<job>-<index>` and `JOB_COMPLETION_INDEX`), extra ones deleted (not Ready and newest
 //!   first). A Pod the controller deletes loses its finalizer first, so it does not count as
 //!   failed.
+//! - **Orphans**: a Pod with the tracking finalizer whose Job is gone or finished (or that has
+//!   no controller) loses the finalizer, so a deleted Job's Pods can go.
 //! - **Status** (`UpdateStatus`, only when it changed): `startTime` when first not suspended,
 //!   `active`, `ready`, `terminating`, `uncountedTerminatedPods`, the conditions.
 //!
@@ -771,8 +773,72 @@ async fn execute(shared: &Arc<Shared>, job: &Value, action: &Action) -> bool {
 }
 
 /// One pass: every Job synced once; the next deadline of a running Job.
+/// Whether the tracking finalizer of `pod` is left to nobody (`syncOrphanPod`): the Pod has no
+/// controller, or its controller is a batch/v1 Job that is gone or finished (and not managed by
+/// another controller); `job_of` finds a Job by namespace, name and uid.
+pub(crate) fn orphan_tracked(
+    pod: &Value,
+    job_of: impl Fn(&str, &str, &str) -> Option<Value>,
+) -> bool {
+    if !tracked(pod) {
+        return false;
+    }
+    let controller = pod
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true));
+    let Some(r) = controller else {
+        return true;
+    };
+    if str_at(r, "/kind") != "Job" || str_at(r, "/apiVersion") != "batch/v1" {
+        return false;
+    }
+    let ns = str_at(pod, "/metadata/namespace");
+    match job_of(ns, str_at(r, "/name"), str_at(r, "/uid")) {
+        Some(job) => {
+            let managed_by = str_at(&job, "/spec/managedBy");
+            (managed_by.is_empty() || managed_by == DEFAULT_MANAGER) && finished(&job)
+        }
+        None => true,
+    }
+}
+
+/// The Pods whose tracking finalizer no Job will remove (see [`orphan_tracked`]).
+fn orphans(store: &Store) -> Vec<(String, String)> {
+    let job_of = |ns: &str, name: &str, uid: &str| {
+        store
+            .get("batch/jobs", &crate::store::object_key(Some(ns), name))
+            .map(|s| (*s.value).clone())
+            .filter(|j| str_at(j, "/metadata/uid") == uid)
+    };
+    store
+        .keys("/pods", None)
+        .iter()
+        .filter_map(|k| store.get("/pods", k))
+        .filter(|p| orphan_tracked(&p.value, job_of))
+        .map(|p| {
+            (
+                str_at(&p.value, "/metadata/namespace").to_owned(),
+                str_at(&p.value, "/metadata/name").to_owned(),
+            )
+        })
+        .collect()
+}
+
 async fn pass(shared: &Arc<Shared>, clock: &Clock) -> Option<i64> {
-    let observed = observe(&shared.store.lock());
+    let (observed, orphans) = {
+        let store = shared.store.lock();
+        (observe(&store), orphans(&store))
+    };
+    for (ns, name) in orphans {
+        let body = json!({"metadata": {
+            "$deleteFromPrimitiveList/finalizers": [TRACKING_FINALIZER]
+        }});
+        let path = format!("{}/{name}", collection("v1", &ns, "pods"));
+        requests::strategic_patch(shared, &path, &body).await;
+    }
     let mut next: Option<i64> = None;
     for (job, pods) in observed {
         let mut failed = false;

@@ -548,3 +548,34 @@ async fn an_orphan_pod_with_a_members_name_should_be_adopted() {
         .await
     );
 }
+
+#[tokio::test]
+async fn the_pods_of_a_deleted_job_should_go() {
+    let c = cluster("job-delete").await;
+    let jobs: Api<Job> = Api::namespaced(c.client.clone(), &c.namespace);
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), &c.namespace);
+    let selector = "batch.kubernetes.io/job-name=gone";
+    jobs.create(&PostParams::default(), &job("gone", 2, 2, false))
+        .await
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            pod_names(&pods, selector).await.len() == 2
+        })
+        .await
+    );
+    jobs.delete("gone", &kube::api::DeleteParams::background())
+        .await
+        .unwrap();
+    // The garbage collector deletes them; the Job controller takes its finalizer off.
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            pods.list(&ListParams::default().labels(selector))
+                .await
+                .unwrap()
+                .items
+                .is_empty()
+        })
+        .await
+    );
+}

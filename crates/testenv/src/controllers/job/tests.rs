@@ -449,6 +449,39 @@ fn orphans_should_be_adopted_with_the_tracking_finalizer() {
 }
 
 #[test]
+fn the_finalizer_of_a_pod_whose_job_is_gone_or_finished_should_be_left_to_nobody() {
+    let pod = |refs: Value| {
+        json!({"metadata": {"namespace": "ns", "name": "p", "ownerReferences": refs,
+                            "finalizers": [TRACKING_FINALIZER]}})
+    };
+    let job_ref = json!([{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "job-uid",
+                          "controller": true}]);
+    let running = job_value(1, None, false);
+    let mut done = running.clone();
+    done["status"]["conditions"] = json!([{"type": "Complete", "status": "True"}]);
+    let mut external = done.clone();
+    external["spec"]["managedBy"] = json!("example.com/other");
+    let gone = |_: &str, _: &str, _: &str| None;
+    assert!(orphan_tracked(&pod(json!([])), gone));
+    assert!(orphan_tracked(&pod(job_ref.clone()), gone));
+    assert!(!orphan_tracked(
+        &pod(job_ref.clone()),
+        |_: &str, _: &str, _: &str| Some(running.clone())
+    ));
+    assert!(orphan_tracked(
+        &pod(job_ref.clone()),
+        |_: &str, _: &str, _: &str| Some(done.clone())
+    ));
+    assert!(!orphan_tracked(
+        &pod(job_ref.clone()),
+        |_: &str, _: &str, _: &str| Some(external.clone())
+    ));
+    let rs_ref = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": "u",
+                         "controller": true}]);
+    assert!(!orphan_tracked(&pod(rs_ref), gone));
+}
+
+#[test]
 fn a_huge_parallelism_should_be_created_in_bounded_syncs() {
     let mut w = World::new(job_value(2_000_000_000, None, false));
     w.sync();
