@@ -359,8 +359,8 @@
 //!   revisions, deletes no claims (`whenScaled: Delete` gives claims no Pod owner), writes no
 //!   status conditions and does not resync when `minReadySeconds` pass; the Job controller has
 //!   no Pod failure policy, backoff limit per index, success policy,
-//!   `completedIndexes`/`failedIndexes` or delay before recreating a failed Pod; neither
-//!   records Events.
+//!   `completedIndexes`/`failedIndexes` or delay before recreating a failed Pod; their Events
+//!   are not aggregated (each is a new Event with `count: 1`).
 //! - **No aggregated API servers**: APIServices are stored but nothing is proxied to them;
 //!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
 //!   evaluated.

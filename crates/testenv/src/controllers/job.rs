@@ -36,6 +36,9 @@
 //!   failed.
 //! - **Orphans**: a Pod with the tracking finalizer whose Job is gone or finished (or that has
 //!   no controller) loses the finalizer, so a deleted Job's Pods can go.
+//! - **Events** (from `job-controller`): `SuccessfulCreate`/`FailedCreate`,
+//!   `SuccessfulDelete`/`FailedDelete` per Pod, `Suspended`, `Resumed`, `Completed`, and the
+//!   failure's reason as a Warning.
 //! - **Status** (`UpdateStatus`, only when it changed): `startTime` when first not suspended,
 //!   `active`, `ready`, `terminating`, `uncountedTerminatedPods`, the conditions.
 //!
@@ -57,6 +60,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use http::Method;
 use serde_json::{Map, Value, json};
 
+use super::events::{self, Event};
 use super::requests::{self, collection};
 use super::stateful_set::{
     adopt_patch, controlled_by, controller_ref, has_controller, labels, ready_condition,
@@ -736,13 +740,39 @@ async fn execute(shared: &Arc<Shared>, job: &Value, action: &Action) -> bool {
     let ns = str_at(job, "/metadata/namespace");
     let pods = collection("v1", ns, "pods");
     match action {
-        Action::CreatePod(body) => requests::send(shared, Method::POST, &pods, "", Some(body))
-            .await
-            .ok(),
+        Action::CreatePod(body) => {
+            let a = requests::send(shared, Method::POST, &pods, "", Some(body)).await;
+            // `RealPodControl`'s Events.
+            let event = if a.ok() {
+                Event::normal(
+                    "SuccessfulCreate",
+                    format!("Created pod: {}", str_at(&a.body, "/metadata/name")),
+                )
+            } else {
+                Event::warning(
+                    "FailedCreate",
+                    format!("Error creating: {}", str_at(&a.body, "/message")),
+                )
+            };
+            record(shared, job, &event).await;
+            a.ok()
+        }
         Action::DeletePod(name) => {
             let a =
                 requests::send(shared, Method::DELETE, &format!("{pods}/{name}"), "", None).await;
-            a.ok() || a.status == 404
+            if a.status == 404 {
+                return true;
+            }
+            let event = if a.ok() {
+                Event::normal("SuccessfulDelete", format!("Deleted pod: {name}"))
+            } else {
+                Event::warning(
+                    "FailedDelete",
+                    format!("Error deleting: {}", str_at(&a.body, "/message")),
+                )
+            };
+            record(shared, job, &event).await;
+            a.ok()
         }
         Action::RemoveFinalizer(name, _, _) => {
             // `removeTrackingFinalizerPatch`.
@@ -765,14 +795,67 @@ async fn execute(shared: &Arc<Shared>, job: &Value, action: &Action) -> bool {
             );
             let mut body = job.clone();
             body["status"] = status.clone();
-            requests::send(shared, Method::PUT, &path, "", Some(&body))
+            let ok = requests::send(shared, Method::PUT, &path, "", Some(&body))
                 .await
-                .ok()
+                .ok();
+            if ok {
+                for event in status_events(job, status) {
+                    record(shared, job, &event).await;
+                }
+            }
+            ok
         }
     }
 }
 
-/// One pass: every Job synced once; the next deadline of a running Job.
+/// The Events of a status change: the suspension and resumption, the Job's end.
+fn status_events(job: &Value, status: &Value) -> Vec<Event> {
+    let old = conditions(job);
+    let new: Vec<Value> = status
+        .get("conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let state = |conds: &[Value], kind: &str| {
+        conds
+            .iter()
+            .find(|c| str_at(c, "/type") == kind)
+            .map(|c| str_at(c, "/status").to_owned())
+    };
+    let mut events = Vec::new();
+    let suspended = state(&new, "Suspended");
+    if suspended != state(&old, "Suspended") {
+        match suspended.as_deref() {
+            Some("True") => events.push(Event::normal("Suspended", "Job suspended")),
+            Some("False") => events.push(Event::normal("Resumed", "Job resumed")),
+            _ => {}
+        }
+    }
+    if state(&new, "Complete").as_deref() == Some("True")
+        && state(&old, "Complete").as_deref() != Some("True")
+    {
+        events.push(Event::normal("Completed", "Job completed"));
+    }
+    if let Some(c) = new
+        .iter()
+        .find(|c| str_at(c, "/type") == "Failed" && str_at(c, "/status") == "True")
+        && state(&old, "Failed").as_deref() != Some("True")
+    {
+        let reason = match str_at(c, "/reason") {
+            "DeadlineExceeded" => "DeadlineExceeded",
+            "BackoffLimitExceeded" => "BackoffLimitExceeded",
+            _ => "Failed",
+        };
+        events.push(Event::warning(reason, str_at(c, "/message")));
+    }
+    events
+}
+
+/// Records `event` about the Job, as the `job-controller`.
+async fn record(shared: &Arc<Shared>, job: &Value, event: &Event) {
+    events::record(shared, "job-controller", job, "batch/v1", "Job", event).await;
+}
+
 /// Whether the tracking finalizer of `pod` is left to nobody (`syncOrphanPod`): the Pod has no
 /// controller, or its controller is a batch/v1 Job that is gone or finished (and not managed by
 /// another controller); `job_of` finds a Job by namespace, name and uid.
@@ -827,6 +910,7 @@ fn orphans(store: &Store) -> Vec<(String, String)> {
         .collect()
 }
 
+/// One pass: orphaned Pods released, every Job synced once; the next deadline of a running Job.
 async fn pass(shared: &Arc<Shared>, clock: &Clock) -> Option<i64> {
     let (observed, orphans) = {
         let store = shared.store.lock();

@@ -17,6 +17,7 @@
 //! client sees the objects shortly after the namespace, not in the namespace's create answer,
 //! and an object deleted by a client comes back.
 
+mod events;
 mod garbage_collector;
 mod history;
 mod job;

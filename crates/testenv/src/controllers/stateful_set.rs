@@ -36,6 +36,9 @@
 //! 4. **History**: revisions that neither the status nor a Pod uses are deleted, oldest first,
 //!    beyond `revisionHistoryLimit`.
 //!
+//! Each Pod and claim create and Pod delete is recorded as an Event about the set
+//! (`SuccessfulCreate`, `FailedCreate`, `SuccessfulDelete`, ... from `statefulset-controller`).
+//!
 //! # Invariants
 //!
 //! - No ordinal is created twice: a Pod is created only for an ordinal no Pod of the snapshot
@@ -52,6 +55,7 @@ use std::sync::{Arc, Weak};
 use http::Method;
 use serde_json::{Map, Value, json};
 
+use super::events::{self, Event};
 use super::history;
 use super::requests::{self, collection};
 use crate::server::Shared;
@@ -812,16 +816,44 @@ async fn execute(shared: &Arc<Shared>, set: &Value, action: &Action) -> bool {
         Action::CreateClaim(body) => {
             let path = collection("v1", ns, "persistentvolumeclaims");
             let a = requests::send(shared, Method::POST, &path, "", Some(body)).await;
-            return a.ok() || a.status == 409;
+            if a.status == 409 {
+                return true;
+            }
+            // `recordClaimEvent`; the claim's Pod is `<set>-<ordinal>`.
+            let claim = str_at(body, "/metadata/name");
+            let pod = format!("{name}-{}", claim.rsplit('-').next().unwrap_or_default());
+            let event = if a.ok() {
+                Event::normal(
+                    "SuccessfulCreate",
+                    format!("create Claim {claim} Pod {pod} in StatefulSet {name} success"),
+                )
+            } else {
+                Event::warning(
+                    "FailedCreate",
+                    format!(
+                        "create Claim {claim} for Pod {pod} in StatefulSet {name} failed error: {}",
+                        message(&a)
+                    ),
+                )
+            };
+            record(shared, set, &event).await;
+            return a.ok();
         }
         Action::CreatePod(body) => {
             let path = collection("v1", ns, "pods");
-            requests::send(shared, Method::POST, &path, "", Some(body)).await
+            let a = requests::send(shared, Method::POST, &path, "", Some(body)).await;
+            record(shared, set, &pod_event("create", body, name, &a)).await;
+            a
         }
         Action::DeletePod(pod) => {
             let path = format!("{}/{pod}", collection("v1", ns, "pods"));
             let a = requests::send(shared, Method::DELETE, &path, "", None).await;
-            return a.ok() || a.status == 404;
+            if a.status == 404 {
+                return true;
+            }
+            let body = json!({"metadata": {"name": pod}});
+            record(shared, set, &pod_event("delete", &body, name, &a)).await;
+            return a.ok();
         }
         Action::PatchPod(pod, patch) => {
             let path = format!("{}/{pod}", collection("v1", ns, "pods"));
@@ -832,6 +864,47 @@ async fn execute(shared: &Arc<Shared>, set: &Value, action: &Action) -> bool {
         }
     };
     answer.ok()
+}
+
+/// The error text of a refused request (its Status message).
+fn message(answer: &requests::Answer) -> String {
+    str_at(&answer.body, "/message").to_owned()
+}
+
+/// `recordPodEvent` for `verb` (`create`, `delete`) of `pod` in the set `set_name`.
+fn pod_event(verb: &str, pod: &Value, set_name: &str, answer: &requests::Answer) -> Event {
+    let pod = str_at(pod, "/metadata/name");
+    let (ok, failed) = match verb {
+        "create" => ("SuccessfulCreate", "FailedCreate"),
+        _ => ("SuccessfulDelete", "FailedDelete"),
+    };
+    if answer.ok() {
+        Event::normal(
+            ok,
+            format!("{verb} Pod {pod} in StatefulSet {set_name} successful"),
+        )
+    } else {
+        Event::warning(
+            failed,
+            format!(
+                "{verb} Pod {pod} in StatefulSet {set_name} failed error: {}",
+                message(answer)
+            ),
+        )
+    }
+}
+
+/// Records `event` about the set, as the `statefulset-controller`.
+async fn record(shared: &Arc<Shared>, set: &Value, event: &Event) {
+    events::record(
+        shared,
+        "statefulset-controller",
+        set,
+        "apps/v1",
+        "StatefulSet",
+        event,
+    )
+    .await;
 }
 
 /// `UpdateStatus` with the latest version of the set (retried on conflict, as client-go's

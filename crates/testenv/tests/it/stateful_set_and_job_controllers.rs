@@ -74,6 +74,22 @@ where
     false
 }
 
+/// `(reason, message)` of the Events about `name` in the namespace, sorted.
+async fn events_about(client: &Client, namespace: &str, name: &str) -> Vec<(String, String)> {
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), namespace);
+    let mut out: Vec<(String, String)> = events
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.involved_object.name.as_deref() == Some(name))
+        .map(|e| (e.reason.unwrap_or_default(), e.message.unwrap_or_default()))
+        .collect();
+    out.sort();
+    out
+}
+
 /// A Pod template that no node runs.
 fn template(app: &str, restart: &str) -> Value {
     json!({
@@ -187,6 +203,23 @@ async fn an_ordered_ready_stateful_set_should_create_only_its_first_pod_while_no
     assert_eq!(json!(list[0].name_any()), s["updateRevision"]);
     assert_eq!(s["currentRevision"], s["updateRevision"]);
     assert_eq!(list[0].revision, Some(1));
+    // The Events of its creates.
+    let expected = vec![
+        (
+            "SuccessfulCreate".to_owned(),
+            "create Claim data-web-0 Pod web-0 in StatefulSet web success".to_owned(),
+        ),
+        (
+            "SuccessfulCreate".to_owned(),
+            "create Pod web-0 in StatefulSet web successful".to_owned(),
+        ),
+    ];
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            events_about(&c.client, &c.namespace, "web").await == expected
+        })
+        .await
+    );
 }
 
 #[tokio::test]
@@ -449,6 +482,16 @@ async fn suspending_a_job_should_delete_its_pods_and_resuming_should_recreate_th
     );
     let s = status(&jobs.get("pause").await.unwrap());
     assert_eq!(s["conditions"][0]["message"], json!("Job suspended"));
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            let events = events_about(&c.client, &c.namespace, "pause").await;
+            let count = |reason: &str| events.iter().filter(|e| e.0 == reason).count();
+            count("SuccessfulCreate") == 2
+                && count("SuccessfulDelete") == 2
+                && events.contains(&("Suspended".into(), "Job suspended".into()))
+        })
+        .await
+    );
     // Deleted for the suspension, the Pods do not count as failed.
     assert!(s.get("failed").is_none());
     jobs.patch("pause", &PatchParams::default(), &suspend(false))

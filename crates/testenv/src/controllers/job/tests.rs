@@ -482,6 +482,35 @@ fn the_finalizer_of_a_pod_whose_job_is_gone_or_finished_should_be_left_to_nobody
 }
 
 #[test]
+fn status_changes_should_be_told_by_events() {
+    let running = job_value(1, None, false);
+    let cond = |t: &str, st: &str, reason: &str, message: &str| json!({"type": t, "status": st, "reason": reason, "message": message});
+    let suspended =
+        json!({"conditions": [cond("Suspended", "True", "JobSuspended", "Job suspended")]});
+    assert_eq!(
+        status_events(&running, &suspended),
+        vec![Event::normal("Suspended", "Job suspended")]
+    );
+    let mut was_suspended = running.clone();
+    was_suspended["status"] = suspended.clone();
+    assert!(status_events(&was_suspended, &suspended).is_empty());
+    let resumed = json!({"conditions": [cond("Suspended", "False", "JobResumed", "Job resumed")]});
+    assert_eq!(
+        status_events(&was_suspended, &resumed),
+        vec![Event::normal("Resumed", "Job resumed")]
+    );
+    let message = "Job was active longer than specified deadline";
+    let failed = json!({"conditions": [
+        cond("FailureTarget", "True", "DeadlineExceeded", message),
+        cond("Failed", "True", "DeadlineExceeded", message)
+    ]});
+    assert_eq!(
+        status_events(&running, &failed),
+        vec![Event::warning("DeadlineExceeded", message)]
+    );
+}
+
+#[test]
 fn a_huge_parallelism_should_be_created_in_bounded_syncs() {
     let mut w = World::new(job_value(2_000_000_000, None, false));
     w.sync();
