@@ -60,7 +60,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use super::events::{self, Event};
+use super::events::{Event, Recorder};
 use super::requests::{self, collection};
 use super::stateful_set::{
     adopt_patch, controlled_by, controller_ref, has_controller, labels, ready_condition,
@@ -736,7 +736,7 @@ fn observe(store: &Store) -> Vec<(Value, Arc<Vec<Value>>)> {
         .collect()
 }
 
-async fn execute(shared: &Arc<Shared>, job: &Value, action: &Action) -> bool {
+async fn execute(shared: &Arc<Shared>, recorder: &Recorder, job: &Value, action: &Action) -> bool {
     let ns = str_at(job, "/metadata/namespace");
     let pods = collection("v1", ns, "pods");
     match action {
@@ -754,7 +754,7 @@ async fn execute(shared: &Arc<Shared>, job: &Value, action: &Action) -> bool {
                     format!("Error creating: {}", str_at(&a.body, "/message")),
                 )
             };
-            record(shared, job, &event).await;
+            record(shared, recorder, job, &event).await;
             a.ok()
         }
         Action::DeletePod(name) => {
@@ -771,7 +771,7 @@ async fn execute(shared: &Arc<Shared>, job: &Value, action: &Action) -> bool {
                     format!("Error deleting: {}", str_at(&a.body, "/message")),
                 )
             };
-            record(shared, job, &event).await;
+            record(shared, recorder, job, &event).await;
             a.ok()
         }
         Action::RemoveFinalizer(name, _, _) => {
@@ -800,7 +800,7 @@ async fn execute(shared: &Arc<Shared>, job: &Value, action: &Action) -> bool {
                 .ok();
             if ok {
                 for event in status_events(job, status) {
-                    record(shared, job, &event).await;
+                    record(shared, recorder, job, &event).await;
                 }
             }
             ok
@@ -852,8 +852,10 @@ fn status_events(job: &Value, status: &Value) -> Vec<Event> {
 }
 
 /// Records `event` about the Job, as the `job-controller`.
-async fn record(shared: &Arc<Shared>, job: &Value, event: &Event) {
-    events::record(shared, "job-controller", job, "batch/v1", "Job", event).await;
+async fn record(shared: &Arc<Shared>, recorder: &Recorder, job: &Value, event: &Event) {
+    recorder
+        .record(shared, "job-controller", job, "batch/v1", "Job", event)
+        .await;
 }
 
 /// Whether the tracking finalizer of `pod` is left to nobody (`syncOrphanPod`): the Pod has no
@@ -911,7 +913,7 @@ fn orphans(store: &Store) -> Vec<(String, String)> {
 }
 
 /// One pass: orphaned Pods released, every Job synced once; the next deadline of a running Job.
-async fn pass(shared: &Arc<Shared>, clock: &Clock) -> Option<i64> {
+async fn pass(shared: &Arc<Shared>, recorder: &Recorder, clock: &Clock) -> Option<i64> {
     let (observed, orphans) = {
         let store = shared.store.lock();
         (observe(&store), orphans(&store))
@@ -931,7 +933,7 @@ async fn pass(shared: &Arc<Shared>, clock: &Clock) -> Option<i64> {
             if failed && !matches!(action, Action::WriteStatus(_)) {
                 continue;
             }
-            failed |= !execute(shared, &job, &action).await;
+            failed |= !execute(shared, recorder, &job, &action).await;
         }
         if let Some(d) = deadline(&job)
             && d > clock.now()
@@ -945,6 +947,7 @@ async fn pass(shared: &Arc<Shared>, clock: &Clock) -> Option<i64> {
 /// Runs the controller until the server is gone.
 pub(super) async fn run(shared: Weak<Shared>) {
     let clock = Clock::start();
+    let recorder = Recorder::default();
     let mut changed = match shared.upgrade() {
         Some(s) => s.changed.subscribe(),
         None => return,
@@ -955,7 +958,7 @@ pub(super) async fn run(shared: Weak<Shared>) {
                 return;
             };
             changed.borrow_and_update();
-            pass(&shared, &clock).await
+            pass(&shared, &recorder, &clock).await
         };
         let wake = async {
             match next {

@@ -55,7 +55,7 @@ use std::sync::{Arc, Weak};
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use super::events::{self, Event};
+use super::events::{Event, Recorder};
 use super::history;
 use super::requests::{self, collection};
 use crate::server::Shared;
@@ -794,7 +794,7 @@ fn observe(store: &Store) -> Vec<Observed> {
 }
 
 /// Sends `action` for the set `set`; whether it was accepted.
-async fn execute(shared: &Arc<Shared>, set: &Value, action: &Action) -> bool {
+async fn execute(shared: &Arc<Shared>, recorder: &Recorder, set: &Value, action: &Action) -> bool {
     let ns = str_at(set, "/metadata/namespace");
     let name = str_at(set, "/metadata/name");
     let answer = match action {
@@ -836,13 +836,13 @@ async fn execute(shared: &Arc<Shared>, set: &Value, action: &Action) -> bool {
                     ),
                 )
             };
-            record(shared, set, &event).await;
+            record(shared, recorder, set, &event).await;
             return a.ok();
         }
         Action::CreatePod(body) => {
             let path = collection("v1", ns, "pods");
             let a = requests::send(shared, Method::POST, &path, "", Some(body)).await;
-            record(shared, set, &pod_event("create", body, name, &a)).await;
+            record(shared, recorder, set, &pod_event("create", body, name, &a)).await;
             a
         }
         Action::DeletePod(pod) => {
@@ -852,7 +852,7 @@ async fn execute(shared: &Arc<Shared>, set: &Value, action: &Action) -> bool {
                 return true;
             }
             let body = json!({"metadata": {"name": pod}});
-            record(shared, set, &pod_event("delete", &body, name, &a)).await;
+            record(shared, recorder, set, &pod_event("delete", &body, name, &a)).await;
             return a.ok();
         }
         Action::PatchPod(pod, patch) => {
@@ -895,16 +895,17 @@ fn pod_event(verb: &str, pod: &Value, set_name: &str, answer: &requests::Answer)
 }
 
 /// Records `event` about the set, as the `statefulset-controller`.
-async fn record(shared: &Arc<Shared>, set: &Value, event: &Event) {
-    events::record(
-        shared,
-        "statefulset-controller",
-        set,
-        "apps/v1",
-        "StatefulSet",
-        event,
-    )
-    .await;
+async fn record(shared: &Arc<Shared>, recorder: &Recorder, set: &Value, event: &Event) {
+    recorder
+        .record(
+            shared,
+            "statefulset-controller",
+            set,
+            "apps/v1",
+            "StatefulSet",
+            event,
+        )
+        .await;
 }
 
 /// `UpdateStatus` with the latest version of the set (retried on conflict, as client-go's
@@ -940,7 +941,7 @@ async fn write_status(
 }
 
 /// One pass: every StatefulSet synced once.
-async fn pass(shared: &Arc<Shared>) {
+async fn pass(shared: &Arc<Shared>, recorder: &Recorder) {
     let observed = observe(&shared.store.lock());
     for obs in observed {
         let mut failed = false;
@@ -950,7 +951,7 @@ async fn pass(shared: &Arc<Shared>) {
             if failed && !matches!(action, Action::WriteStatus(_)) {
                 continue;
             }
-            let ok = execute(shared, &obs.set, &action).await;
+            let ok = execute(shared, recorder, &obs.set, &action).await;
             if !ok
                 && matches!(
                     action,
@@ -967,6 +968,7 @@ async fn pass(shared: &Arc<Shared>) {
 
 /// Runs the controller until the server is gone.
 pub(super) async fn run(shared: Weak<Shared>) {
+    let recorder = Recorder::default();
     let mut changed = match shared.upgrade() {
         Some(s) => s.changed.subscribe(),
         None => return,
@@ -977,7 +979,7 @@ pub(super) async fn run(shared: Weak<Shared>) {
                 return;
             };
             changed.borrow_and_update();
-            pass(&shared).await;
+            pass(&shared, &recorder).await;
         }
         if changed.changed().await.is_err() {
             return;

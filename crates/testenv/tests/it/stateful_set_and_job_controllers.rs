@@ -434,6 +434,20 @@ async fn a_refused_pod_should_not_keep_the_status_from_being_written() {
         status(&sets.get("web").await.unwrap())["replicas"],
         json!(0)
     );
+    // Told by a Warning Event, its repeats counted in it rather than written anew.
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            events_about(&c.client, &c.namespace, "web")
+                .await
+                .iter()
+                .any(|(reason, message)| {
+                    reason == "FailedCreate"
+                        && message.starts_with("create Pod web-0 in StatefulSet web failed error: ")
+                        && message.contains("exceeded quota: no-pods")
+                })
+        })
+        .await
+    );
 }
 
 fn conditions(s: &Value) -> Vec<(String, String, String)> {
