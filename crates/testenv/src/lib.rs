@@ -359,8 +359,9 @@
 //!   revisions, deletes no claims (`whenScaled: Delete` gives claims no Pod owner), writes no
 //!   status conditions and does not resync when `minReadySeconds` pass; the Job controller has
 //!   no Pod failure policy, backoff limit per index, success policy,
-//!   `completedIndexes`/`failedIndexes` or delay before recreating a failed Pod; their Events
-//!   are not aggregated (each is a new Event with `count: 1`).
+//!   `completedIndexes`/`failedIndexes` or delay before recreating a failed Pod; neither retries
+//!   a refused write after a backoff (only after the next change), and their Events are not
+//!   combined into "(combined from similar events)" ones.
 //! - **No aggregated API servers**: APIServices are stored but nothing is proxied to them;
 //!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
 //!   evaluated.
