@@ -636,3 +636,45 @@ async fn the_pods_of_a_deleted_job_should_go() {
         .await
     );
 }
+
+#[tokio::test]
+async fn an_ordered_ready_stateful_set_should_go_on_once_its_pod_is_ready() {
+    let c = cluster("sts-ready").await;
+    let sets: Api<StatefulSet> = Api::namespaced(c.client.clone(), &c.namespace);
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), &c.namespace);
+    sets.create(
+        &PostParams::default(),
+        &stateful_set("web", 2, "OrderedReady"),
+    )
+    .await
+    .unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            pod_names(&pods, "app=web").await == ["web-0"]
+        })
+        .await
+    );
+    // What a kubelet would report: Running and Ready.
+    let ready = json!({"status": {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}]
+    }});
+    pods.patch_status("web-0", &PatchParams::default(), &Patch::Merge(ready))
+        .await
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            pod_names(&pods, "app=web").await == ["web-0", "web-1"]
+        })
+        .await
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            let s = status(&sets.get("web").await.unwrap());
+            s["replicas"] == json!(2)
+                && s["readyReplicas"] == json!(1)
+                && s["availableReplicas"] == json!(1)
+        })
+        .await
+    );
+}
