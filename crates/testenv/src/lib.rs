@@ -356,8 +356,8 @@
 //!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
 //!   roles are aggregated once).
 //! - **StatefulSet and Job controllers in part**: the StatefulSet controller adopts no orphan
-//!   revisions, deletes no claims (`whenScaled: Delete` gives claims no Pod owner), writes no
-//!   status conditions and does not resync when `minReadySeconds` pass; the Job controller has
+//!   revisions, deletes no claims (`whenScaled: Delete` gives claims no Pod owner) and writes no
+//!   status conditions; the Job controller has
 //!   no Pod failure policy, backoff limit per index, success policy,
 //!   `completedIndexes`/`failedIndexes` or delay before recreating a failed Pod; neither retries
 //!   a refused write after a backoff (only after the next change), and their Events are not

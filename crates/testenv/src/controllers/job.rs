@@ -109,7 +109,7 @@ impl Clock {
     }
 
     /// The tokio instant of `secs` since the Unix epoch.
-    fn instant(&self, secs: i64) -> tokio::time::Instant {
+    pub(crate) fn instant(&self, secs: i64) -> tokio::time::Instant {
         let offset = (secs - self.wall).max(0) as u64;
         self.start + Duration::from_secs(offset)
     }

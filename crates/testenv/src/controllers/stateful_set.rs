@@ -4,7 +4,8 @@
 //!
 //! # Sync protocol
 //!
-//! After every change of the store, each StatefulSet is synced from a snapshot of the store (the
+//! After every change of the store (and when a Ready Pod has been Ready for `minReadySeconds`,
+//! on the controller's [`Clock`]), each StatefulSet is synced from a snapshot of the store (the
 //! set, the Pods and ControllerRevisions it controls, the claims of its namespace): [`plan`]
 //! computes the writes, which are then sent one after the other as requests of
 //! kube-controller-manager (see [`super::requests`]); after a refused write only the status is
@@ -57,6 +58,7 @@ use serde_json::{Map, Value, json};
 
 use super::events::{Event, Recorder};
 use super::history;
+use super::job::Clock;
 use super::requests::{self, collection};
 use crate::server::Shared;
 use crate::store::Store;
@@ -83,6 +85,8 @@ pub(crate) struct Observed {
     pub(crate) revisions: Vec<Value>,
     /// The names of the PersistentVolumeClaims of its namespace.
     pub(crate) claims: BTreeSet<String>,
+    /// Now, in seconds since the Unix epoch (the controller's [`Clock`]).
+    pub(crate) now: i64,
 }
 
 /// One write of a sync.
@@ -540,7 +544,7 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
         .chain(condemned.iter().copied())
         .collect();
     let min_ready = int_at(set, "/spec/minReadySeconds").unwrap_or(0);
-    let available = |p: &Value| running_and_ready(p) && available_for(p, min_ready);
+    let available = |p: &Value| running_and_ready(p) && available_for(p, min_ready, obs.now);
     // The first unhealthy replica in ordinal order (a missing one counts), else the condemned
     // unhealthy Pod of the lowest ordinal.
     let first_unhealthy: Option<i64> = (start..end)
@@ -656,7 +660,7 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
         }
         if running_and_ready(pod) {
             ready += 1;
-            if available_for(pod, min_ready) {
+            if available_for(pod, min_ready, obs.now) {
                 available += 1;
             }
         }
@@ -733,27 +737,46 @@ pub(crate) fn plan(obs: &Observed) -> Vec<Action> {
 
 /// Whether a Ready Pod has been Ready for `min_ready` seconds (by its condition's
 /// `lastTransitionTime`).
-fn available_for(pod: &Value, min_ready: i64) -> bool {
+fn available_for(pod: &Value, min_ready: i64, now: i64) -> bool {
     if min_ready <= 0 {
         return true;
     }
-    let since = pod
-        .pointer("/status/conditions")
+    ready_since(pod).is_some_and(|s| s + min_ready <= now)
+}
+
+/// When a Ready Pod became Ready (its condition's `lastTransitionTime`).
+fn ready_since(pod: &Value) -> Option<i64> {
+    pod.pointer("/status/conditions")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .find(|c| str_at(c, "/type") == "Ready")
         .map(|c| str_at(c, "/lastTransitionTime"))
-        .and_then(crate::controllers::job::parse_time);
-    let now = crate::controllers::job::wall_now();
-    since.is_some_and(|s| s + min_ready <= now)
+        .and_then(crate::controllers::job::parse_time)
+}
+
+/// When a Ready Pod of the set becomes available (`minReadySeconds` after it became Ready), if
+/// one is still to: kube-controller-manager syncs the set again then.
+fn next_available(obs: &Observed) -> Option<i64> {
+    let min_ready = int_at(&obs.set, "/spec/minReadySeconds").unwrap_or(0);
+    if min_ready <= 0 {
+        return None;
+    }
+    let uid = str_at(&obs.set, "/metadata/uid");
+    obs.pods
+        .iter()
+        .filter(|p| controlled_by(p, uid) && running_and_ready(p))
+        .filter_map(ready_since)
+        .map(|s| s + min_ready)
+        .filter(|at| *at > obs.now)
+        .min()
 }
 
 /// A namespace's Pods, ControllerRevisions and claim names.
 type NamespaceObjects = (Vec<Value>, Vec<Value>, BTreeSet<String>);
 
 /// The snapshot of every StatefulSet's [`Observed`].
-fn observe(store: &Store) -> Vec<Observed> {
+fn observe(store: &Store, now: i64) -> Vec<Observed> {
     let values = |storage: &str, ns: &str| -> Vec<Value> {
         store
             .keys(storage, Some(ns))
@@ -788,6 +811,7 @@ fn observe(store: &Store) -> Vec<Observed> {
             pods,
             revisions,
             claims,
+            now,
         });
     }
     out
@@ -941,8 +965,9 @@ async fn write_status(
 }
 
 /// One pass: every StatefulSet synced once.
-async fn pass(shared: &Arc<Shared>, recorder: &Recorder) {
-    let observed = observe(&shared.store.lock());
+async fn pass(shared: &Arc<Shared>, recorder: &Recorder, clock: &Clock) -> Option<i64> {
+    let observed = observe(&shared.store.lock(), clock.now());
+    let mut next: Option<i64> = None;
     for obs in observed {
         let mut failed = false;
         for action in plan(&obs) {
@@ -963,26 +988,39 @@ async fn pass(shared: &Arc<Shared>, recorder: &Recorder) {
             }
             failed |= !ok;
         }
+        if let Some(at) = next_available(&obs) {
+            next = Some(next.map_or(at, |n| n.min(at)));
+        }
     }
+    next
 }
 
-/// Runs the controller until the server is gone.
+/// Runs the controller until the server is gone: a pass after every change, and when a Ready
+/// Pod becomes available.
 pub(super) async fn run(shared: Weak<Shared>) {
+    let clock = Clock::start();
     let recorder = Recorder::default();
     let mut changed = match shared.upgrade() {
         Some(s) => s.changed.subscribe(),
         None => return,
     };
     loop {
-        {
+        let next = {
             let Some(shared) = shared.upgrade() else {
                 return;
             };
             changed.borrow_and_update();
-            pass(&shared, &recorder).await;
-        }
-        if changed.changed().await.is_err() {
-            return;
+            pass(&shared, &recorder, &clock).await
+        };
+        let wake = async {
+            match next {
+                Some(secs) => tokio::time::sleep_until(clock.instant(secs)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            r = changed.changed() => if r.is_err() { return },
+            () = wake => {}
         }
     }
 }

@@ -678,3 +678,46 @@ async fn an_ordered_ready_stateful_set_should_go_on_once_its_pod_is_ready() {
         .await
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_ready_pod_should_become_available_after_min_ready_seconds() {
+    let c = cluster("sts-min-ready").await;
+    if c._env.is_none() {
+        // The seconds pass in real time there.
+        tokio::time::resume();
+    }
+    let sets: Api<StatefulSet> = Api::namespaced(c.client.clone(), &c.namespace);
+    let pods: Api<Pod> = Api::namespaced(c.client.clone(), &c.namespace);
+    let mut set = stateful_set("web", 1, "OrderedReady");
+    set.spec.min_ready_seconds = Some(5);
+    sets.create(&PostParams::default(), &set).await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(4), || async {
+            pod_names(&pods, "app=web").await == ["web-0"]
+        })
+        .await
+    );
+    let now = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let ready = json!({"status": {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}]
+    }});
+    pods.patch_status("web-0", &PatchParams::default(), &Patch::Merge(ready))
+        .await
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(4), || async {
+            status(&sets.get("web").await.unwrap())["readyReplicas"] == json!(1)
+        })
+        .await
+    );
+    // Nothing changes after that: the controller wakes itself when the Pod becomes available.
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            status(&sets.get("web").await.unwrap())["availableReplicas"] == json!(1)
+        })
+        .await
+    );
+}

@@ -52,6 +52,7 @@ struct World {
     revisions: BTreeMap<String, Value>,
     claims: BTreeSet<String>,
     next_uid: u64,
+    now: i64,
 }
 
 fn set_value(replicas: i64, policy: &str, image: &str, claims: bool) -> Value {
@@ -90,6 +91,7 @@ impl World {
             revisions: BTreeMap::new(),
             claims: BTreeSet::new(),
             next_uid: 0,
+            now: 1_800_000_000,
         }
     }
 
@@ -99,6 +101,7 @@ impl World {
             pods: self.pods.values().cloned().collect(),
             revisions: self.revisions.values().cloned().collect(),
             claims: self.claims.clone(),
+            now: self.now,
         }
     }
 
@@ -462,6 +465,26 @@ fn orphans_should_be_adopted_and_pods_the_selector_no_longer_matches_released() 
     w.pods.remove("web-0");
     w.settle();
     assert!(controlled_by(&w.pods["web-0"], "set-uid"));
+}
+
+#[test]
+fn a_ready_pod_should_count_as_available_after_min_ready_seconds() {
+    let mut w = World::new(set_value(1, "OrderedReady", "img:1", false));
+    w.set["spec"]["minReadySeconds"] = json!(10);
+    w.settle();
+    let since = crate::meta::rfc3339(w.now as u64);
+    w.pods.get_mut("web-0").unwrap()["status"] = json!({
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": since}]
+    });
+    w.settle();
+    assert_eq!(w.set["status"]["readyReplicas"], json!(1));
+    assert_eq!(w.set["status"]["availableReplicas"], json!(0));
+    assert_eq!(next_available(&w.observed()), Some(w.now + 10));
+    w.now += 10;
+    w.settle();
+    assert_eq!(w.set["status"]["availableReplicas"], json!(1));
+    assert_eq!(next_available(&w.observed()), None);
 }
 
 #[test]
