@@ -358,14 +358,21 @@
 //! - **No scheduling**: nothing binds Pods to Nodes or preempts by priority.
 //! - **No kube-controller-manager** beyond the namespace finalizer (on by default) and, when
 //!   asked for, the ServiceAccounts controller, the root CA publisher, the garbage collector,
-//!   the resource quota controller, the PVC/PV protection controllers and the Deployment and
+//!   the resource quota controller, the PVC/PV protection controllers, the Deployment and
 //!   ReplicaSet controllers (their Pods stay `Pending`, so rollouts stall as on a cluster without
-//!   nodes; they record no Events and never report a progress deadline before a pass after it):
-//!   no StatefulSet, DaemonSet, Job or CronJob controllers (those workloads keep the status their
-//!   clients write), no endpoints or EndpointSlice controllers (beyond the
+//!   nodes; they record no Events and never report a progress deadline before a pass after it)
+//!   and the StatefulSet and Job controllers: no DaemonSet or CronJob controllers (those
+//!   workloads keep the status their clients write), no endpoints or EndpointSlice controllers (beyond the
 //!   `kubernetes` Service's), no node lifecycle, no certificate signing or approval, no
 //!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
 //!   roles are aggregated once).
+//! - **StatefulSet and Job controllers in part**: the StatefulSet controller adopts no orphan
+//!   revisions, deletes no claims (`whenScaled: Delete` gives claims no Pod owner) and writes no
+//!   status conditions; the Job controller has
+//!   no Pod failure policy, backoff limit per index, success policy,
+//!   `completedIndexes`/`failedIndexes` or delay before recreating a failed Pod; neither retries
+//!   a refused write after a backoff (only after the next change), and their Events are not
+//!   combined into "(combined from similar events)" ones.
 //! - **No aggregated API servers**: APIServices are stored but nothing is proxied to them;
 //!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
 //!   evaluated.

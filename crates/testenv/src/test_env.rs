@@ -46,6 +46,8 @@ impl Default for TestEnvBuilder {
                 quota_controller: false,
                 storage_protection: false,
                 workload_controllers: false,
+                stateful_set_controller: false,
+                job_controller: false,
                 disabled_admission_plugins: Default::default(),
             },
             port: 0,
@@ -259,6 +261,29 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Runs kube-controller-manager's StatefulSet controller (off by default): each
+    /// StatefulSet gets its ControllerRevisions (`<set>-<hash>`, hashed as kube-controller-manager
+    /// hashes them), its Pods `<set>-<ordinal>` with their claims from `volumeClaimTemplates`
+    /// (`OrderedReady`: one at a time, each waiting for the previous one to be Running and
+    /// Ready; `Parallel`: all), scale-down and rolling-update deletions, and its status. As on a
+    /// cluster without scheduler and kubelets, its Pods stay `Pending`.
+    pub fn stateful_set_controller(mut self, enabled: bool) -> Self {
+        self.options.stateful_set_controller = enabled;
+        self
+    }
+
+    /// Runs kube-controller-manager's Job controller (off by default): each Job that has not
+    /// finished gets its Pods (`parallelism`, at most what `completions` still needs; none while
+    /// `suspend`ed, with the `Suspended` condition), its status (`startTime`, `active`, `ready`,
+    /// `terminating`, `uncountedTerminatedPods`, the counters of finished Pods) and its end
+    /// (`FailureTarget`/`Failed` past `activeDeadlineSeconds` or `backoffLimit`,
+    /// `SuccessCriteriaMet`/`Complete` at `completions`). Deadlines follow tokio's clock, so a
+    /// test with `tokio::time::pause()` reaches one with `tokio::time::advance`.
+    pub fn job_controller(mut self, enabled: bool) -> Self {
+        self.options.job_controller = enabled;
+        self
+    }
+
     /// Switches an admission plugin on or off by its kube-apiserver name, as
     /// `--enable-admission-plugins` / `--disable-admission-plugins` do (all are on by default,
     /// as in kube-apiserver v1.36): `NamespaceLifecycle`, `LimitRanger`, `ServiceAccount`,
@@ -295,8 +320,8 @@ impl TestEnvBuilder {
     /// A preset that behaves as a cluster with kube-controller-manager running, as far as
     /// kcr-testenv emulates one: the namespace finalizer, the namespace controllers
     /// ([`namespace_controllers`](Self::namespace_controllers)), the garbage collector, the
-    /// resource quota controller, the storage protection controllers and the Deployment and
-    /// ReplicaSet controllers on.
+    /// resource quota controller, the storage protection controllers and the Deployment,
+    /// ReplicaSet, StatefulSet and Job controllers on.
     pub fn realistic(self) -> Self {
         self.finalize_namespaces(true)
             .namespace_controllers(true)
@@ -304,6 +329,8 @@ impl TestEnvBuilder {
             .quota_controller(true)
             .storage_protection(true)
             .workload_controllers(true)
+            .stateful_set_controller(true)
+            .job_controller(true)
     }
 
     /// Listens on this port (default 0: a free port).
@@ -364,6 +391,12 @@ impl TestEnvBuilder {
         }
         if shared.options.workload_controllers {
             crate::controllers::spawn_workload_controllers(&shared);
+        }
+        if shared.options.stateful_set_controller {
+            crate::controllers::spawn_stateful_set_controller(&shared);
+        }
+        if shared.options.job_controller {
+            crate::controllers::spawn_job_controller(&shared);
         }
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()

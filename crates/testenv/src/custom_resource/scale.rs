@@ -66,7 +66,7 @@ impl ScalePaths {
                 "resourceVersion": m.get("resourceVersion"),
                 "creationTimestamp": m.get("creationTimestamp"),
             },
-            "spec": {"replicas": replicas(&self.spec_replicas)},
+            "spec": crate::endpoints::handlers::scale::spec_of(json!(replicas(&self.spec_replicas))),
             "status": status,
         })
     }

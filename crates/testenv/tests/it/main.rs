@@ -35,6 +35,7 @@ mod server_side_apply;
 mod sharding;
 mod ssa_patch_corpus;
 mod startup;
+mod stateful_set_and_job_controllers;
 mod subresources;
 mod tls;
 mod update_validation;

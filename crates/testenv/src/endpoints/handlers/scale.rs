@@ -30,6 +30,15 @@ pub(crate) fn scale_for(def: &ResourceDef, obj: &Value) -> Value {
     }
 }
 
+/// A Scale's `spec`: autoscaling/v1 `ScaleSpec.replicas` is `omitempty`, so `0` is left out.
+pub(crate) fn spec_of(replicas: Value) -> Value {
+    if replicas.as_i64() == Some(0) {
+        json!({})
+    } else {
+        json!({"replicas": replicas})
+    }
+}
+
 pub(crate) fn scale_of(obj: &Value) -> Value {
     let selector = match obj.get("kind").and_then(Value::as_str) {
         // A ReplicationController's selector is a plain label map.

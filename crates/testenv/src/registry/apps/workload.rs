@@ -177,6 +177,9 @@ impl Strategy for WorkloadStrategy {
         if self.kind == "DaemonSet" {
             errs.extend(validation::apps::daemon_set(obj));
         }
+        if self.kind == "StatefulSet" {
+            errs.extend(validation::apps::stateful_set(obj));
+        }
         errs
     }
 
