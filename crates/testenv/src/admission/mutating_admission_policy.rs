@@ -119,7 +119,8 @@ fn struct_names(expression: &str, out: &mut BTreeSet<String>) {
     }
 }
 
-/// The environments, by the struct types they add to the standard one.
+/// The environments ([`cel_library`](crate::cel_library)'s libraries), by the struct types they
+/// add.
 static ENVS: LazyLock<Mutex<HashMap<BTreeSet<String>, Arc<cel::Env>>>> =
     LazyLock::new(Default::default);
 
@@ -132,6 +133,7 @@ fn env_for(names: BTreeSet<String>) -> Arc<cel::Env> {
                 cel::extensions::strings as fn(&mut cel::Env) -> _,
                 cel::extensions::lists,
                 cel::extensions::math,
+                crate::cel_library::kubernetes,
             ] {
                 let _ = env.add_extension(ext);
             }

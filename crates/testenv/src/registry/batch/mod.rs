@@ -2,3 +2,4 @@
 
 pub(crate) mod cron_job;
 pub(crate) mod job;
+pub(crate) mod job_status;
