@@ -79,7 +79,7 @@ pub(super) fn selector_matches(selector: Option<&Value>, labels: &Map<String, Va
     })
 }
 
-pub(super) fn strings(v: Option<&Value>) -> Vec<&str> {
+fn strings(v: Option<&Value>) -> Vec<&str> {
     v.and_then(Value::as_array)
         .into_iter()
         .flatten()

@@ -497,3 +497,80 @@ async fn a_refusal_should_carry_its_causes() {
             "code": 403})
     );
 }
+
+#[tokio::test]
+async fn a_custom_resource_should_merge_by_its_schemas_list_map_keys() {
+    let env = realistic().await;
+    let client = env.client();
+    namespace(&client, "custom").await;
+    let crds = Api::<DynamicObject>::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    let item = json!({"type": "object", "properties": {
+        "name": {"type": "string"}, "v": {"type": "integer"}}, "required": ["name"]});
+    crds.create(
+        &PostParams::default(),
+        &from(
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gadgets.map.example.com"},
+            "spec": {"group": "map.example.com", "scope": "Namespaced",
+                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget",
+                    "listKind": "GadgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {
+                            "items": {"type": "array", "items": item,
+                                "x-kubernetes-list-type": "map",
+                                "x-kubernetes-list-map-keys": ["name"]},
+                            "tags": {"type": "array", "items": {"type": "string"}}}}}}}}]}}),
+        ),
+    )
+    .await
+    .unwrap();
+    policy(
+        &client,
+        "gadgets",
+        json!({"matchConstraints": rules("gadgets", "map.example.com", &["CREATE"]),
+            "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+                "Object{spec: Object.spec{items: [Object.spec.items{name: \"b\", v: 2}, \
+                    Object.spec.items{name: \"a\", v: 9}]}}"}}]}),
+        json!({}),
+    )
+    .await;
+    let gadgets = Api::<DynamicObject>::namespaced_with(
+        client.clone(),
+        "custom",
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("map.example.com", "v1", "Gadget"),
+            "gadgets",
+        ),
+    );
+    let body = json!({"apiVersion": "map.example.com/v1", "kind": "Gadget",
+        "metadata": {"name": "g"}, "spec": {"items": [{"name": "a", "v": 1}, {"name": "c", "v": 3}]}});
+    let mut created = None;
+    // The CRD's resource is served once it is established.
+    for _ in 0..100 {
+        match gadgets
+            .create(&PostParams::default(), &from(body.clone()))
+            .await
+        {
+            Ok(g) => {
+                created = Some(g);
+                break;
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+        }
+    }
+    let created = created.expect("created");
+    // Items are merged by `name` (structured-merge-diff's order: the configuration's items in
+    // its order, the live items it does not name after the shared ones): `a` takes the applied
+    // value, `c` stays, `b` is added.
+    assert_eq!(
+        created.data["spec"]["items"],
+        json!([{"name": "b", "v": 2}, {"name": "a", "v": 9}, {"name": "c", "v": 3}])
+    );
+}
