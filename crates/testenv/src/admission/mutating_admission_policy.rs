@@ -457,6 +457,9 @@ struct Request<'r> {
     old: Option<&'r Value>,
     request: Value,
     namespace: Option<Value>,
+    /// An error that ends admission at once, whatever the failure policy (kube-apiserver's
+    /// status errors from a mutation: a patched object its kind cannot decode).
+    fatal: std::cell::RefCell<Option<ApiError>>,
 }
 
 /// One policy through one binding with one param.
@@ -671,7 +674,29 @@ impl Invocation {
                 let mut doc = Value::Object(obj.clone());
                 match apply_json_patch(&mut doc, &ops) {
                     Ok(()) => {
-                        if let Value::Object(d) = doc {
+                        if let Value::Object(mut d) = doc {
+                            // The patched JSON is decoded strictly into the kind's type: a field
+                            // it does not have, or a value of the wrong type, is a `500`.
+                            let raw = serde_json::to_vec(&d).unwrap_or_default();
+                            let strict = crate::validation::unknown_fields::decode(
+                                r.a.def,
+                                &mut d,
+                                crate::validation::unknown_fields::FieldValidation::Strict,
+                                &raw,
+                            );
+                            if let Err(e) = strict {
+                                let prefix = format!("cannot be handled as a {}: ", r.a.def.kind);
+                                let why = e
+                                    .message
+                                    .split_once(&prefix)
+                                    .map_or(e.message.as_str(), |(_, w)| w)
+                                    .to_owned();
+                                *r.fatal.borrow_mut() = Some(
+                                    ApiError::internal(format!("Internal error occurred: {why}"))
+                                        .with_details(json!({"causes": [{"message": why}]})),
+                                );
+                                return Err(why);
+                            }
                             *obj = d;
                         }
                         Ok(())
@@ -937,6 +962,7 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
             "dryRun": false,
         }),
         namespace,
+        fatal: Default::default(),
     };
     let mut errors = Vec::new();
     let first = invocations(a, &r, &Value::Object(obj.clone()), operation, &mut errors);
@@ -961,6 +987,9 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
         for inv in invocations {
             let before = obj.clone();
             let mut failures = Vec::new();
+            if r.fatal.borrow().is_some() {
+                break;
+            }
             let ran_mutations = inv.run(&r, obj, &mut failures);
             errors.extend(failures.into_iter().map(|e| PolicyError {
                 message: format!(
@@ -1001,6 +1030,9 @@ fn admit(a: &Attributes<'_>, obj: &mut Map<String, Value>, old: Option<&Value>) 
         if !again.is_empty() {
             pass(&again, obj, &mut errors);
         }
+    }
+    if let Some(e) = r.fatal.borrow_mut().take() {
+        return Err(e);
     }
     let changed = *obj != original;
     if let Some(Value::Object(meta)) = obj.get_mut("metadata") {

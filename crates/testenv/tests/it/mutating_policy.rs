@@ -574,3 +574,36 @@ async fn a_custom_resource_should_merge_by_its_schemas_list_map_keys() {
         json!([{"name": "b", "v": 2}, {"name": "a", "v": 9}, {"name": "c", "v": 3}])
     );
 }
+
+#[tokio::test]
+async fn a_json_patch_to_a_field_the_kind_lacks_should_be_an_internal_error() {
+    let env = realistic().await;
+    let client = env.client();
+    namespace(&client, "strict").await;
+    policy(
+        &client,
+        "unknown",
+        json!({"failurePolicy": "Ignore",
+            "matchConstraints": rules("configmaps", "", &["CREATE"]),
+            "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression":
+                "[JSONPatch{op: \"add\", path: \"/spec\", value: {\"x\": 1}}]"}}]}),
+        json!({}),
+    )
+    .await;
+    let response = crate::common::raw(
+        env.addr(),
+        "POST",
+        "/api/v1/namespaces/strict/configmaps",
+        &[("Content-Type", "application/json")],
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}"#,
+    )
+    .await;
+    // Not a policy failure: the failure policy does not apply.
+    let why = "strict decoding error: unknown field \"spec\"";
+    assert_eq!(
+        response.json(),
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": format!("Internal error occurred: {why}"), "reason": "InternalError",
+            "details": {"causes": [{"message": why}]}, "code": 500})
+    );
+}
