@@ -19,13 +19,19 @@
 //! - `JSONPatch`: the expression builds a list of `JSONPatch{op, path, from, value}`, applied
 //!   as evanphx/json-patch v4 applies RFC 6902 (with its error texts, e.g. `JSON Patch: add
 //!   operation does not apply: doc is missing path: "/data/injected": missing value`); a
-//!   failed `test` leaves the object as it was.
+//!   failed `test` leaves the object as it was; the patched object is decoded strictly into
+//!   its kind (a field it lacks: `500 Internal error occurred: strict decoding error: ...`,
+//!   whatever the failure policy).
 //!
-//! After a mutation the object gets its kind's defaults again. When a pass changed the object,
-//! the policies with `reinvocationPolicy: IfNeeded` that ran are run once more. A mutation or
-//! match condition that fails is skipped when the policy's `failurePolicy` is `Ignore`;
-//! otherwise the request is refused: `403` with reason `Invalid` and the message `policy '<p>'
-//! with binding '<b>' denied request: <error>` (the first failure).
+//! A new object is seen before the storage gives it its uid and creation time. After each
+//! mutation the object gets its kind's defaults again. When a pass applied a mutation, the
+//! invocations with `reinvocationPolicy: IfNeeded` that ran and still match run once more.
+//! Params are collected as kube-apiserver's `CollectParams` does (no `paramRef`: one `null`
+//! param). Failures (a mutation, a match condition, a binding that cannot be configured) of a
+//! policy whose `failurePolicy` is `Ignore` are dropped; the others refuse the request with
+//! `403`, each failure a cause (`policy '<p>' with binding '<b>' denied request: <error>`), the
+//! first one the message and the reason (`Invalid`; `Forbidden` for `failed to configure
+//! binding: ...`).
 //!
 //! CEL: the `cel` crate parses `Object{...}` and `JSONPatch{...}` as struct literals and
 //! constructs any struct type registered with its environment; this plugin registers, per
@@ -33,8 +39,9 @@
 //! expressions use (kube-apiserver's `dynamic.ObjectType`, which allows any field), so the
 //! literals evaluate to named structs whose fields become the JSON of the patch. Not ported:
 //! type checking of expressions against the kind's schema (an unknown field of a typed kind is
-//! found when the configuration is typed, not when the policy is created), cost limits,
-//! Kubernetes' own CEL libraries, and mutations on deletes and connects.
+//! found when the configuration is typed, not when the policy is created), cost limits, the
+//! CEL libraries [`cel_library`](crate::cel_library) lacks, the `authorizer` variable, JSON
+//! patch array keys of the form `{'k':'v'}`, and mutations on deletes and connects.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, LazyLock};
