@@ -1,4 +1,6 @@
 //! The batch (`batch/v1`) kinds with rules of their own.
 
 pub(crate) mod cron_job;
+mod cron_schedule;
 pub(crate) mod job;
+mod time_zones;
