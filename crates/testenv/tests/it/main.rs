@@ -18,6 +18,7 @@ mod defaulting;
 mod event_conversion;
 mod faults;
 mod garbage_collection;
+mod kind_validation;
 mod kubectl;
 mod namespaces;
 mod nulls;

@@ -1,0 +1,339 @@
+//! Create and update validation of the built-in kinds that have rules of their own (CronJobs,
+//! HorizontalPodAutoscalers, networking and policy kinds, ...), over HTTP through
+//! `kube::Client`: each invalid request is a `422 Invalid` whose message and causes are those
+//! kube-apiserver v1.36 writes.
+
+use k8s_openapi::api::autoscaling::{v1 as autoscaling_v1, v2 as autoscaling_v2};
+use k8s_openapi::api::batch::v1::CronJob;
+use kcr_testenv::TestEnv;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+/// The Status message and `(field, message)` causes of a refused write.
+fn refusal(err: kube::Error) -> (String, Vec<(String, String)>) {
+    match err {
+        kube::Error::Api(s) => {
+            assert_eq!(s.code, 422, "{}", s.message);
+            assert_eq!(s.reason, "Invalid");
+            let causes = s
+                .details
+                .map(|d| d.causes)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| (c.field, c.message))
+                .collect();
+            (s.message, causes)
+        }
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+    v.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+fn typed<K: DeserializeOwned>(v: Value) -> K {
+    serde_json::from_value(v).unwrap()
+}
+
+async fn refused<K>(api: &Api<K>, obj: Value) -> (String, Vec<(String, String)>)
+where
+    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    let err = api
+        .create(&PostParams::default(), &typed::<K>(obj))
+        .await
+        .unwrap_err();
+    refusal(err)
+}
+
+fn cron_job(name: &str, spec: Value) -> Value {
+    let mut spec = spec;
+    if spec.get("jobTemplate").is_none() {
+        spec["jobTemplate"] = json!({"spec": {"template": {"spec": {"restartPolicy": "OnFailure",
+            "containers": [{"name": "c", "image": "busybox"}]}}}});
+    }
+    json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": spec})
+}
+
+#[tokio::test]
+async fn a_cron_job_schedule_should_be_parsed_as_the_cron_parser_does() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<CronJob> = Api::namespaced(env.client(), "default");
+    let (message, causes) = refused(&api, cron_job("bad", json!({"schedule": "61 * * * *"}))).await;
+    assert_eq!(
+        message,
+        "CronJob.batch \"bad\" is invalid: spec.schedule: Invalid value: \"61 * * * *\": end of range (61) above maximum (59): 61"
+    );
+    assert_eq!(causes.len(), 1);
+    let (_, causes) = refused(&api, cron_job("bad", json!({"schedule": "* * *"}))).await;
+    assert_eq!(
+        causes,
+        pairs(&[(
+            "spec.schedule",
+            "Invalid value: \"* * *\": expected exactly 5 fields, found 3: [* * *]"
+        )])
+    );
+    let (_, causes) = refused(
+        &api,
+        cron_job("bad", json!({"schedule": "CRON_TZ=UTC 0 * * * *"})),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[(
+            "spec.schedule",
+            "Invalid value: \"CRON_TZ=UTC 0 * * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+        )])
+    );
+    let (_, causes) = refused(&api, cron_job("bad", json!({"schedule": "@fortnightly"}))).await;
+    assert_eq!(
+        causes,
+        pairs(&[(
+            "spec.schedule",
+            "Invalid value: \"@fortnightly\": unrecognized descriptor: @fortnightly"
+        )])
+    );
+    for schedule in ["*/15 8-18 * * mon-fri", "@hourly", "0 0 1 jan,jul *"] {
+        let name = format!("ok-{}", schedule.len());
+        api.create(
+            &PostParams::default(),
+            &typed(cron_job(&name, json!({"schedule": schedule}))),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{schedule}: {e}"));
+    }
+}
+
+#[tokio::test]
+async fn a_cron_job_spec_should_list_every_cause_in_order() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<CronJob> = Api::namespaced(env.client(), "default");
+    let (message, causes) = refused(
+        &api,
+        cron_job(
+            "bad",
+            json!({"schedule": "@daily", "timeZone": "Europe/Pariss", "concurrencyPolicy": "Sometimes",
+                "startingDeadlineSeconds": -5, "successfulJobsHistoryLimit": -1,
+                "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Always",
+                    "containers": [{"name": "c", "image": "busybox"}]}}}}}),
+        ),
+    )
+    .await;
+    let want = pairs(&[
+        (
+            "spec.startingDeadlineSeconds",
+            "Invalid value: -5: must be greater than or equal to 0",
+        ),
+        (
+            "spec.timeZone",
+            "Invalid value: \"Europe/Pariss\": unknown time zone Europe/Pariss",
+        ),
+        (
+            "spec.concurrencyPolicy",
+            "Unsupported value: \"Sometimes\": supported values: \"Allow\", \"Forbid\", \"Replace\"",
+        ),
+        (
+            "spec.jobTemplate.spec.template.spec.restartPolicy",
+            "Required value: valid values: \"OnFailure\", \"Never\"",
+        ),
+        (
+            "spec.successfulJobsHistoryLimit",
+            "Invalid value: -1: must be greater than or equal to 0",
+        ),
+    ]);
+    assert_eq!(causes, want);
+    let listed: Vec<String> = want.iter().map(|(f, m)| format!("{f}: {m}")).collect();
+    assert_eq!(
+        message,
+        format!("CronJob.batch \"bad\" is invalid: [{}]", listed.join(", "))
+    );
+}
+
+#[tokio::test]
+async fn a_cron_job_name_should_leave_room_for_its_jobs_suffix() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<CronJob> = Api::namespaced(env.client(), "default");
+    let name = "a".repeat(53);
+    let (_, causes) = refused(&api, cron_job(&name, json!({"schedule": "@daily"}))).await;
+    assert_eq!(
+        causes,
+        pairs(&[(
+            "metadata.name",
+            &format!("Invalid value: \"{name}\": must be no more than 52 characters"),
+        )])
+    );
+    api.create(
+        &PostParams::default(),
+        &typed(cron_job(&"a".repeat(52), json!({"schedule": "@daily"}))),
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_cron_job_update_should_check_the_new_schedule_and_time_zone() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<CronJob> = Api::namespaced(env.client(), "default");
+    api.create(
+        &PostParams::default(),
+        &typed(cron_job(
+            "nightly",
+            json!({"schedule": "0 3 * * *", "timeZone": "Europe/Paris"}),
+        )),
+    )
+    .await
+    .unwrap();
+    let patch = |spec: Value| Patch::Merge(json!({"spec": spec}));
+    let err = api
+        .patch(
+            "nightly",
+            &PatchParams::default(),
+            &patch(json!({"schedule": "TZ=UTC 0 3 * * *"})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal(err).1,
+        pairs(&[(
+            "spec.schedule",
+            "Invalid value: \"TZ=UTC 0 3 * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+        )])
+    );
+    let err = api
+        .patch(
+            "nightly",
+            &PatchParams::default(),
+            &patch(json!({"timeZone": "local", "concurrencyPolicy": "Never"})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal(err).1,
+        pairs(&[
+            (
+                "spec.timeZone",
+                "Invalid value: \"local\": timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
+            ),
+            (
+                "spec.timeZone",
+                "Invalid value: \"local\": unknown time zone local"
+            ),
+            (
+                "spec.concurrencyPolicy",
+                "Unsupported value: \"Never\": supported values: \"Allow\", \"Forbid\", \"Replace\""
+            ),
+        ])
+    );
+    api.patch(
+        "nightly",
+        &PatchParams::default(),
+        &patch(json!({"schedule": "30 4 * * *", "timeZone": "America/New_York"})),
+    )
+    .await
+    .unwrap();
+}
+
+fn hpa_v2(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name}, "spec": spec})
+}
+
+#[tokio::test]
+async fn an_autoscaler_should_have_sane_bounds_and_a_target() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<autoscaling_v2::HorizontalPodAutoscaler> =
+        Api::namespaced(env.client(), "default");
+    let (message, causes) = refused(
+        &api,
+        hpa_v2(
+            "web",
+            json!({"minReplicas": 5, "maxReplicas": 2,
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": ".."}}),
+        ),
+    )
+    .await;
+    let want = pairs(&[
+        (
+            "spec.maxReplicas",
+            "Invalid value: 2: must be greater than or equal to `minReplicas`",
+        ),
+        (
+            "spec.scaleTargetRef.name",
+            "Invalid value: \"..\": may not be '..'",
+        ),
+    ]);
+    assert_eq!(causes, want);
+    assert!(
+        message.starts_with("HorizontalPodAutoscaler.autoscaling \"web\" is invalid: ["),
+        "{message}"
+    );
+    let (_, causes) = refused(
+        &api,
+        hpa_v2(
+            "web",
+            json!({"maxReplicas": 3, "scaleTargetRef": {"kind": "Deployment", "name": "web"},
+                "metrics": [{"type": "Pods", "pods": {"metric": {"name": "qps"},
+                    "target": {"type": "Value", "value": "10"}}}],
+                "behavior": {"scaleDown": {"stabilizationWindowSeconds": -1,
+                    "policies": [{"type": "Pods", "value": 1, "periodSeconds": 0}]}}}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[
+            (
+                "spec.metrics[0].pods.target.averageValue",
+                "Required value: must specify a positive target averageValue"
+            ),
+            (
+                "spec.behavior.scaleDown.stabilizationWindowSeconds",
+                "Invalid value: -1: must be greater than or equal to zero"
+            ),
+            (
+                "spec.behavior.scaleDown.policies[0].periodSeconds",
+                "Invalid value: 0: must be greater than zero"
+            ),
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_v1_autoscaler_should_be_checked_through_its_cpu_metric() {
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<autoscaling_v1::HorizontalPodAutoscaler> =
+        Api::namespaced(env.client(), "default");
+    let (_, causes) = refused(
+        &api,
+        json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web"}, "spec": {"minReplicas": 0, "maxReplicas": 0,
+            "scaleTargetRef": {"kind": "Deployment", "name": "web"},
+            "targetCPUUtilizationPercentage": 0}}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[
+            (
+                "spec.minReplicas",
+                "Invalid value: 0: must be greater than or equal to 1"
+            ),
+            (
+                "spec.maxReplicas",
+                "Invalid value: 0: must be greater than 0"
+            ),
+            (
+                "spec.metrics[0].resource.target.averageUtilization",
+                "Invalid value: 0: must be greater than 0"
+            ),
+            (
+                "spec.metrics",
+                "Forbidden: must specify at least one Object or External metric to support scaling to zero replicas"
+            ),
+        ])
+    );
+}
