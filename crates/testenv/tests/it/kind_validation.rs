@@ -337,3 +337,182 @@ async fn a_v1_autoscaler_should_be_checked_through_its_cpu_metric() {
         ])
     );
 }
+
+#[tokio::test]
+async fn an_ingress_should_have_valid_rules_paths_and_backends() {
+    use k8s_openapi::api::networking::v1::Ingress;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Ingress> = Api::namespaced(env.client(), "default");
+    let (message, causes) = refused(
+        &api,
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web"},
+            "spec": {}}),
+    )
+    .await;
+    assert_eq!(
+        message,
+        "Ingress.networking.k8s.io \"web\" is invalid: spec: Invalid value: null: either `defaultBackend` or `rules` must be specified"
+    );
+    assert_eq!(causes.len(), 1);
+    let (_, causes) = refused(
+        &api,
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web"},
+            "spec": {"rules": [{"host": "10.0.0.1", "http": {"paths": [
+                {"path": "shop", "pathType": "Prefix",
+                    "backend": {"service": {"name": "shop", "port": {"number": 0}}}},
+                {"path": "/api", "pathType": "Exact",
+                    "backend": {"service": {"name": "api", "port": {"name": "HTTP"}}}}]}}],
+            "tls": [{"hosts": ["*.example.com"], "secretName": "tls_cert"}]}}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[
+            (
+                "spec.rules[0].host",
+                "Invalid value: \"10.0.0.1\": must be a DNS name, not an IP address"
+            ),
+            (
+                "spec.rules[0].http.paths[0].path",
+                "Invalid value: \"shop\": must be an absolute path"
+            ),
+            (
+                "spec.rules[0].http.paths[0].backend",
+                "Required value: port name or number is required"
+            ),
+            (
+                "spec.rules[0].http.paths[1].backend.service.port.name",
+                "Invalid value: \"HTTP\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
+            ),
+            (
+                "spec.rules[0].http.paths[1].backend.service.port.name",
+                "Invalid value: \"HTTP\": must contain at least one letter (a-z)"
+            ),
+            (
+                "spec.tls[0].secretName",
+                "Invalid value: \"tls_cert\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+            ),
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_network_policy_should_have_valid_ports_and_peers() {
+    use k8s_openapi::api::networking::v1::NetworkPolicy;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<NetworkPolicy> = Api::namespaced(env.client(), "default");
+    let (_, causes) = refused(
+        &api,
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "np"},
+            "spec": {"podSelector": {},
+                "ingress": [{"ports": [{"port": 8443, "endPort": 8000}],
+                    "from": [{"ipBlock": {"cidr": "192.168.0.0/16", "except": ["10.0.0.0/8"]}}]}],
+                "egress": [{"to": [{"ipBlock": {"cidr": "not-a-cidr"}}]}]}}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[
+            (
+                "spec.ingress[0].ports[0].endPort",
+                "Invalid value: 8443: must be greater than or equal to `port`"
+            ),
+            (
+                "spec.ingress[0].from[0].ipBlock.except[0]",
+                "Invalid value: \"10.0.0.0/8\": must be a strict subset of `cidr`"
+            ),
+            (
+                "spec.egress[0].to[0].ipBlock.cidr",
+                "Invalid value: \"not-a-cidr\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+            ),
+        ])
+    );
+}
+
+#[tokio::test]
+async fn an_ingress_class_controller_should_be_required_and_immutable() {
+    use k8s_openapi::api::networking::v1::IngressClass;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<IngressClass> = Api::all(env.client());
+    let name = "kcr-kind-validation-class";
+    let (_, causes) = refused(
+        &api,
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+            "metadata": {"name": name}, "spec": {}}),
+    )
+    .await;
+    assert_eq!(causes, pairs(&[("spec.controller", "Required value")]));
+    api.create(
+        &PostParams::default(),
+        &typed(
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+            "metadata": {"name": name}, "spec": {"controller": "example.com/ingress"}}),
+        ),
+    )
+    .await
+    .unwrap();
+    let err = api
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"controller": "example.com/other"}})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal(err).1,
+        pairs(&[(
+            "spec.controller",
+            "Invalid value: \"example.com/other\": field is immutable"
+        )])
+    );
+}
+
+#[tokio::test]
+async fn a_disruption_budget_should_set_one_bound() {
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<PodDisruptionBudget> = Api::namespaced(env.client(), "default");
+    let (message, causes) = refused(
+        &api,
+        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+            "spec": {"minAvailable": 1, "maxUnavailable": "120%",
+                "selector": {"matchLabels": {"app": "web"}}}}),
+    )
+    .await;
+    let want = pairs(&[
+        (
+            "spec",
+            "Invalid value: {\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"maxUnavailable\":\"120%\"}: minAvailable and maxUnavailable cannot be both set",
+        ),
+        (
+            "spec.maxUnavailable",
+            "Invalid value: \"120%\": must not be greater than 100%",
+        ),
+    ]);
+    assert_eq!(causes, want);
+    assert!(
+        message
+            .starts_with("PodDisruptionBudget.policy \"web\" is invalid: [spec: Invalid value: "),
+        "{message}"
+    );
+    let (_, causes) = refused(
+        &api,
+        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+            "spec": {"minAvailable": "most", "unhealthyPodEvictionPolicy": "Sometimes"}}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[
+            (
+                "spec.minAvailable",
+                "Invalid value: \"most\": a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+            ),
+            (
+                "spec.unhealthyPodEvictionPolicy",
+                "Unsupported value: \"Sometimes\": supported values: \"AlwaysAllow\", \"IfHealthyBudget\""
+            ),
+        ])
+    );
+}
