@@ -516,3 +516,75 @@ async fn a_disruption_budget_should_set_one_bound() {
         ])
     );
 }
+
+#[tokio::test]
+async fn a_persistent_volume_should_have_one_source_that_stays() {
+    use k8s_openapi::api::core::v1::PersistentVolume;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<PersistentVolume> = Api::all(env.client());
+    let name = "kcr-kind-validation-pv";
+    let (message, causes) = refused(
+        &api,
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"capacity": {"storage": "1Gi"}}}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[
+            ("spec.accessModes", "Required value"),
+            ("spec", "Required value: must specify a volume type"),
+        ])
+    );
+    assert_eq!(
+        message,
+        format!(
+            "PersistentVolume \"{name}\" is invalid: [spec.accessModes: Required value, spec: Required value: must specify a volume type]"
+        )
+    );
+    let (_, causes) = refused(
+        &api,
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"},
+                "nfs": {"server": "", "path": "exports"}}}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[
+            ("spec.nfs.server", "Required value"),
+            (
+                "spec.nfs.path",
+                "Invalid value: \"exports\": must be an absolute path"
+            ),
+        ])
+    );
+    api.create(
+        &PostParams::default(),
+        &typed(
+            json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"},
+                "hostPath": {"path": "/tmp/data"}}}),
+        ),
+    )
+    .await
+    .unwrap();
+    let err = api
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"hostPath": {"path": "/tmp/other"}}})),
+        )
+        .await
+        .unwrap_err();
+    let (_, causes) = refusal(err);
+    assert_eq!(causes.len(), 1);
+    assert_eq!(causes[0].0, "spec.persistentvolumesource");
+    assert!(
+        causes[0]
+            .1
+            .starts_with("Forbidden: spec.persistentvolumesource is immutable after creation"),
+        "{}",
+        causes[0].1
+    );
+}
