@@ -588,3 +588,93 @@ async fn a_persistent_volume_should_have_one_source_that_stays() {
         causes[0].1
     );
 }
+
+#[tokio::test]
+async fn a_storage_class_should_name_a_provisioner_and_known_policies() {
+    use k8s_openapi::api::storage::v1::StorageClass;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<StorageClass> = Api::all(env.client());
+    let (message, causes) = refused(
+        &api,
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": "kcr-kind-validation-sc"}, "provisioner": "",
+            "reclaimPolicy": "Recycle", "volumeBindingMode": "Eventually"}),
+    )
+    .await;
+    let want = pairs(&[
+        ("provisioner", "Required value"),
+        (
+            "reclaimPolicy",
+            "Unsupported value: \"Recycle\": supported values: \"Delete\", \"Retain\"",
+        ),
+        (
+            "volumeBindingMode",
+            "Unsupported value: \"Eventually\": supported values: \"Immediate\", \"WaitForFirstConsumer\"",
+        ),
+    ]);
+    assert_eq!(causes, want);
+    assert!(
+        message.starts_with(
+            "StorageClass.storage.k8s.io \"kcr-kind-validation-sc\" is invalid: [provisioner: Required value, "
+        ),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_quota_should_limit_quota_resources_by_sane_amounts() {
+    use k8s_openapi::api::core::v1::ResourceQuota;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<ResourceQuota> = Api::namespaced(env.client(), "default");
+    let (_, causes) = refused(
+        &api,
+        json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+            "spec": {"hard": {"pods": "2500m", "limits.memory": "-1Gi", "count/jobs.batch": "5"}}}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[
+            (
+                "spec.hard[limits.memory]",
+                "Invalid value: \"-1Gi\": must be greater than or equal to 0"
+            ),
+            (
+                "spec.hard[pods]",
+                "Invalid value: \"2500m\": must be an integer"
+            ),
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_namespace_finalizer_should_be_standard_or_qualified() {
+    use k8s_openapi::api::core::v1::Namespace;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Namespace> = Api::all(env.client());
+    let (message, causes) = refused(
+        &api,
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kcr-kind-validation-ns"},
+            "spec": {"finalizers": ["cleanup"]}}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[(
+            "spec.finalizers",
+            "Invalid value: \"cleanup\": name is neither a standard finalizer name nor is it fully qualified"
+        )])
+    );
+    assert_eq!(
+        message,
+        "Namespace \"kcr-kind-validation-ns\" is invalid: spec.finalizers: Invalid value: \"cleanup\": name is neither a standard finalizer name nor is it fully qualified"
+    );
+    api.create(
+        &PostParams::default(),
+        &typed(json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "kcr-kind-validation-ns"},
+            "spec": {"finalizers": ["example.com/cleanup"]}})),
+    )
+    .await
+    .unwrap();
+}
