@@ -678,3 +678,52 @@ async fn a_namespace_finalizer_should_be_standard_or_qualified() {
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn endpoints_should_have_routable_addresses_and_valid_ports() {
+    use k8s_openapi::api::core::v1::Endpoints;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<Endpoints> = Api::namespaced(env.client(), "default");
+    let (_, causes) = refused(
+        &api,
+        json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"},
+            "subsets": [{"addresses": [{"ip": "0.0.0.0"}, {"ip": "10.1.2.3", "nodeName": "Node_1"}],
+                "ports": [{"name": "http", "port": 70000}, {"name": "https", "port": 443, "protocol": "ICMP"}]},
+                {"ports": [{"port": 80}]}]}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[
+            (
+                "subsets[0].addresses[0].ip",
+                "Invalid value: \"0.0.0.0\": may not be unspecified (0.0.0.0)"
+            ),
+            (
+                "subsets[0].addresses[1].nodeName",
+                "Invalid value: \"Node_1\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+            ),
+            (
+                "subsets[0].ports[0].port",
+                "Invalid value: 70000: must be between 1 and 65535, inclusive"
+            ),
+            (
+                "subsets[0].ports[1].protocol",
+                "Unsupported value: \"ICMP\": supported values: \"SCTP\", \"TCP\", \"UDP\""
+            ),
+            (
+                "subsets[1]",
+                "Required value: must specify `addresses` or `notReadyAddresses`"
+            ),
+        ])
+    );
+    api.create(
+        &PostParams::default(),
+        &typed(
+            json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"},
+            "subsets": [{"addresses": [{"ip": "10.1.2.3"}], "ports": [{"port": 8080}]}]}),
+        ),
+    )
+    .await
+    .unwrap();
+}
