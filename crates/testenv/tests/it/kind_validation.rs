@@ -727,3 +727,40 @@ async fn endpoints_should_have_routable_addresses_and_valid_ports() {
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn a_limit_range_should_have_standard_item_types_and_sane_bounds() {
+    use k8s_openapi::api::core::v1::LimitRange;
+    let env = TestEnv::start().await.unwrap();
+    let api: Api<LimitRange> = Api::namespaced(env.client(), "default");
+    let (_, causes) = refused(
+        &api,
+        json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "limits"},
+            "spec": {"limits": [{"type": "Pod", "defaultRequest": {"memory": "64Mi"}},
+                {"type": "Container", "min": {"memory": "1Gi"}, "max": {"memory": "512Mi"}},
+                {"type": "Container"}]}}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[
+            (
+                "spec.limits[0].defaultRequest",
+                "Forbidden: may not be specified when `type` is 'Pod'"
+            ),
+            (
+                "spec.limits[1].min[memory]",
+                "Invalid value: \"1Gi\": min value 1Gi is greater than max value 512Mi"
+            ),
+            (
+                "spec.limits[1].defaultRequest[memory]",
+                "Invalid value: \"512Mi\": min value 1Gi is greater than default request value 512Mi"
+            ),
+            (
+                "spec.limits[1].default[memory]",
+                "Invalid value: \"1Gi\": min value 1Gi is greater than default value 512Mi"
+            ),
+            ("spec.limits[2].type", "Duplicate value: \"Container\""),
+        ])
+    );
+}

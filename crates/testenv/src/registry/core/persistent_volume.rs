@@ -56,6 +56,11 @@ fn forbidden_name(key: &str) -> &str {
 
 /// A quantity's integer value, rounded up (`Quantity.Value()`); `None` when unreadable.
 fn quantity_value(q: &Value) -> Option<f64> {
+    quantity_number(q).map(f64::ceil)
+}
+
+/// A quantity's value as a number (`None` when unreadable).
+pub(crate) fn quantity_number(q: &Value) -> Option<f64> {
     let text = match q {
         Value::String(s) => s.trim().to_owned(),
         Value::Number(n) => n.to_string(),
@@ -84,7 +89,7 @@ fn quantity_value(q: &Value) -> Option<f64> {
         s if s.starts_with(['e', 'E']) => 10f64.powi(s[1..].parse().ok()?),
         _ => return None,
     };
-    Some((n * factor).ceil())
+    Some(n * factor)
 }
 
 fn quantity_text(q: &Value) -> Value {
