@@ -37,14 +37,12 @@ fn int_or_percent(value: &Value, path: &str, errs: &mut Vec<FieldError>) {
                 ));
             }
         }
-        Value::Number(n) => {
-            if n.as_i64().is_some_and(|n| n < 0) {
-                errs.push(FieldError::invalid(
-                    path,
-                    value,
-                    "must be greater than or equal to 0",
-                ));
-            }
+        Value::Number(n) if n.as_i64().is_some_and(|n| n < 0) => {
+            errs.push(FieldError::invalid(
+                path,
+                value,
+                "must be greater than or equal to 0",
+            ));
         }
         _ => {}
     }
