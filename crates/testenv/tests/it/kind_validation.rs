@@ -645,6 +645,19 @@ async fn a_quota_should_limit_quota_resources_by_sane_amounts() {
             ),
         ])
     );
+    let (_, causes) = refused(
+        &api,
+        json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+            "spec": {"hard": {"pods": "10"}, "scopes": ["BestEffort", "NotBestEffort"]}}),
+    )
+    .await;
+    assert_eq!(
+        causes,
+        pairs(&[(
+            "spec.scopes",
+            "Invalid value: [\"BestEffort\",\"NotBestEffort\"]: conflicting scopes"
+        )])
+    );
 }
 
 #[tokio::test]

@@ -1,7 +1,9 @@
 //! ResourceQuotas: a new quota's status is empty (`status: {}`) until the quota controller
 //! fills it (kube-apiserver's `PrepareForCreate` resets it). `ValidateResourceQuotaSpec`'s
 //! `hard` limits: each resource a standard quota resource or a qualified name with a prefix,
-//! each amount not negative, and whole for the resources counted in objects.
+//! each amount not negative, and whole for the resources counted in objects; `scopes` known
+//! and not conflicting (`BestEffort` with `NotBestEffort`, `Terminating` with
+//! `NotTerminating`; which scope suits which resource is not checked).
 
 use serde_json::{Map, Value, json};
 
@@ -141,13 +143,62 @@ fn quota_spec(obj: &Map<String, Value>) -> Vec<FieldError> {
     errs
 }
 
+/// `validateResourceQuotaScopes`, but for the scopes' fit to the limited resources.
+fn quota_scopes(obj: &Map<String, Value>, errs: &mut Vec<FieldError>) {
+    let Some(scopes) = obj
+        .get("spec")
+        .and_then(|s| s.get("scopes"))
+        .and_then(Value::as_array)
+        .filter(|s| !s.is_empty())
+    else {
+        return;
+    };
+    let shown = Value::Array(scopes.clone());
+    let names: Vec<&str> = scopes.iter().filter_map(Value::as_str).collect();
+    for scope in scopes {
+        let known = matches!(
+            scope.as_str(),
+            Some(
+                "Terminating"
+                    | "NotTerminating"
+                    | "BestEffort"
+                    | "NotBestEffort"
+                    | "PriorityClass"
+                    | "CrossNamespacePodAffinity"
+                    | "VolumeAttributesClass"
+            )
+        );
+        if !known {
+            errs.push(FieldError::invalid(
+                "spec.scopes",
+                &shown,
+                "unsupported scope",
+            ));
+        }
+    }
+    for (a, b) in [
+        ("BestEffort", "NotBestEffort"),
+        ("Terminating", "NotTerminating"),
+    ] {
+        if names.contains(&a) && names.contains(&b) {
+            errs.push(FieldError::invalid(
+                "spec.scopes",
+                &shown,
+                "conflicting scopes",
+            ));
+        }
+    }
+}
+
 impl Strategy for ResourceQuotaStrategy {
     fn prepare_for_create(&self, _store: &Store, _namespace: &str, obj: &mut Map<String, Value>) {
         obj.insert("status".into(), json!({}));
     }
 
     fn validate(&self, _def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
-        quota_spec(obj)
+        let mut errs = quota_spec(obj);
+        quota_scopes(obj, &mut errs);
+        errs
     }
 }
 
@@ -184,6 +235,30 @@ mod tests {
                 ),
             ]
             .map(|(f, m)| (f.to_owned(), m.to_owned()))
+        );
+    }
+
+    #[test]
+    fn scopes_should_be_known_and_not_conflict() {
+        let rq = json!({"spec": {"hard": {"pods": "1"},
+            "scopes": ["Terminating", "NotTerminating", "Cheap"]}});
+        let mut errs = Vec::new();
+        quota_scopes(rq.as_object().unwrap(), &mut errs);
+        let shown = "[\"Terminating\",\"NotTerminating\",\"Cheap\"]";
+        assert_eq!(
+            errs.into_iter()
+                .map(|e| (e.field, e.message))
+                .collect::<Vec<_>>(),
+            [
+                (
+                    "spec.scopes".to_owned(),
+                    format!("Invalid value: {shown}: unsupported scope")
+                ),
+                (
+                    "spec.scopes".to_owned(),
+                    format!("Invalid value: {shown}: conflicting scopes")
+                ),
+            ]
         );
     }
 }
