@@ -11,6 +11,7 @@
 mod builtin_types;
 mod go;
 mod go_fields;
+mod go_types;
 mod protobuf;
 
 use std::io::Write as _;
@@ -31,6 +32,9 @@ declarations of the Kubernetes API types at the version the tables follow):
                                              strategies and defaults (OpenAPI markers) of
                                              every served kind (roots from
                                              crates/testenv/data/api-resources-*.txt)
+  crates/testenv/src/controllers/go_types.rs  kcr-testenv's Go types of a PodTemplateSpec
+                                             as go-spew prints them (pod-template-hash;
+                                             standard-library types from xtask/k8s/go-std.txt)
 
   --check       write nothing; fail, naming each table that differs from a fresh
                 generation and its first differing line (a step of `cargo xtask ci`)
@@ -100,6 +104,10 @@ impl Args {
 /// The declaration file, relative to the workspace root.
 pub const DECLARATIONS: &str = "xtask/k8s/go-api.txt";
 
+/// The declarations of the Go standard-library types the API types hold (`time.Time`), in the
+/// same format, written by hand from the sources it names; read with [`DECLARATIONS`].
+pub const STD_DECLARATIONS: &str = "xtask/k8s/go-std.txt";
+
 /// A generated file: where it is, relative to the workspace root, and how it is written
 /// (before `rustfmt`) from the declarations.
 pub struct Table {
@@ -110,7 +118,7 @@ pub struct Table {
 }
 
 /// Every generated table.
-pub const TABLES: [Table; 3] = [
+pub const TABLES: [Table; 4] = [
     Table {
         path: "crates/protobuf/src/tables.rs",
         generate: protobuf::generate,
@@ -122,6 +130,10 @@ pub const TABLES: [Table; 3] = [
     Table {
         path: "crates/testenv/src/managed_fields/builtin_types.rs",
         generate: builtin_types::generate,
+    },
+    Table {
+        path: "crates/testenv/src/controllers/go_types.rs",
+        generate: go_types::generate,
     },
 ];
 
@@ -186,11 +198,17 @@ pub fn run(args: &Args) -> Result<(), String> {
     }
 }
 
+/// The declarations of [`DECLARATIONS`], followed by the packages of [`STD_DECLARATIONS`].
 fn read_declarations(root: &Path) -> Result<go::Api, String> {
-    let path = root.join(DECLARATIONS);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    go::parse(&text).map_err(|e| format!("{DECLARATIONS}: {e}"))
+    let read = |file: &str| {
+        let path = root.join(file);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        go::parse(&text).map_err(|e| format!("{file}: {e}"))
+    };
+    let mut api = read(DECLARATIONS)?;
+    api.packages.extend(read(STD_DECLARATIONS)?.packages);
+    Ok(api)
 }
 
 /// One table, written and formatted.

@@ -132,6 +132,100 @@ pub(crate) fn stored_as(def: &ResourceDef, stored: &Stored) -> Stored {
     }
 }
 
+/// What converting a built-in object of `def`'s version to kube-apiserver's internal type and
+/// back makes of it, beyond its `null`s: a Pod's singular `status.podIP` / `status.hostIP` and
+/// their lists (`podIPs`, `hostIPs`), of which the internal type keeps only the list. The
+/// singular value wins when both are set and differ (the list becomes just it), fills an empty
+/// list, and is always written back as the list's first address.
+pub(crate) fn round_trip(def: &ResourceDef, obj: &mut Map<String, Value>) {
+    if def.custom || !def.group.is_empty() || def.kind != "Pod" {
+        return;
+    }
+    let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (single, plural) in [("podIP", "podIPs"), ("hostIP", "hostIPs")] {
+        let one = status
+            .get(single)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let first = status
+            .get(plural)
+            .and_then(Value::as_array)
+            .and_then(|l| l.first())
+            .map(|f| {
+                f.get("ip")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            });
+        if !one.is_empty() && first.as_deref().is_none_or(|f| f != one) {
+            status.insert(plural.into(), json!([{"ip": one}]));
+        }
+        let first = status
+            .get(plural)
+            .and_then(Value::as_array)
+            .and_then(|l| l.first())
+            .map(|f| {
+                f.get("ip")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            });
+        match first {
+            Some(ip) if !ip.is_empty() => {
+                status.insert(single.into(), Value::String(ip));
+            }
+            Some(_) => {
+                status.remove(single);
+            }
+            None => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod round_trip_tests {
+    use super::*;
+
+    fn pod_def() -> ResourceDef {
+        crate::registry::builtins()
+            .into_iter()
+            .find(|d| d.group.is_empty() && d.kind == "Pod")
+            .unwrap()
+    }
+
+    fn converted(status: Value) -> Value {
+        let mut obj = Map::new();
+        obj.insert("status".into(), status);
+        round_trip(&pod_def(), &mut obj);
+        obj["status"].clone()
+    }
+
+    #[test]
+    fn the_singular_pod_ip_should_win_and_fill_the_list() {
+        assert_eq!(
+            converted(
+                json!({"podIP": "10.0.0.2", "podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]})
+            ),
+            json!({"podIP": "10.0.0.2", "podIPs": [{"ip": "10.0.0.2"}]})
+        );
+        assert_eq!(
+            converted(json!({"hostIP": "10.1.0.1"})),
+            json!({"hostIP": "10.1.0.1", "hostIPs": [{"ip": "10.1.0.1"}]})
+        );
+        assert_eq!(
+            converted(json!({"podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]})),
+            json!({"podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]})
+        );
+        assert_eq!(
+            converted(json!({"phase": "Pending"})),
+            json!({"phase": "Pending"})
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

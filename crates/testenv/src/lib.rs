@@ -58,7 +58,11 @@
 //!   `type`; Service ports, protocols, types and session affinity, cluster IPs immutable; Pod
 //!   containers (names, images, ports, duplicates, pull and termination message policies),
 //!   restart and DNS policies and volumes (one source each); workload templates that always
-//!   restart, no rolling update with `Recreate`;
+//!   restart, no rolling update with `Recreate`; custom resources against their CRD's
+//!   schema and its `x-kubernetes-validations` rules, evaluated with CEL on create, update and
+//!   `status` writes (transition rules with `oldSelf`, `optionalOldSelf`, `messageExpression`,
+//!   `reason`, `fieldPath`, ratcheting of unchanged values; a rule that does not compile refuses
+//!   the CRD);
 //!   Deployment selectors (required, matching the template, immutable) and templates; Lease
 //!   durations; events.k8s.io Events; CronJobs (the cron parser's schedule errors, no `TZ=`
 //!   in a schedule, IANA time zones, the job template, 52-character names);
@@ -76,8 +80,9 @@
 //!   `properties` and `additionalProperties` exclusive; no defaults in top-level metadata;
 //!   `x-kubernetes-preserve-unknown-fields` only `true`; list and map types that fit the
 //!   schema, map keys required or defaulted). Not checked: defaults against their schema
-//!   (`ValidateDefaults`), `x-kubernetes-validations` rules beyond their text (no CEL
-//!   compilation, no cost limits), the fields other than `type` allowed at the root with the
+//!   (`ValidateDefaults`), the type checking of `x-kubernetes-validations` rules beyond
+//!   syntax, variables, the fields of `self` and simple operand and result types (no cost
+//!   limits), the fields other than `type` allowed at the root with the
 //!   status subresource, version and name formats (DNS-1035 labels), printer columns,
 //!   selectable fields and conversion webhooks, and the approval kept unchecked while
 //!   unchanged on update. A
@@ -357,11 +362,21 @@
 //! - **No scheduling**: nothing binds Pods to Nodes or preempts by priority.
 //! - **No kube-controller-manager** beyond the namespace finalizer (on by default) and, when
 //!   asked for, the ServiceAccounts controller, the root CA publisher, the garbage collector,
-//!   the resource quota controller and the PVC/PV protection controllers: no Deployment, ReplicaSet, StatefulSet, DaemonSet, Job or CronJob controllers (workloads
-//!   keep the status their clients write), no endpoints or EndpointSlice controllers (beyond the
+//!   the resource quota controller, the PVC/PV protection controllers, the Deployment and
+//!   ReplicaSet controllers (their Pods stay `Pending`, so rollouts stall as on a cluster without
+//!   nodes; they record no Events and never report a progress deadline before a pass after it)
+//!   and the StatefulSet and Job controllers: no DaemonSet or CronJob controllers (those
+//!   workloads keep the status their clients write), no endpoints or EndpointSlice controllers (beyond the
 //!   `kubernetes` Service's), no node lifecycle, no certificate signing or approval, no
 //!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
 //!   roles are aggregated once).
+//! - **StatefulSet and Job controllers in part**: the StatefulSet controller adopts no orphan
+//!   revisions, deletes no claims (`whenScaled: Delete` gives claims no Pod owner) and writes no
+//!   status conditions; the Job controller has
+//!   no Pod failure policy, backoff limit per index, success policy,
+//!   `completedIndexes`/`failedIndexes` or delay before recreating a failed Pod; neither retries
+//!   a refused write after a backoff (only after the next change), and their Events are not
+//!   combined into "(combined from similar events)" ones.
 //! - **No aggregated API servers**: APIServices are stored but nothing is proxied to them;
 //!   admission webhooks and MutatingAdmissionPolicies are stored but never called or
 //!   evaluated.
@@ -380,11 +395,11 @@
 //!   window), and protobuf responses for kinds without a protobuf table and for errors of
 //!   custom resources. Of
 //!   what kube-apiserver's decoding of a built-in object into its Go types and encoding again
-//!   changes, kcr-testenv does the `null`s (dropped, made
-//!   zero values or kept, as each Go field's type and tags say) but not the rest: a zero value
-//!   sent for a non-pointer `omitempty` field (`paused: false`) is kept, and a field left out
-//!   is not written with its zero (`lastProbeTime: null` in a Pod condition, `""` for a string
-//!   without `omitempty`).
+//!   changes, kcr-testenv does the `null`s and the fields left out (dropped, made
+//!   zero values or kept, as each Go field's type and tags say: `lastProbeTime: null` in a Pod
+//!   condition, `resources: {}` in a container) and a Pod's `podIP`/`podIPs` and
+//!   `hostIP`/`hostIPs`, but not the rest: a zero value sent for a non-pointer `omitempty`
+//!   field (`paused: false`) is kept.
 //!
 //! # Admin endpoint
 //!
@@ -417,6 +432,7 @@ mod admission;
 mod api_resources;
 mod body;
 mod bootstrap;
+mod cel_library;
 mod component_status;
 mod controllers;
 mod conversion;

@@ -51,6 +51,12 @@ pub(crate) struct Options {
     pub(crate) quota_controller: bool,
     /// Run kube-controller-manager's PVC and PV protection controllers.
     pub(crate) storage_protection: bool,
+    /// Run kube-controller-manager's Deployment and ReplicaSet controllers.
+    pub(crate) workload_controllers: bool,
+    /// Run kube-controller-manager's StatefulSet controller.
+    pub(crate) stateful_set_controller: bool,
+    /// Run kube-controller-manager's Job controller.
+    pub(crate) job_controller: bool,
     /// The admission plugins switched off (`--disable-admission-plugins`).
     pub(crate) disabled_admission_plugins: std::collections::BTreeSet<String>,
 }

@@ -45,6 +45,9 @@ impl Default for TestEnvBuilder {
                 garbage_collector: false,
                 quota_controller: false,
                 storage_protection: false,
+                workload_controllers: false,
+                stateful_set_controller: false,
+                job_controller: false,
                 disabled_admission_plugins: Default::default(),
             },
             port: 0,
@@ -247,6 +250,40 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Runs kube-controller-manager's Deployment and ReplicaSet controllers (off by default):
+    /// a Deployment gets its ReplicaSet `<name>-<pod-template-hash>` (rolling updates and
+    /// `Recreate` as kube-controller-manager does them, its status with the `Available` and
+    /// `Progressing` conditions), a ReplicaSet its Pods (created, adopted, released, deleted as
+    /// kube-controller-manager ranks them) and its status. No scheduler or kubelet runs, so the
+    /// Pods stay `Pending` and never become ready, as on a cluster without nodes.
+    pub fn workload_controllers(mut self, enabled: bool) -> Self {
+        self.options.workload_controllers = enabled;
+        self
+    }
+
+    /// Runs kube-controller-manager's StatefulSet controller (off by default): each
+    /// StatefulSet gets its ControllerRevisions (`<set>-<hash>`, hashed as kube-controller-manager
+    /// hashes them), its Pods `<set>-<ordinal>` with their claims from `volumeClaimTemplates`
+    /// (`OrderedReady`: one at a time, each waiting for the previous one to be Running and
+    /// Ready; `Parallel`: all), scale-down and rolling-update deletions, and its status. As on a
+    /// cluster without scheduler and kubelets, its Pods stay `Pending`.
+    pub fn stateful_set_controller(mut self, enabled: bool) -> Self {
+        self.options.stateful_set_controller = enabled;
+        self
+    }
+
+    /// Runs kube-controller-manager's Job controller (off by default): each Job that has not
+    /// finished gets its Pods (`parallelism`, at most what `completions` still needs; none while
+    /// `suspend`ed, with the `Suspended` condition), its status (`startTime`, `active`, `ready`,
+    /// `terminating`, `uncountedTerminatedPods`, the counters of finished Pods) and its end
+    /// (`FailureTarget`/`Failed` past `activeDeadlineSeconds` or `backoffLimit`,
+    /// `SuccessCriteriaMet`/`Complete` at `completions`). Deadlines follow tokio's clock, so a
+    /// test with `tokio::time::pause()` reaches one with `tokio::time::advance`.
+    pub fn job_controller(mut self, enabled: bool) -> Self {
+        self.options.job_controller = enabled;
+        self
+    }
+
     /// Switches an admission plugin on or off by its kube-apiserver name, as
     /// `--enable-admission-plugins` / `--disable-admission-plugins` do (all are on by default,
     /// as in kube-apiserver v1.36): `NamespaceLifecycle`, `LimitRanger`, `ServiceAccount`,
@@ -283,13 +320,17 @@ impl TestEnvBuilder {
     /// A preset that behaves as a cluster with kube-controller-manager running, as far as
     /// kcr-testenv emulates one: the namespace finalizer, the namespace controllers
     /// ([`namespace_controllers`](Self::namespace_controllers)), the garbage collector, the
-    /// resource quota controller and the storage protection controllers on.
+    /// resource quota controller, the storage protection controllers and the Deployment,
+    /// ReplicaSet, StatefulSet and Job controllers on.
     pub fn realistic(self) -> Self {
         self.finalize_namespaces(true)
             .namespace_controllers(true)
             .garbage_collector(true)
             .quota_controller(true)
             .storage_protection(true)
+            .workload_controllers(true)
+            .stateful_set_controller(true)
+            .job_controller(true)
     }
 
     /// Listens on this port (default 0: a free port).
@@ -347,6 +388,15 @@ impl TestEnvBuilder {
         }
         if shared.options.storage_protection {
             crate::controllers::spawn_storage_protection(&shared);
+        }
+        if shared.options.workload_controllers {
+            crate::controllers::spawn_workload_controllers(&shared);
+        }
+        if shared.options.stateful_set_controller {
+            crate::controllers::spawn_stateful_set_controller(&shared);
+        }
+        if shared.options.job_controller {
+            crate::controllers::spawn_job_controller(&shared);
         }
         let host = if addr.ip().is_unspecified() {
             Ipv4Addr::LOCALHOST.into()

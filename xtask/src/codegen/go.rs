@@ -11,7 +11,8 @@
 //! import <alias> <import path>        an import of the package's files
 //! named <Name> <Go type>              a named type that is not a struct (`string`, `[]string`)
 //! struct <Name>                       a struct, its fields on the lines after it:
-//! field <Go type>[\t<tag>:<value>]... a field in declaration order; the tags it has (`json`,
+//! field <Go type>[\t<tag>:<value>]... a field in declaration order; its Go name (`name`,
+//!                                     none for an embedded field), the tags it has (`json`,
 //!                                     `protobuf`, `patchStrategy`, `patchMergeKey`),
 //!                                     `embedded` for an embedded field and the `+` markers of
 //!                                     its comment that the OpenAPI spec takes (`+listType=map`,
@@ -27,6 +28,9 @@ use regex::Regex;
 /// A field of a Go struct.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GoField {
+    /// Its Go name (`Replicas`, `i`), `None` for an embedded field (whose Go name is its
+    /// type's name without package and `*`).
+    pub name: Option<String>,
     /// Its Go type as written (`*int32`, `[]Container`, `metav1.ObjectMeta`).
     pub go_type: String,
     /// An embedded field (a type without a field name).
@@ -217,11 +221,12 @@ pub fn read_go(key: &str, path: &str, src: &str) -> Package {
                     }
                 }
             }
-            let (go_type, embedded) = match decl.split_once(char::is_whitespace) {
-                Some((_, rest)) => (rest.trim_start(), false),
-                None => (decl, true),
+            let (name, go_type, embedded) = match decl.split_once(char::is_whitespace) {
+                Some((name, rest)) => (Some(name.to_owned()), rest.trim_start(), false),
+                None => (None, decl, true),
             };
             fields.push(GoField {
+                name,
                 go_type: go_type.to_owned(),
                 embedded,
                 json,
@@ -241,7 +246,7 @@ pub fn read_go(key: &str, path: &str, src: &str) -> Package {
     }
     let named = Regex::new(r"(?m)^type (\w+) ([^{\s][^\n]*)$").expect("regex");
     for m in named.captures_iter(src) {
-        if !m[2].starts_with("struct") {
+        if !m[2].starts_with("struct") && !m[2].starts_with("interface") {
             pkg.named.push((m[1].to_owned(), m[2].trim().to_owned()));
         }
     }
@@ -285,7 +290,8 @@ pub fn write(api: &Api) -> String {
     let mut out = String::new();
     out.push_str(
         "# The Go declarations of the Kubernetes API types that kcr's generated tables are made from\n\
-         # (struct fields with their Go types and `json`/`protobuf` tags, named types, imports).\n\
+         # (struct fields with their Go names, Go types and `json`/`protobuf` tags, named types,\n\
+         # imports).\n\
          # Written by `cargo xtask gen --import DIR`; read by `cargo xtask gen`. Do not edit.\n",
     );
     let _ = writeln!(out, "version {}", api.version);
@@ -305,6 +311,9 @@ pub fn write(api: &Api) -> String {
             for f in fields {
                 out.push_str("field ");
                 out.push_str(&f.go_type);
+                if let Some(name) = &f.name {
+                    let _ = write!(out, "\tname:{name}");
+                }
                 if f.embedded {
                     out.push_str("\tembedded");
                 }
@@ -379,6 +388,7 @@ pub fn parse(text: &str) -> Result<Api, String> {
                     .ok_or_else(|| format!("{}: a field before any struct", at()))?;
                 let mut parts = rest.split('\t');
                 let mut field = GoField {
+                    name: None,
                     go_type: parts.next().unwrap_or_default().to_owned(),
                     embedded: false,
                     json: None,
@@ -393,6 +403,7 @@ pub fn parse(text: &str) -> Result<Api, String> {
                         _ if part.starts_with('+') => field.markers.push(part[1..].to_owned()),
                         Some(("patchStrategy", ps)) => field.patch_strategy = Some(ps.to_owned()),
                         Some(("patchMergeKey", pk)) => field.patch_merge_key = Some(pk.to_owned()),
+                        Some(("name", n)) => field.name = Some(n.to_owned()),
                         Some(("json", j)) => field.json = Some(j.to_owned()),
                         Some(("protobuf", pb)) => field.protobuf = Some(pb.to_owned()),
                         _ => return Err(format!("{}: unknown field part {part:?}", at())),
@@ -455,6 +466,10 @@ type Empty struct{}
 
 type Policy string
 
+type Stringer interface {
+	String() string
+}
+
 type Names []string
 "#;
 
@@ -479,6 +494,12 @@ type Names []string
         assert_eq!(thing.len(), 6);
         let ports = &thing[2];
         assert_eq!(ports.go_type, "[]Port");
+        assert_eq!(ports.name.as_deref(), Some("Ports"));
+        assert_eq!(
+            thing[1].name, None,
+            "an embedded field has no name of its own"
+        );
+        assert_eq!(thing[5].name.as_deref(), Some("Untagged"));
         assert_eq!(ports.patch_strategy.as_deref(), Some("merge"));
         assert_eq!(ports.patch_merge_key.as_deref(), Some("name"));
         assert_eq!(
@@ -520,6 +541,7 @@ type Names []string
         assert_eq!(p.strukt("Empty"), Some(&[][..]));
         assert_eq!(p.named("Policy"), Some("string"));
         assert_eq!(p.named("Names"), Some("[]string"));
+        assert_eq!(p.named("Stringer"), None, "an interface is no named type");
     }
 
     #[test]

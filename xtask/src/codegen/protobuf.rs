@@ -59,7 +59,12 @@ pub const SOURCES: &[Source] = &[
     Source {
         key: META,
         path: "k8s.io/apimachinery/pkg/apis/meta/v1",
-        files: &["apimachinery/pkg/apis/meta/v1/types.go"],
+        files: &[
+            "apimachinery/pkg/apis/meta/v1/types.go",
+            "apimachinery/pkg/apis/meta/v1/time.go",
+            // `FieldsV1` as Go builds it by default (without the `fieldsv1string` tag).
+            "apimachinery/pkg/apis/meta/v1/fieldsv1_byte.go",
+        ],
     },
     api!("core/v1"),
     api!("apps/v1"),
@@ -91,6 +96,29 @@ pub const SOURCES: &[Source] = &[
             "apiextensions-apiserver/pkg/apis/apiextensions/v1/types.go",
             "apiextensions-apiserver/pkg/apis/apiextensions/v1/types_jsonschema.go",
         ],
+    },
+    // The Go structs behind the types with a JSON form of their own (their unexported fields
+    // too), which the pod-template-hash table (`go_types`) prints as go-spew does.
+    Source {
+        key: "resource",
+        path: "k8s.io/apimachinery/pkg/api/resource",
+        files: &[
+            "apimachinery/pkg/api/resource/quantity.go",
+            "apimachinery/pkg/api/resource/amount.go",
+        ],
+    },
+    Source {
+        key: "types",
+        path: "k8s.io/apimachinery/pkg/types",
+        files: &[
+            "apimachinery/pkg/types/uid.go",
+            "apimachinery/pkg/types/nodename.go",
+        ],
+    },
+    Source {
+        key: "intstr",
+        path: "k8s.io/apimachinery/pkg/util/intstr",
+        files: &["apimachinery/pkg/util/intstr/intstr.go"],
     },
 ];
 

@@ -270,6 +270,12 @@ pub(crate) fn validate_update(
     old: &Value,
     new: Option<&Value>,
 ) -> ApiResult<()> {
+    if t.def.custom {
+        // The warnings of the update's validation (before admission): the CRD's rules that
+        // fail on unchanged values (a no-op update changes none).
+        let warnings = crate::custom_resource::rule_warnings(&t.def, old, new.unwrap_or(old));
+        req.warnings.lock().extend(warnings);
+    }
     let Some(new) = new else {
         return Ok(());
     };

@@ -26,11 +26,11 @@
 //! `Validation failed for ValidatingAdmissionPolicy '<p>' with binding '<b>': <message>`;
 //! `Audit` goes to the audit log, which kcr-testenv does not keep.
 //!
-//! Not ported: Kubernetes' own CEL libraries (`quantity`, `url`, `ip`, `cidr`, `authorizer`,
-//! `format`), the type checking of expressions against the matched kinds (the policy's
-//! `status.typeChecking`), cost limits, and evaluation on deletes and connects.
-
-use std::sync::{Arc, LazyLock};
+//! The expressions run in [`cel_library`](crate::cel_library)'s environment (with Kubernetes'
+//! list, regex and sets functions). Not ported: Kubernetes' `quantity`, `url`, `ip`, `cidr`,
+//! `authorizer` and `format` libraries, the type checking of expressions against the matched
+//! kinds (the policy's `status.typeChecking`), cost limits, and evaluation on deletes and
+//! connects.
 
 use serde_json::{Map, Value, json};
 
@@ -42,17 +42,7 @@ pub(super) struct ValidatingAdmissionPolicy;
 
 const GROUP: &str = "admissionregistration.k8s.io";
 
-static ENV: LazyLock<Arc<cel::Env>> = LazyLock::new(|| {
-    let mut env = cel::Env::stdlib();
-    for ext in [
-        cel::extensions::strings as fn(&mut cel::Env) -> _,
-        cel::extensions::lists,
-        cel::extensions::math,
-    ] {
-        let _ = env.add_extension(ext);
-    }
-    Arc::new(env)
-});
+use crate::cel_library::ENV;
 
 /// Whether a label selector (`matchLabels`, `matchExpressions`) matches `labels`; no selector
 /// matches everything.

@@ -7,17 +7,31 @@
 //! collector; with [`TestEnvBuilder::quota_controller`](crate::TestEnvBuilder::quota_controller),
 //! the resource quota controller; with
 //! [`TestEnvBuilder::storage_protection`](crate::TestEnvBuilder::storage_protection), the PVC
-//! and PV protection controllers. The namespace finalizer lives in `namespace`.
+//! and PV protection controllers; with
+//! [`TestEnvBuilder::workload_controllers`](crate::TestEnvBuilder::workload_controllers), the
+//! Deployment and ReplicaSet controllers ([`workloads`]); with
+//! [`TestEnvBuilder::stateful_set_controller`](crate::TestEnvBuilder::stateful_set_controller)
+//! and [`TestEnvBuilder::job_controller`](crate::TestEnvBuilder::job_controller), the
+//! StatefulSet and Job controllers (which write through [`requests`], as a client does). The
+//! namespace finalizer lives in `namespace`.
 //!
 //! Like kube-controller-manager they work after the fact: a pass after every change, so a
 //! client sees the objects shortly after the namespace, not in the namespace's create answer,
 //! and an object deleted by a client comes back.
 
+mod events;
 mod garbage_collector;
+mod go_types;
+mod history;
+mod job;
+pub(crate) mod pod_template_hash;
+mod requests;
 mod resource_quota;
 mod root_ca_publisher;
 mod service_account;
+mod stateful_set;
 mod storage_protection;
+pub(crate) mod workloads;
 
 use std::sync::{Arc, Weak};
 
@@ -121,10 +135,25 @@ pub(crate) fn spawn_quota_controller(shared: &Arc<Shared>) {
     tokio::spawn(run_on_changes(Arc::downgrade(shared), resource_quota::sync));
 }
 
+/// Starts the Deployment and ReplicaSet controllers for `shared`.
+pub(crate) fn spawn_workload_controllers(shared: &Arc<Shared>) {
+    workloads::spawn(shared);
+}
+
 /// Starts the PVC and PV protection controllers for `shared`.
 pub(crate) fn spawn_storage_protection(shared: &Arc<Shared>) {
     tokio::spawn(run_on_changes(
         Arc::downgrade(shared),
         storage_protection::sync,
     ));
+}
+
+/// Starts the StatefulSet controller for `shared`.
+pub(crate) fn spawn_stateful_set_controller(shared: &Arc<Shared>) {
+    tokio::spawn(stateful_set::run(Arc::downgrade(shared)));
+}
+
+/// Starts the Job controller for `shared`.
+pub(crate) fn spawn_job_controller(shared: &Arc<Shared>) {
+    tokio::spawn(job::run(Arc::downgrade(shared)));
 }

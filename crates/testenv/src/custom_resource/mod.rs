@@ -16,6 +16,7 @@ pub(crate) mod pruning;
 pub(crate) mod scale;
 pub(crate) mod schema_validation;
 pub(crate) mod structural;
+pub(crate) mod validation_rules;
 
 use serde_json::{Map, Value};
 
@@ -124,6 +125,32 @@ pub(crate) fn other_version_fields(
 pub(crate) fn validate(def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
     match schema_of(def) {
         Some(schema) => schema_validation::validate(obj, schema),
+        None => Vec::new(),
+    }
+}
+
+/// The causes of the validation rules (`x-kubernetes-validations`) of `def`'s version on `new`,
+/// the object as it will be stored; `old`: the stored object on an update. `schema_errors`:
+/// what the schema validation found (see [`validation_rules::validate`]).
+pub(crate) fn validate_rules(
+    def: &ResourceDef,
+    new: &Map<String, Value>,
+    old: Option<&Value>,
+    schema_errors: &[FieldError],
+) -> Vec<FieldError> {
+    match schema_of(def) {
+        Some(schema) => {
+            validation_rules::validate(schema, &Value::Object(new.clone()), old, schema_errors)
+        }
+        None => Vec::new(),
+    }
+}
+
+/// The warnings of the validation rules of `def`'s version that fail on values an update of
+/// `old` to `new` keeps (ratcheting: kube-apiserver lets the update through and warns).
+pub(crate) fn rule_warnings(def: &ResourceDef, old: &Value, new: &Value) -> Vec<String> {
+    match schema_of(def) {
+        Some(schema) => validation_rules::ratcheting_warnings(schema, new, old),
         None => Vec::new(),
     }
 }

@@ -46,6 +46,10 @@ fn list<'a>(s: &'a Value, key: &str) -> &'a [Value] {
 pub(crate) fn validate(schema: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     walk(schema, path, &Context::default(), true, &mut errs);
+    // The rules are compiled only in a schema without other errors (their types come from it).
+    if errs.is_empty() {
+        errs.extend(super::validation_rules::schema_compile_errors(schema, path));
+    }
     errs
 }
 
@@ -315,7 +319,12 @@ fn extensions(s: &Value, path: &str, errs: &mut Vec<FieldError>) {
         }
     }
     for (i, rule) in list(s, "x-kubernetes-validations").iter().enumerate() {
-        validation_rule(rule, &format!("{path}.x-kubernetes-validations[{i}]"), errs);
+        validation_rule(
+            s,
+            rule,
+            &format!("{path}.x-kubernetes-validations[{i}]"),
+            errs,
+        );
     }
 }
 
@@ -391,7 +400,7 @@ fn map_list(
 
 /// The parts of an `x-kubernetes-validations` rule checked without compiling it (CEL
 /// expressions are not compiled here).
-fn validation_rule(rule: &Value, path: &str, errs: &mut Vec<FieldError>) {
+fn validation_rule(s: &Value, rule: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let raw_rule = text(rule, "rule");
     let message = text(rule, "message");
     let trimmed_rule = raw_rule.trim();
@@ -439,6 +448,30 @@ fn validation_rule(rule: &Value, path: &str, errs: &mut Vec<FieldError>) {
                 format!("{path}.reason"),
                 &json!(reason),
                 &supported,
+            ));
+        }
+    }
+    let field_path = text(rule, "fieldPath");
+    if !field_path.is_empty() {
+        if field_path.trim().is_empty() {
+            errs.push(FieldError::invalid(
+                format!("{path}.fieldPath"),
+                &json!(field_path),
+                "fieldPath must be non-empty if specified",
+            ));
+        }
+        if field_path.contains('\n') || field_path.contains('\r') {
+            errs.push(FieldError::invalid(
+                format!("{path}.fieldPath"),
+                &json!(field_path),
+                "fieldPath must not contain line breaks",
+            ));
+        }
+        if !super::validation_rules::field_path_valid(field_path, s) {
+            errs.push(FieldError::invalid(
+                format!("{path}.fieldPath"),
+                &json!(field_path),
+                "fieldPath must be a valid path",
             ));
         }
     }

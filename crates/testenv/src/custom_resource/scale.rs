@@ -37,6 +37,11 @@ impl ScalePaths {
         })
     }
 
+    /// The path of the replicas a Scale's `spec.replicas` is (`specReplicasPath`).
+    pub(crate) fn spec_replicas_path(&self) -> &[String] {
+        &self.spec_replicas
+    }
+
     /// The `Scale` of `obj`.
     pub(crate) fn scale_of(&self, obj: &Value) -> Value {
         let m = obj.get("metadata").cloned().unwrap_or(json!({}));
@@ -61,7 +66,7 @@ impl ScalePaths {
                 "resourceVersion": m.get("resourceVersion"),
                 "creationTimestamp": m.get("creationTimestamp"),
             },
-            "spec": {"replicas": replicas(&self.spec_replicas)},
+            "spec": crate::endpoints::handlers::scale::spec_of(json!(replicas(&self.spec_replicas))),
             "status": status,
         })
     }

@@ -118,6 +118,25 @@ fn decode(obj: &Value) -> Option<Vec<Entry>> {
     entries.filter(|e| !e.is_empty())
 }
 
+/// Whether a write asks to reset the managed fields: its `metadata.managedFields` is an empty
+/// list, or a list of one empty entry (`[{}]`). The write then starts from no entries, so
+/// that it owns just what it changes.
+fn is_reset(obj: &Value) -> bool {
+    let Some(list) = obj
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+    else {
+        return false;
+    };
+    match list.as_slice() {
+        [] => true,
+        [only] => only
+            .as_object()
+            .is_some_and(|m| m.values().all(|v| v.is_null() || v.as_str() == Some(""))),
+        _ => false,
+    }
+}
+
 /// How many `Update` entries an object keeps; older ones merge into one `ancient-changes`
 /// entry per API version (kube-apiserver's `DefaultMaxUpdateManagers`).
 const MAX_UPDATE_MANAGERS: usize = 10;
@@ -238,6 +257,9 @@ pub(crate) enum Reset {
     Status,
     /// The status subresource: only `status` is written.
     AllButStatus,
+    /// The status subresource of a kind whose status strategy takes metadata from the request
+    /// too: only `status` and `metadata` are written.
+    AllButStatusAndMetadata,
 }
 
 /// The field manager of one write: the type's schema, the request's API version and
@@ -276,16 +298,29 @@ impl FieldManager {
         }
     }
 
+    /// The object a create compares with, when the kind's Go types give it: what decoding
+    /// `{}` into them and encoding it again writes (struct values, `null` times), so that a
+    /// create owns none of the zero values it did not set.
+    pub(crate) fn with_zero(mut self, zero: Value) -> FieldManager {
+        self.zero = zero;
+        self
+    }
+
     /// The reset fields of a write that involves these objects.
     fn ignored(&self, objects: &[&Value]) -> Set {
         let mut ignored = Set::default();
         match self.reset {
             Reset::Nothing => {}
             Reset::Status => ignored.insert(&fields(&["status"])),
-            Reset::AllButStatus => {
+            Reset::AllButStatus | Reset::AllButStatusAndMetadata => {
+                let metadata = self.reset == Reset::AllButStatusAndMetadata;
                 for o in objects {
                     for k in o.as_object().into_iter().flat_map(Map::keys) {
-                        if k != "status" && k != "apiVersion" && k != "kind" {
+                        if k != "status"
+                            && k != "apiVersion"
+                            && k != "kind"
+                            && !(metadata && k == "metadata")
+                        {
                             ignored.insert(&fields(&[k]));
                         }
                     }
@@ -304,9 +339,13 @@ impl FieldManager {
         } else {
             None
         };
-        let mut entries = incoming
-            .or_else(|| live.and_then(decode))
-            .unwrap_or_default();
+        let mut entries = if self.subresource.is_empty() && is_reset(new) {
+            Vec::new()
+        } else {
+            incoming
+                .or_else(|| live.and_then(decode))
+                .unwrap_or_default()
+        };
         let old = live.map_or_else(|| self.zero.clone(), without_managed_fields);
         let cur = without_managed_fields(new);
         let ignored = self.ignored(&[&old, &cur]);
@@ -454,6 +493,93 @@ fn conflict_error(mut conflicts: Vec<(String, String, Path)>) -> ApiError {
     ApiError::new(409, "Conflict", message).with_details(json!({"causes": causes}))
 }
 
+/// kube-apiserver's scale handler around a server-side apply through `/scale`: the entries of
+/// `parent` that own its replicas field (`replicas_path`) become entries of the `scale` owning
+/// `.spec.replicas` (at `autoscaling/v1`), `config` is applied to the Scale by `manager`, and
+/// the Scale's entries map back onto the parent's: a manager that lost the replicas no longer
+/// owns them in its parent entry, a manager new to them gets an entry of `parent_api_version`
+/// and subresource `scale` (without a time). Returns the applied Scale and the parent's new
+/// `managedFields`.
+pub(crate) fn apply_through_scale(
+    parent: &Value,
+    replicas_path: &[&str],
+    parent_api_version: &str,
+    scale: &Value,
+    config: &Value,
+    manager: &str,
+    force: bool,
+) -> Result<(Value, Value), ApiError> {
+    let path = fields(replicas_path);
+    let scale_path = fields(&["spec", "replicas"]);
+    let mut only_path = Set::default();
+    only_path.insert(&path);
+    let mut only_scale_path = Set::default();
+    only_scale_path.insert(&scale_path);
+    let parent_entries = decode(parent).unwrap_or_default();
+    let scale_entries: Vec<Entry> = parent_entries
+        .iter()
+        .filter(|e| e.set.has(&path))
+        .map(|e| Entry {
+            api_version: "autoscaling/v1".into(),
+            set: only_scale_path.clone(),
+            ..e.clone()
+        })
+        .collect();
+    let mut live = scale.clone();
+    encode(&mut live, scale_entries);
+    let schema = Schema::custom(Some(&json!({
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
+            "status": {"type": "object", "properties": {
+                "replicas": {"type": "integer"}, "selector": {"type": "string"}}},
+        }
+    })));
+    let fm = FieldManager::new(schema, "autoscaling/v1", "scale", Reset::Nothing, true);
+    let applied = fm.apply(Some(&live), config, manager, force)?;
+    let mut after: Vec<Entry> = decode(&applied).unwrap_or_default();
+    let mut entries = Vec::new();
+    for e in parent_entries {
+        if !e.set.has(&path) {
+            entries.push(e);
+            continue;
+        }
+        match after.iter().position(|s| s.identifier() == e.identifier()) {
+            Some(i) => {
+                after.remove(i);
+                entries.push(e);
+            }
+            None => {
+                let set = e.set.difference(&only_path);
+                if !set.is_empty() {
+                    entries.push(Entry { set, ..e });
+                }
+            }
+        }
+    }
+    for s in after {
+        if s.set.has(&scale_path) {
+            entries.push(Entry {
+                api_version: parent_api_version.to_owned(),
+                time: None,
+                set: only_path.clone(),
+                ..s
+            });
+        }
+    }
+    let mut holder = json!({"metadata": {}});
+    encode(&mut holder, entries);
+    let managed = holder
+        .pointer("/metadata/managedFields")
+        .cloned()
+        .unwrap_or_else(|| json!([]));
+    let mut applied = applied;
+    if let Some(m) = applied.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("managedFields");
+    }
+    Ok((applied, managed))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,6 +609,35 @@ mod tests {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn an_empty_entry_or_list_should_reset_the_managed_fields() {
+        let fm = cm();
+        let mut live =
+            json!({"metadata": {"name": "c", "finalizers": ["x/y"]}, "data": {"a": "1"}});
+        fm.update(None, &mut live, "creator");
+        assert_eq!(fields_of(&live).len(), 1);
+        // Removing a finalizer with `[{}]`: nobody owns anything afterwards.
+        let mut next =
+            json!({"metadata": {"name": "c", "managedFields": [{}]}, "data": {"a": "1"}});
+        fm.update(Some(&live), &mut next, "cleaner");
+        assert!(fields_of(&next).is_empty());
+        // `[]` resets too; the write then owns what it changed.
+        let mut next = json!({"metadata": {"name": "c", "managedFields": []}, "data": {"a": "2"}});
+        fm.update(Some(&live), &mut next, "cleaner");
+        assert_eq!(
+            fields_of(&next),
+            vec![(
+                "cleaner".into(),
+                "Update".into(),
+                json!({"f:data": {"f:a": {}}})
+            )]
+        );
+        // Without a reset the live entries stay.
+        let mut next = json!({"metadata": {"name": "c"}, "data": {"a": "1"}});
+        fm.update(Some(&live), &mut next, "cleaner");
+        assert_eq!(fields_of(&next).len(), 1);
     }
 
     #[test]

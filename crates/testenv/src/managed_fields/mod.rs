@@ -11,7 +11,7 @@ pub(crate) mod typed_patch;
 
 use serde_json::Value;
 
-pub(crate) use field_manager::{FieldManager, Reset};
+pub(crate) use field_manager::{FieldManager, Reset, apply_through_scale};
 pub(crate) use schema::{Schema, Ty};
 
 use crate::registry::ResourceDef;
@@ -57,18 +57,27 @@ pub(crate) fn field_manager_for(
     subresource: Option<&str>,
 ) -> FieldManager {
     let (sub, reset) = match subresource {
+        // The older status strategies that take metadata from the request (see
+        // `registry::generic::status_metadata`) record it too.
+        Some("status") if !crate::registry::generic::status_metadata(def).is_empty() => {
+            ("status", Reset::AllButStatusAndMetadata)
+        }
         Some("status") => ("status", Reset::AllButStatus),
         Some(other) => (other, Reset::Nothing),
         None if def.status => ("", Reset::Status),
         None => ("", Reset::Nothing),
     };
-    FieldManager::new(
+    let manager = FieldManager::new(
         schema_for(store, def),
         &def.api_version(),
         sub,
         reset,
         def.custom,
-    )
+    );
+    match crate::validation::unknown_fields::zero_object(def) {
+        Some(zero) => manager.with_zero(zero),
+        None => manager,
+    }
 }
 
 /// Why an apply body could not be read.

@@ -120,10 +120,21 @@ pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), JsonPa
             }
             "replace" => {
                 let v = value()?;
-                let slot = get_mut(target, &path).ok_or_else(|| {
-                    JsonPatchError::Failed(format!("path /{} does not exist", path.join("/")))
-                })?;
-                *slot = v;
+                let missing =
+                    || JsonPatchError::Failed(format!("path /{} does not exist", path.join("/")));
+                match path.split_last() {
+                    // evanphx/json-patch (v4) reads a missing key of an object as null, so
+                    // `replace` sets a key the object lacks (an array index must exist).
+                    Some((last, parent)) => match get_mut(target, parent).ok_or_else(missing)? {
+                        Value::Object(m) => {
+                            m.insert(last.clone(), v);
+                        }
+                        other => {
+                            *get_mut(other, std::slice::from_ref(last)).ok_or_else(missing)? = v
+                        }
+                    },
+                    None => *target = v,
+                }
             }
             "move" => {
                 let from = tokens(field("from")?)?;
@@ -187,10 +198,24 @@ mod tests {
         assert!(matches!(
             json_patch(
                 &mut v,
-                &json!([{"op": "replace", "path": "/nope", "value": 2}])
+                &json!([{"op": "replace", "path": "/nope/x", "value": 2}])
             ),
             Err(JsonPatchError::Failed(_))
         ));
+        assert!(matches!(
+            json_patch(
+                &mut json!({"a": [1]}),
+                &json!([{"op": "replace", "path": "/a/1", "value": 2}])
+            ),
+            Err(JsonPatchError::Failed(_))
+        ));
+        // As evanphx/json-patch v4: a missing key of an existing object is replaced (set).
+        json_patch(
+            &mut v,
+            &json!([{"op": "replace", "path": "/nope", "value": 2}]),
+        )
+        .unwrap();
+        assert_eq!(v, json!({"x": 1, "nope": 2}));
         assert!(matches!(
             json_patch(&mut v, &json!({"op": "add"})),
             Err(JsonPatchError::Malformed(_))

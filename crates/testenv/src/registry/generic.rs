@@ -73,6 +73,28 @@ pub(crate) enum Part {
     Status,
 }
 
+/// An object's annotations, `None` when it has none (Go compares a nil and an empty map equal).
+fn annotations(v: &Value) -> Option<&Map<String, Value>> {
+    v.pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .filter(|m| !m.is_empty())
+}
+
+/// The metadata fields that a write through `/status` may change: kube-apiserver's older
+/// status strategies reset only the spec (ReplicaSets) or the spec and labels (Deployments),
+/// so kube-controller-manager's Deployment controller records a revision annotation through
+/// `/status`; the others keep the object's metadata.
+pub(crate) fn status_metadata(def: &ResourceDef) -> &'static [&'static str] {
+    if def.custom || def.group != "apps" {
+        return &[];
+    }
+    match def.kind.as_str() {
+        "Deployment" => &["annotations", "finalizers", "ownerReferences"],
+        "ReplicaSet" => &["labels", "annotations", "finalizers", "ownerReferences"],
+        _ => &[],
+    }
+}
+
 /// Builds the object an update stores: `Ok(None)` for a no-op.
 /// The field manager's part of an update (`old`, the object as the request makes it): it runs
 /// after the decoder's defaults and before the strategy prepares the update, as
@@ -121,6 +143,17 @@ pub(crate) fn prepare_update(
                     Some(s) => m.insert("status".into(), s.clone()),
                     None => m.remove("status"),
                 };
+                // What the kind's status strategy takes from the new object's metadata.
+                for k in status_metadata(def) {
+                    let old_meta = m.get("metadata").and_then(|v| v.get(*k)).cloned();
+                    let new_meta = new_value.pointer(&format!("/metadata/{k}")).cloned();
+                    if old_meta != new_meta {
+                        match new_meta {
+                            Some(v) => metadata_mut(m).insert((*k).into(), v),
+                            None => metadata_mut(m).remove(*k),
+                        };
+                    }
+                }
                 // The field manager of the write (server-side apply) has already worked out
                 // the entries.
                 if let Some(f) = new_value.pointer("/metadata/managedFields") {
@@ -143,12 +176,14 @@ pub(crate) fn prepare_update(
         };
         result = m;
         let strategy = strategy_for(def);
-        validation::field::check(
-            strategy.error_group(def),
-            &def.kind,
-            name,
-            strategy.validate_status_update(old, &result),
-        )?;
+        let mut errs = strategy.validate_status_update(old, &result);
+        if def.custom {
+            // apiextensions-apiserver's status strategy checks the schema and its rules too.
+            errs.extend(crate::custom_resource::validate(def, &result));
+            let rules = crate::custom_resource::validate_rules(def, &result, Some(old), &errs);
+            errs.extend(rules);
+        }
+        validation::field::check(strategy.error_group(def), &def.kind, name, errs)?;
     }
     if let Part::Main = part {
         if def.status {
@@ -219,6 +254,10 @@ pub(crate) fn prepare_update(
     let bump = match def.generation() {
         Generation::Untracked | Generation::OnCreate => false,
         Generation::OnSpecChange => spec_changed(old, &result, main_custom),
+        Generation::OnSpecOrAnnotationsChange => {
+            spec_changed(old, &result, main_custom)
+                || (matches!(part, Part::Main) && annotations(old) != annotations(&result))
+        }
         Generation::OnChangeOrLabels => {
             spec_changed(old, &result, true)
                 || old.pointer("/metadata/labels") != result.pointer("/metadata/labels")
@@ -490,6 +529,15 @@ pub(crate) fn mark_deleting(
         );
         meta.insert("deletionGracePeriodSeconds".into(), json!(0));
         meta.insert("resourceVersion".into(), Value::String(next.to_string()));
+        // The first deletion changes what the object's controllers do: kube-apiserver bumps
+        // a generation it keeps (`updateForGracefulDeletionAndFinalizers`).
+        if let Some(g) = meta
+            .get("generation")
+            .and_then(Value::as_i64)
+            .filter(|g| *g > 0)
+        {
+            meta.insert("generation".into(), json!(g + 1));
+        }
     }
     let ns = meta_str(&old.value, "namespace").map(str::to_owned);
     let stored = commit(

@@ -23,6 +23,9 @@ pub(crate) enum Generation {
     /// 1 on create, then one more on each update that changes anything but metadata and status
     /// (workloads, Pods, CRDs, custom resources, policies, ...).
     OnSpecChange,
+    /// As `OnSpecChange`, and one more when an update of the main resource changes the
+    /// annotations (Deployments: their annotations are copied to their ReplicaSets).
+    OnSpecOrAnnotationsChange,
     /// 1 on create, then one more on each update that changes anything but metadata, or the
     /// labels (EndpointSlices, which have no status).
     OnChangeOrLabels,

@@ -8,7 +8,7 @@ use super::core;
 use super::field::FieldError;
 
 /// Whether `labels` satisfy `selector`'s `matchLabels` and `matchExpressions`.
-fn selects(selector: &Value, labels: &Map<String, Value>) -> bool {
+pub(crate) fn selects(selector: &Value, labels: &Map<String, Value>) -> bool {
     let match_labels = selector
         .get("matchLabels")
         .and_then(Value::as_object)
@@ -201,4 +201,57 @@ pub(crate) fn daemon_set(obj: &Map<String, Value>) -> Vec<FieldError> {
             Value::from(kind)
         ),
     }]
+}
+
+/// The internal `RollingUpdateStatefulSetStrategy` as Go encodes it in a message.
+fn stateful_set_rolling_update(r: &Value) -> String {
+    if r.is_null() {
+        return "null".into();
+    }
+    format!(
+        "{{\"Partition\":{},\"MaxUnavailable\":{}}}",
+        r.get("partition").cloned().unwrap_or(Value::from(0)),
+        r.get("maxUnavailable").cloned().unwrap_or(Value::Null)
+    )
+}
+
+/// A StatefulSet's update strategy (`ValidateStatefulSetUpdateStrategy`): `OnDelete` takes no
+/// `rollingUpdate`, another type than `RollingUpdate` or `OnDelete` is refused.
+pub(crate) fn stateful_set(obj: &Map<String, Value>) -> Vec<FieldError> {
+    let Some(strategy) = obj.get("spec").and_then(|s| s.get("updateStrategy")) else {
+        return Vec::new();
+    };
+    let kind = strategy
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let rolling = strategy.get("rollingUpdate").filter(|r| !r.is_null());
+    match kind {
+        "RollingUpdate" => Vec::new(),
+        "OnDelete" => match rolling {
+            Some(r) => vec![FieldError {
+                field: "spec.updateStrategy.rollingUpdate".into(),
+                reason: "FieldValueInvalid",
+                message: format!(
+                    "Invalid value: {}: only allowed for updateStrategy 'RollingUpdate'",
+                    stateful_set_rolling_update(r)
+                ),
+            }],
+            None => Vec::new(),
+        },
+        "" => vec![FieldError {
+            field: "spec.updateStrategy".into(),
+            reason: "FieldValueRequired",
+            message: "Required value".into(),
+        }],
+        other => vec![FieldError {
+            field: "spec.updateStrategy".into(),
+            reason: "FieldValueInvalid",
+            message: format!(
+                "Invalid value: {{\"Type\":{},\"RollingUpdate\":{}}}: must be 'RollingUpdate' or 'OnDelete'",
+                Value::from(other),
+                stateful_set_rolling_update(rolling.unwrap_or(&Value::Null))
+            ),
+        }],
+    }
 }

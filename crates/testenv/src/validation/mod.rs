@@ -37,6 +37,10 @@ pub(crate) fn on_create(def: &ResourceDef, obj: &Map<String, Value>) -> ApiResul
     let strategy = strategy_for(def);
     let mut errs = object_meta::validate(strategy.name_rule(), obj);
     errs.extend(strategy.validate(def, obj));
+    if def.custom {
+        let rules = crate::custom_resource::validate_rules(def, obj, None, &errs);
+        errs.extend(rules);
+    }
     field::check(strategy.error_group(def), &def.kind, name_of(obj), errs)
 }
 
@@ -66,6 +70,10 @@ pub(crate) fn on_update(
     } else {
         errs.extend(strategy.validate_update(old, new));
         errs.extend(new_state);
+    }
+    if def.custom {
+        let rules = crate::custom_resource::validate_rules(def, new, Some(old), &errs);
+        errs.extend(rules);
     }
     field::check(strategy.error_group(def), &def.kind, name_of(new), errs)
 }

@@ -120,15 +120,17 @@ pub(crate) fn decode(
     Ok(messages)
 }
 
-/// Turns the `null`s of a built-in object into what kube-apiserver's decoding into the kind's Go
-/// types and encoding again make of them (see [`go_nulls`](crate::wire::go_nulls)): dropped, a
-/// zero value, or kept. Custom resources and kinds kcr-testenv has no type for pass unchanged.
+/// Turns the `null`s of a built-in object, and the fields it leaves out, into what
+/// kube-apiserver's decoding into the kind's Go types and encoding again make of them (see
+/// [`go_nulls`](crate::wire::go_nulls)), and its empty `omitempty` lists and maps dropped
+/// ([`go_shape`](crate::wire::go_shape)). Custom resources and kinds kcr-testenv has no type
+/// for pass unchanged.
 pub(crate) fn normalize_nulls(def: &ResourceDef, obj: &mut Map<String, Value>) {
     if def.custom {
         return;
     }
     if let Some(types) = go_types(def) {
-        crate::wire::go_nulls::normalize(&types, obj);
+        crate::wire::go_nulls::round_trip(&types, obj);
         crate::wire::go_shape::decoded(&types, obj);
     }
 }
@@ -144,6 +146,19 @@ pub(crate) fn as_stored(def: &ResourceDef, obj: &mut Map<String, Value>) {
     if let Some(types) = go_types(def) {
         crate::wire::go_shape::stored(&types, obj);
     }
+}
+
+/// A built-in object of `def`'s kind with nothing set, as decoding `{}` into its Go types and
+/// encoding it again writes it (see [`go_nulls`](crate::wire::go_nulls)); `None` for custom
+/// resources and kinds kcr-testenv has no Go type for.
+pub(crate) fn zero_object(def: &ResourceDef) -> Option<Value> {
+    if def.custom {
+        return None;
+    }
+    let types = go_types(def)?;
+    let mut m = Map::new();
+    crate::wire::go_nulls::round_trip(&types, &mut m);
+    Some(Value::Object(m))
 }
 
 /// Drops the unknown fields (a duplicate keeps its last value, as the decoded object has it).

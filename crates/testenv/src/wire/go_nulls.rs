@@ -12,7 +12,12 @@
 //!   `omitzero` (`metadata.creationTimestamp`); a `resource.Quantity` value: `"0"`; an
 //!   `intstr.IntOrString` value: `0`; a `runtime.RawExtension`: `null`.
 //!
-//! An item of a list or a value of a map that is `null` becomes the zero of the item type.
+//! An item of a list or a value of a map that is `null` becomes the zero of the item type. A
+//! field of a struct the object leaves out is decoded as its zero value too, so it is written as
+//! a `null` field would be (a condition without `lastProbeTime` gets `lastProbeTime: null`, a
+//! container without `resources` gets `resources: {}`); the field manager then owns those
+//! fields for the writer that brought the struct (`f:lastProbeTime: {}`), as structured-merge-
+//! diff does with the object converted from the Go types.
 //!
 //! The Go type of each field comes from k8s-openapi ([`go_types`](super::go_types)), whether it
 //! is a pointer and its `omitempty` and `omitzero` from the Go sources
@@ -28,26 +33,36 @@ const MAX_DEPTH: usize = 128;
 
 /// Turns the `null`s of `obj`, an object of the kind `types` describes, into what decoding it
 /// into the Go types and encoding it again writes.
+#[cfg(test)]
 pub(crate) fn normalize(types: &GoTypes, obj: &mut Map<String, Value>) {
     if let GoType::Struct(i) = types.root {
-        walk_struct(types, i, obj, 0);
+        walk_struct(types, i, obj, 0, false);
     }
 }
 
-fn walk(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize) {
+/// What decoding `obj` into the Go types and encoding it again writes: its `null`s as the rules
+/// above turn them, and every field its structs leave out as a `null` field would be
+/// (a zero value, or nothing).
+pub(crate) fn round_trip(types: &GoTypes, obj: &mut Map<String, Value>) {
+    if let GoType::Struct(i) = types.root {
+        walk_struct(types, i, obj, 0, true);
+    }
+}
+
+fn walk(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize, fill: bool) {
     if depth > MAX_DEPTH {
         return;
     }
     match (ty.underlying(), v) {
-        (GoType::Struct(i), Value::Object(m)) => walk_struct(types, *i, m, depth + 1),
+        (GoType::Struct(i), Value::Object(m)) => walk_struct(types, *i, m, depth + 1, fill),
         (GoType::Slice(elem), Value::Array(items)) => {
             for item in items {
-                walk_item(types, elem, item, depth + 1);
+                walk_item(types, elem, item, depth + 1, fill);
             }
         }
         (GoType::Map(elem), Value::Object(m)) => {
             for item in m.values_mut() {
-                walk_item(types, elem, item, depth + 1);
+                walk_item(types, elem, item, depth + 1, fill);
             }
         }
         _ => {}
@@ -55,15 +70,15 @@ fn walk(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize) {
 }
 
 /// An item of a slice or a value of a map: `null` is the zero of its type.
-fn walk_item(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize) {
+fn walk_item(types: &GoTypes, ty: &GoType, v: &mut Value, depth: usize, fill: bool) {
     if v.is_null() {
         *v = zero(types, ty, depth);
     } else {
-        walk(types, ty, v, depth);
+        walk(types, ty, v, depth, fill);
     }
 }
 
-fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usize) {
+fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usize, fill: bool) {
     let Some(s) = types.structs.get(i) else {
         return;
     };
@@ -74,7 +89,7 @@ fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usi
             if v.is_null() {
                 return Some(k.clone());
             }
-            walk(types, ty, v, depth);
+            walk(types, ty, v, depth, fill);
             None
         })
         .collect();
@@ -89,6 +104,18 @@ fn walk_struct(types: &GoTypes, i: usize, m: &mut Map<String, Value>, depth: usi
             None => {
                 m.remove(&k);
             }
+        }
+    }
+    // A field the object leaves out is decoded as its zero value too, and encoded as one.
+    if !fill {
+        return;
+    }
+    for (k, ty) in &s.fields {
+        if m.contains_key(k) {
+            continue;
+        }
+        if let Some(v) = null_field(types, i, k, ty, depth) {
+            m.insert(k.clone(), v);
         }
     }
 }
@@ -418,5 +445,31 @@ mod tests {
                 proptest::prop_assert_eq!(once.pointer(&path), Some(&v), "{}", path);
             }
         }
+    }
+
+    #[test]
+    fn a_round_trip_should_write_the_zero_of_every_field_left_out() {
+        let types = go_types::of::<api::core::v1::Pod>().unwrap();
+        let mut m = json!({"spec": {"containers": [{"name": "c", "image": "i"}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+        .as_object()
+        .unwrap()
+        .clone();
+        round_trip(&types, &mut m);
+        let v = Value::Object(m);
+        // Value structs (`resources`), `null` times, required strings and lists stay or appear;
+        // pointers and `omitempty` fields do not.
+        assert_eq!(v["spec"]["containers"][0]["resources"], json!({}));
+        assert_eq!(
+            v["status"]["conditions"][0],
+            json!({"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": null})
+        );
+        assert_eq!(v["metadata"], json!({}));
+        assert!(v["spec"].get("nodeName").is_none());
+        assert!(v["spec"].get("securityContext").is_none());
+        // Idempotent.
+        let mut again = v.as_object().unwrap().clone();
+        round_trip(&types, &mut again);
+        assert_eq!(Value::Object(again), v);
     }
 }

@@ -26,7 +26,19 @@ pub(crate) fn get(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u16,
         .get(&t.def.storage, &t.key())
         .ok_or_else(|| ApiError::not_found(&t.def.group, &t.def.plural, t.name()))?;
     if t.sub.as_deref() == Some("scale") {
-        return Ok((200, to_bytes(&scale_for(&t.def, &stored.value))));
+        let scale = scale_for(&t.def, &stored.value);
+        if t.metadata_only {
+            // The Scale's metadata, as for any object asked for as PartialObjectMetadata.
+            return Ok((
+                200,
+                to_bytes(&serde_json::json!({
+                    "kind": "PartialObjectMetadata",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": scale.get("metadata").cloned().unwrap_or_default(),
+                })),
+            ));
+        }
+        return Ok((200, to_bytes(&scale)));
     }
     if let Some(schema) = t.protobuf
         && let Some(body) = crate::protobuf::encode_object(schema, stored)

@@ -14,7 +14,7 @@ use crate::endpoints::handlers::rest::dry_run;
 use crate::endpoints::handlers::rest::manage_write;
 use crate::endpoints::handlers::rest::to_bytes;
 use crate::endpoints::handlers::rest::{check_apply_type, check_type};
-use crate::endpoints::handlers::scale::write_scale;
+use crate::endpoints::handlers::scale::{apply_scale, write_scale};
 use crate::endpoints::installer::Target;
 use crate::managed_fields;
 use crate::meta::metadata_mut;
@@ -225,7 +225,24 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
     let Value::Object(config_map) = &config else {
         return Err(ApiError::internal("object is not a map"));
     };
-    check_apply_type(config_map, def)?;
+    if t.sub.as_deref() == Some("scale") {
+        let api_version = config_map
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let kind = config_map
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if (api_version, kind) != ("autoscaling/v1", "Scale") {
+            let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+            return Err(ApiError::bad_request(format!(
+                "invalid object type: {group}/{version}, Kind={kind}"
+            )));
+        }
+    } else {
+        check_apply_type(config_map, def)?;
+    }
     if let Some(n) = config_map
         .get("metadata")
         .and_then(|m| m.get("name"))
@@ -237,17 +254,21 @@ pub(crate) fn apply(shared: &Shared, req: &Request, t: &Target) -> ApiResult<(u1
             t.name()
         )));
     }
+    // structured-merge-diff's field manager refuses a configuration that brings managed
+    // fields (even an empty list): only the server writes them on an apply.
+    if config_map
+        .get("metadata")
+        .and_then(|m| m.get("managedFields"))
+        .is_some_and(|f| !f.is_null())
+    {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
     // structured-merge-diff types the configuration before it merges it.
     if t.sub.as_deref() != Some("scale") {
         managed_fields::typed_patch::check(def, config_map)?;
     }
     if t.sub.as_deref() == Some("scale") {
-        // The Scale object merges into the current one (no Apply entry for /scale yet).
-        return write_scale(shared, req, t, |current| {
-            let mut scale = current.clone();
-            patch::merge_patch(&mut scale, &config);
-            Ok(scale)
-        });
+        return apply_scale(shared, req, t, &config, manager, force);
     }
     let mut store = shared.store.lock();
     let fm = managed_fields::field_manager_for(&store, def, t.sub.as_deref());

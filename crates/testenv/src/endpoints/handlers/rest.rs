@@ -82,10 +82,13 @@ pub(crate) fn decode_fields(
 
 /// An object as kube-apiserver has it once decoded into its kind's Go types: every write of a
 /// built-in object (create, update, each kind of patch, apply, subresources) passes here before
-/// it is defaulted, so that its `null`s are dropped or become zero values as Go's decoding and
-/// encoding make them. Custom resources keep theirs.
+/// it is defaulted, so that its `null`s (and the fields it leaves out) are dropped or become zero
+/// values as Go's decoding and encoding make them, and what the internal type keeps of
+/// two-form fields is written back ([`round_trip`](crate::conversion::round_trip)). Custom
+/// resources keep theirs.
 pub(crate) fn decoded(def: &ResourceDef, obj: &mut Map<String, Value>) {
     validation::unknown_fields::normalize_nulls(def, obj);
+    crate::conversion::round_trip(def, obj);
 }
 
 /// Parses a request body as an object of the target's kind.

@@ -9,6 +9,7 @@ use crate::endpoints::handlers::rest::dry_run;
 use crate::endpoints::handlers::rest::manage_write;
 use crate::endpoints::handlers::rest::to_bytes;
 use crate::endpoints::installer::Target;
+use crate::managed_fields;
 use crate::registry::ResourceDef;
 use crate::registry::generic::Part;
 use crate::registry::generic::prepare_update;
@@ -29,6 +30,15 @@ pub(crate) fn scale_for(def: &ResourceDef, obj: &Value) -> Value {
     }
 }
 
+/// A Scale's `spec`: autoscaling/v1 `ScaleSpec.replicas` is `omitempty`, so `0` is left out.
+pub(crate) fn spec_of(replicas: Value) -> Value {
+    if replicas.as_i64() == Some(0) {
+        json!({})
+    } else {
+        json!({"replicas": replicas})
+    }
+}
+
 pub(crate) fn scale_of(obj: &Value) -> Value {
     let selector = match obj.get("kind").and_then(Value::as_str) {
         // A ReplicationController's selector is a plain label map.
@@ -40,6 +50,13 @@ pub(crate) fn scale_of(obj: &Value) -> Value {
         ),
     };
     let m = obj.get("metadata").cloned().unwrap_or(json!({}));
+    // `ScaleSpec.replicas` is `omitempty`: a Scale of 0 replicas has `spec: {}`.
+    let replicas = obj.pointer("/spec/replicas").cloned().unwrap_or(json!(1));
+    let spec = if replicas.as_i64() == Some(0) {
+        json!({})
+    } else {
+        json!({"replicas": replicas})
+    };
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -50,7 +67,7 @@ pub(crate) fn scale_of(obj: &Value) -> Value {
             "resourceVersion": m.get("resourceVersion"),
             "creationTimestamp": m.get("creationTimestamp"),
         },
-        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(1))},
+        "spec": spec,
         "status": {
             "replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
             "selector": selector,
@@ -66,13 +83,63 @@ pub(crate) fn write_scale(
     t: &Target,
     f: impl FnOnce(&Value) -> ApiResult<Value>,
 ) -> ApiResult<(u16, Bytes)> {
+    write_scale_managed(shared, req, t, |scale, _| Ok((f(scale)?, None)))
+}
+
+/// Server-side apply of `config` by `manager` through the `scale` subresource: applied to the
+/// Scale with the object's entries mapped onto it and back (see
+/// [`managed_fields::apply_through_scale`]).
+pub(crate) fn apply_scale(
+    shared: &Shared,
+    req: &Request,
+    t: &Target,
+    config: &Value,
+    manager: &str,
+    force: bool,
+) -> ApiResult<(u16, Bytes)> {
+    let def = t.def.clone();
+    write_scale_managed(shared, req, t, |scale, parent| {
+        let custom_path = def
+            .crd_version
+            .as_deref()
+            .and_then(custom_resource::scale::ScalePaths::of)
+            .map(|p| p.spec_replicas_path().to_vec());
+        let path: Vec<&str> = match &custom_path {
+            Some(p) => p.iter().map(String::as_str).collect(),
+            None => vec!["spec", "replicas"],
+        };
+        let (mut applied, entries) = managed_fields::apply_through_scale(
+            parent,
+            &path,
+            &def.api_version(),
+            scale,
+            config,
+            manager,
+            force,
+        )?;
+        // A Scale whose replicas the apply left out has 0 (Go's zero value).
+        if applied.pointer("/spec/replicas").is_none() {
+            applied["spec"] = json!({"replicas": 0});
+        }
+        Ok((applied, Some(entries)))
+    })
+}
+
+/// [`write_scale`], where `f` also sees the object and may give its new `managedFields`
+/// (else the write is recorded as an update through `scale`).
+fn write_scale_managed(
+    shared: &Shared,
+    req: &Request,
+    t: &Target,
+    f: impl FnOnce(&Value, &Value) -> ApiResult<(Value, Option<Value>)>,
+) -> ApiResult<(u16, Bytes)> {
     let def = &t.def;
     let mut store = shared.store.lock();
     let old = store
         .get(&def.storage, &t.key())
         .map(|s| conversion::stored_as(def, s))
         .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, t.name()))?;
-    let scale = f(&scale_for(def, &old.value))?;
+    let (scale, entries) = f(&scale_for(def, &old.value), &old.value)?;
     let replicas = scale
         .pointer("/spec/replicas")
         .and_then(Value::as_i64)
@@ -137,7 +204,14 @@ pub(crate) fn write_scale(
         store.next_rv(),
         // Recorded as a write of the scale subresource (`spec.replicas`, subresource `scale`).
         &|old, new| {
-            manage_write(&store, t, req, old, new);
+            match &entries {
+                Some(e) => {
+                    if let Some(m) = new.as_object_mut() {
+                        crate::meta::metadata_mut(m).insert("managedFields".into(), e.clone());
+                    }
+                }
+                None => manage_write(&store, t, req, old, new),
+            }
             crate::admission::admit_update(shared, &store, req, t, old, new)
         },
     )?;

@@ -139,7 +139,11 @@ pub(crate) static DAEMON_SET: WorkloadStrategy = WorkloadStrategy { kind: "Daemo
 
 impl Strategy for WorkloadStrategy {
     fn generation(&self) -> Generation {
-        Generation::OnSpecChange
+        if self.kind == "Deployment" {
+            Generation::OnSpecOrAnnotationsChange
+        } else {
+            Generation::OnSpecChange
+        }
     }
 
     /// The workload defaults; a DaemonSet also always carries its template generation
@@ -172,6 +176,9 @@ impl Strategy for WorkloadStrategy {
         let mut errs = validation::apps::workload(obj);
         if self.kind == "DaemonSet" {
             errs.extend(validation::apps::daemon_set(obj));
+        }
+        if self.kind == "StatefulSet" {
+            errs.extend(validation::apps::stateful_set(obj));
         }
         errs
     }

@@ -144,6 +144,10 @@ impl Strategy for JobStrategy {
         job_update(old, new)
     }
 
+    fn validate_status_update(&self, old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+        super::job_status::validate(old, new)
+    }
+
     fn validates_new_state_first(&self) -> bool {
         true
     }

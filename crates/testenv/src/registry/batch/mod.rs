@@ -3,4 +3,5 @@
 pub(crate) mod cron_job;
 mod cron_schedule;
 pub(crate) mod job;
+pub(crate) mod job_status;
 mod time_zones;
