@@ -64,7 +64,11 @@
 //!   `reason`, `fieldPath`, ratcheting of unchanged values; a rule that does not compile refuses
 //!   the CRD);
 //!   Deployment selectors (required, matching the template, immutable) and templates; Lease
-//!   durations; events.k8s.io Events; CRD names, groups (a dot required, `*.k8s.io` and
+//!   durations; events.k8s.io Events; CronJobs (the cron parser's schedule errors, no `TZ=`
+//!   in a schedule, IANA time zones, the job template, 52-character names);
+//!   HorizontalPodAutoscalers v1/v2 (replica bounds, target, metrics, behavior); Ingresses,
+//!   NetworkPolicies, IngressClasses; PodDisruptionBudgets; PersistentVolumes (one source,
+//!   immutable); StorageClasses; ResourceQuota `hard` limits; Namespace `spec.finalizers`; CRD names, groups (a dot required, `*.k8s.io` and
 //!   `*.kubernetes.io` only with `api-approved.kubernetes.io` set to a URL or to a reason
 //!   starting with `unapproved`, stated in the `KubernetesAPIApprovalPolicyConformant`
 //!   condition), scale paths, and schemas: structural (a `type` for every specified field,

@@ -20,6 +20,7 @@ pub(crate) mod field_labels;
 pub(crate) mod flowcontrol;
 pub(crate) mod generic;
 pub(crate) mod networking;
+pub(crate) mod policy;
 pub(crate) mod rbac;
 pub(crate) mod rest;
 pub(crate) mod scheduling;

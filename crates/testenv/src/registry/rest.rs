@@ -149,7 +149,7 @@ impl Strategy for GenerationStrategy {
 pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
     use super::{
         admissionregistration as admission, apiextensions, apps, autoscaling, batch, coordination,
-        core, discovery, events, flowcontrol, networking, rbac, scheduling, storage,
+        core, discovery, events, flowcontrol, networking, policy, rbac, scheduling, storage,
     };
     if def.custom {
         return &super::custom_resource::CustomResourceStrategy;
@@ -213,9 +213,11 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
             &flowcontrol::PriorityLevelStrategy
         }
-        ("policy", "PodDisruptionBudget")
-        | ("networking.k8s.io", "Ingress")
-        | ("resource.k8s.io", "DeviceClass" | "ResourceSlice") => &GenerationStrategy,
+        ("networking.k8s.io", "Ingress") => &networking::IngressStrategy,
+        ("policy", "PodDisruptionBudget") => {
+            &policy::pod_disruption_budget::PodDisruptionBudgetStrategy
+        }
+        ("resource.k8s.io", "DeviceClass" | "ResourceSlice") => &GenerationStrategy,
         _ => &DefaultStrategy,
     }
 }

@@ -19,6 +19,7 @@ mod defaulting;
 mod event_conversion;
 mod faults;
 mod garbage_collection;
+mod kind_validation;
 mod kubectl;
 mod mutating_policy;
 mod namespaces;

@@ -213,10 +213,9 @@ fn validate_job(obj: &Map<String, Value>) -> Vec<FieldError> {
     errs
 }
 
-/// `ValidateJobSpec`: a selector matching the template, counts not negative, a restart policy
-/// of `OnFailure` or `Never`, the pod spec.
+/// `ValidateJobSpec`: [`job_spec_rules`], then a selector matching the template.
 fn job_spec(obj: &Map<String, Value>) -> Vec<FieldError> {
-    let mut errs = Vec::new();
+    let mut errs = job_spec_rules(obj.get("spec"), "spec");
     let labels = obj.pointer_labels().unwrap_or_default();
     let selector = obj.pointer_selector();
     match selector {
@@ -237,43 +236,107 @@ fn job_spec(obj: &Map<String, Value>) -> Vec<FieldError> {
             }
         }
     }
-    let spec = obj.get("spec");
+    errs
+}
+
+/// `validateJobSpec`, the rules a Job's spec and a CronJob's job template share, for the spec at
+/// `path`: counts not negative, the completion mode, the pod template, then a restart policy of
+/// `OnFailure` or `Never` (`Always`, which the pod defaults set when none is given, counts as
+/// missing).
+pub(crate) fn job_spec_rules(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let get = |key: &str| spec.and_then(|s| s.get(key)).filter(|v| !v.is_null());
     for key in [
         "parallelism",
         "completions",
         "activeDeadlineSeconds",
         "backoffLimit",
+        "ttlSecondsAfterFinished",
+        "backoffLimitPerIndex",
+        "maxFailedIndexes",
     ] {
-        if let Some(n) = spec.and_then(|s| s.get(key)).and_then(Value::as_i64)
+        if let Some(n) = get(key).and_then(Value::as_i64)
             && n < 0
         {
             errs.push(FieldError::invalid(
-                format!("spec.{key}"),
+                format!("{path}.{key}"),
                 &json!(n),
                 "must be greater than or equal to 0",
             ));
         }
+        if key == "maxFailedIndexes" && get(key).is_some() && get("backoffLimitPerIndex").is_none()
+        {
+            errs.push(FieldError::required(
+                format!("{path}.backoffLimitPerIndex"),
+                "when maxFailedIndexes is specified",
+            ));
+        }
+    }
+    let mode = get("completionMode").and_then(Value::as_str);
+    if let Some(mode) = mode {
+        if !matches!(mode, "NonIndexed" | "Indexed") {
+            errs.push(FieldError::not_supported(
+                format!("{path}.completionMode"),
+                &json!(mode),
+                &["NonIndexed", "Indexed"],
+            ));
+        }
+        if mode == "Indexed" && get("completions").is_none() {
+            errs.push(FieldError::required(
+                format!("{path}.completions"),
+                "when completion mode is Indexed",
+            ));
+        }
+    }
+    if matches!(mode, None | Some("NonIndexed")) {
+        for key in ["backoffLimitPerIndex", "maxFailedIndexes"] {
+            if let Some(v) = get(key) {
+                errs.push(FieldError::invalid(
+                    format!("{path}.{key}"),
+                    v,
+                    "requires indexed completion mode",
+                ));
+            }
+        }
+    }
+    let failure_policy = get("podFailurePolicy").is_some();
+    if let Some(policy) = get("podReplacementPolicy").and_then(Value::as_str) {
+        let supported: &[&str] = if failure_policy {
+            &["Failed"]
+        } else {
+            &["Failed", "TerminatingOrFailed"]
+        };
+        if !supported.contains(&policy) {
+            errs.push(FieldError::not_supported(
+                format!("{path}.podReplacementPolicy"),
+                &json!(policy),
+                supported,
+            ));
+        }
     }
     let template_spec = spec.and_then(|s| s.pointer("/template/spec"));
+    let pod_path = format!("{path}.template.spec");
+    errs.extend(crate::validation::core::pod_spec(template_spec, &pod_path));
     match template_spec
         .and_then(|t| t.get("restartPolicy"))
         .and_then(Value::as_str)
     {
+        None | Some("" | "Always") => errs.push(FieldError::required(
+            format!("{pod_path}.restartPolicy"),
+            "valid values: \"OnFailure\", \"Never\"",
+        )),
+        Some("OnFailure") if failure_policy => errs.push(FieldError::invalid(
+            format!("{pod_path}.restartPolicy"),
+            &json!("OnFailure"),
+            "only \"Never\" is supported when podFailurePolicy is specified",
+        )),
         Some("OnFailure" | "Never") => {}
         Some(other) => errs.push(FieldError::not_supported(
-            "spec.template.spec.restartPolicy",
+            format!("{pod_path}.restartPolicy"),
             &json!(other),
             &["OnFailure", "Never"],
         )),
-        None => errs.push(FieldError::required(
-            "spec.template.spec.restartPolicy",
-            "valid values: \"OnFailure\", \"Never\"",
-        )),
     }
-    errs.extend(crate::validation::core::pod_spec(
-        template_spec,
-        "spec.template.spec",
-    ));
     errs
 }
 

@@ -94,4 +94,70 @@ impl Strategy for NamespaceStrategy {
     fn name_rule(&self) -> NameRule {
         names::dns1123_label
     }
+
+    /// `ValidateNamespace`'s finalizer names: qualified names, and a name without a prefix is
+    /// one of the standard finalizers.
+    fn validate(
+        &self,
+        _def: &crate::registry::ResourceDef,
+        obj: &Map<String, Value>,
+    ) -> Vec<crate::validation::field::FieldError> {
+        use crate::validation::field::FieldError;
+        let mut errs = Vec::new();
+        let finalizers = obj
+            .get("spec")
+            .and_then(|s| s.get("finalizers"))
+            .and_then(Value::as_array);
+        for name in finalizers.into_iter().flatten() {
+            let name = name.as_str().unwrap_or_default();
+            for msg in names::qualified_name(name) {
+                errs.push(FieldError::invalid("spec.finalizers", &json!(name), &msg));
+            }
+            if !name.contains('/')
+                && !matches!(name, "kubernetes" | "orphan" | "foregroundDeletion")
+            {
+                errs.push(FieldError::invalid(
+                    "spec.finalizers",
+                    &json!(name),
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                ));
+            }
+        }
+        errs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_finalizers_should_be_qualified_or_standard() {
+        let def = crate::registry::builtins()
+            .into_iter()
+            .find(|d| d.kind == "Namespace")
+            .unwrap();
+        let ns =
+            json!({"spec": {"finalizers": ["kubernetes", "example.com/cleanup", "cleanup", "-x"]}});
+        let got: Vec<(String, String)> = NamespaceStrategy
+            .validate(&def, ns.as_object().unwrap())
+            .into_iter()
+            .map(|e| (e.field, e.message))
+            .collect();
+        let mut want = vec![(
+            "spec.finalizers".to_owned(),
+            "Invalid value: \"cleanup\": name is neither a standard finalizer name nor is it fully qualified".to_owned(),
+        )];
+        for msg in names::qualified_name("-x") {
+            want.push((
+                "spec.finalizers".to_owned(),
+                format!("Invalid value: \"-x\": {msg}"),
+            ));
+        }
+        want.push((
+            "spec.finalizers".to_owned(),
+            "Invalid value: \"-x\": name is neither a standard finalizer name nor is it fully qualified".to_owned(),
+        ));
+        assert_eq!(got, want);
+    }
 }

@@ -1,13 +1,41 @@
 //! The networking (`networking.k8s.io/v1`) kinds with rules of their own: NetworkPolicies
 //! (`SetDefaults_NetworkPolicy`: a policy without `policyTypes` is an `Ingress` policy, and an
 //! `Egress` one too when it has egress rules; ports are TCP unless they say otherwise) and
-//! IngressClasses (parameters are cluster-scoped unless they say otherwise). Both keep
-//! `metadata.generation`.
+//! IngressClasses (parameters are cluster-scoped unless they say otherwise), and Ingresses.
+//! All keep `metadata.generation`; their validation is in [`validation`].
+
+mod validation;
+
+pub(crate) use validation::label_selector;
 
 use serde_json::{Map, Value, json};
 
 use crate::defaults::json::{existing, items, or_insert};
+use crate::registry::ResourceDef;
 use crate::registry::rest::{Generation, Strategy};
+use crate::validation::field::FieldError;
+
+/// The Ingress strategy: `ValidateIngressCreate`, and on update `ValidateIngressUpdate` (the
+/// new state, lenient with what the stored Ingress already had).
+pub(crate) struct IngressStrategy;
+
+impl Strategy for IngressStrategy {
+    fn generation(&self) -> Generation {
+        Generation::OnSpecChange
+    }
+
+    fn validate(&self, _def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
+        validation::ingress(obj, None)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+        validation::ingress(new, Some(old))
+    }
+
+    fn validates_new_state_on_update(&self) -> bool {
+        false
+    }
+}
 
 /// The NetworkPolicy strategy.
 pub(crate) struct NetworkPolicyStrategy;
@@ -18,6 +46,11 @@ pub(crate) struct IngressClassStrategy;
 impl Strategy for NetworkPolicyStrategy {
     fn generation(&self) -> Generation {
         Generation::OnSpecChange
+    }
+
+    /// `ValidateNetworkPolicySpec` (create and update alike).
+    fn validate(&self, _def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
+        validation::network_policy(obj)
     }
 
     fn defaults(&self, obj: &mut Map<String, Value>) {
@@ -53,6 +86,17 @@ impl Strategy for NetworkPolicyStrategy {
 impl Strategy for IngressClassStrategy {
     fn generation(&self) -> Generation {
         Generation::OnSpecChange
+    }
+
+    /// `validateIngressClassSpec`.
+    fn validate(&self, _def: &ResourceDef, obj: &Map<String, Value>) -> Vec<FieldError> {
+        validation::ingress_class(obj)
+    }
+
+    /// `ValidateIngressClassUpdate`: the controller may not change (checked before the new
+    /// state).
+    fn validate_update(&self, old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+        validation::ingress_class_update(old, new)
     }
 
     fn defaults(&self, obj: &mut Map<String, Value>) {
