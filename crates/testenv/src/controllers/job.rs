@@ -946,31 +946,10 @@ async fn pass(shared: &Arc<Shared>, recorder: &Recorder, clock: &Clock) -> Optio
 
 /// Runs the controller until the server is gone.
 pub(super) async fn run(shared: Weak<Shared>) {
-    let clock = Clock::start();
-    let recorder = Recorder::default();
-    let mut changed = match shared.upgrade() {
-        Some(s) => s.changed.subscribe(),
-        None => return,
-    };
-    loop {
-        let next = {
-            let Some(shared) = shared.upgrade() else {
-                return;
-            };
-            changed.borrow_and_update();
-            pass(&shared, &recorder, &clock).await
-        };
-        let wake = async {
-            match next {
-                Some(secs) => tokio::time::sleep_until(clock.instant(secs)).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            r = changed.changed() => if r.is_err() { return },
-            () = wake => {}
-        }
-    }
+    super::run_timed(shared, |shared, recorder, clock| {
+        Box::pin(pass(shared, recorder, clock))
+    })
+    .await;
 }
 
 #[cfg(test)]

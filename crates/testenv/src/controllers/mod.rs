@@ -110,6 +110,44 @@ pub(crate) fn spawn_garbage_collector(shared: &Arc<Shared>) {
     tokio::spawn(run_garbage_collector(Arc::downgrade(shared)));
 }
 
+/// A pass of a controller with timers: when its next timer falls due, in the seconds of its
+/// [`Clock`](job::Clock), if it has one.
+type TimedPass<'a> = std::pin::Pin<Box<dyn Future<Output = Option<i64>> + Send + 'a>>;
+
+/// Runs a controller with timers (the StatefulSet and Job controllers) until the server is
+/// gone: `pass` at start, after every change of the store and when the time it returned falls
+/// due, with the controller's Event recorder and clock.
+async fn run_timed<P>(shared: Weak<Shared>, pass: P)
+where
+    P: for<'a> Fn(&'a Arc<Shared>, &'a events::Recorder, &'a job::Clock) -> TimedPass<'a>,
+{
+    let clock = job::Clock::start();
+    let recorder = events::Recorder::default();
+    let mut changed = match shared.upgrade() {
+        Some(s) => s.changed.subscribe(),
+        None => return,
+    };
+    loop {
+        let next = {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            changed.borrow_and_update();
+            pass(&shared, &recorder, &clock).await
+        };
+        let wake = async {
+            match next {
+                Some(secs) => tokio::time::sleep_until(clock.instant(secs)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            r = changed.changed() => if r.is_err() { return },
+            () = wake => {}
+        }
+    }
+}
+
 /// Runs `pass` under the store lock at start and after every change, until the server is gone.
 async fn run_on_changes(shared: Weak<Shared>, pass: fn(&Shared, &mut Store)) {
     let mut changed = match shared.upgrade() {

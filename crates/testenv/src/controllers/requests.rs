@@ -1,4 +1,4 @@
-//! The writes of the workload controllers (StatefulSet, Job): each one a request through the
+//! The writes of the workload controllers (Deployment, ReplicaSet, StatefulSet, Job): each one a request through the
 //! same handlers as a client's (routing, decoding, defaults, admission, validation, the field
 //! manager), sent as kube-controller-manager with its user-agent, so what a controller writes
 //! is what a client could write and `managedFields` name `kube-controller-manager`.
@@ -70,8 +70,22 @@ async fn send_as(
     body: Option<&Value>,
     content_type: &'static str,
 ) -> Answer {
+    send_with(shared, USER_AGENT, method, path, query, body, content_type).await
+}
+
+/// Sends `method path?query` with `body` as `content_type` under `user_agent` (the controllers
+/// of kube-controller-manager differ in the user-agent's tail).
+pub(super) async fn send_with(
+    shared: &Arc<Shared>,
+    user_agent: &'static str,
+    method: Method,
+    path: &str,
+    query: &str,
+    body: Option<&Value>,
+    content_type: &'static str,
+) -> Answer {
     let mut headers = HeaderMap::new();
-    headers.insert(header::USER_AGENT, HeaderValue::from_static(USER_AGENT));
+    headers.insert(header::USER_AGENT, HeaderValue::from_static(user_agent));
     headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
     let body = match body {
         Some(b) => {

@@ -47,13 +47,10 @@ mod util;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use bytes::Bytes;
 use http::Method;
-use http_body_util::BodyExt;
-use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-use crate::server::{Request, Shared};
+use crate::server::Shared;
 use crate::store::object_key;
 
 /// The user agent of kube-controller-manager's requests (its field manager is the part before
@@ -90,41 +87,20 @@ impl Client {
         &self,
         method: Method,
         path: &str,
-        content_type: &str,
+        content_type: &'static str,
         body: Option<&Value>,
     ) -> SyncResult<Value> {
-        let mut headers = http::HeaderMap::new();
-        headers.insert(
-            http::header::USER_AGENT,
-            http::HeaderValue::from_static(USER_AGENT),
-        );
-        headers.insert(
-            http::header::ACCEPT,
-            http::HeaderValue::from_static("application/json"),
-        );
-        if body.is_some() {
-            headers.insert(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_str(content_type)
-                    .unwrap_or(http::HeaderValue::from_static("application/json")),
-            );
-        }
-        let req = Request {
+        let answer = super::requests::send_with(
+            &self.shared,
+            USER_AGENT,
             method,
-            path: path.to_owned(),
-            query: Vec::new(),
-            headers,
-            body: body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string())),
-            warnings: Mutex::new(Vec::new()),
-            user: crate::rbac::authentication::admin(),
-        };
-        let resp = crate::endpoints::handle(&self.shared, req).await;
-        let code = resp.status().as_u16();
-        let bytes = match resp.into_body().collect().await {
-            Ok(b) => b.to_bytes(),
-            Err(_) => Bytes::new(),
-        };
-        let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            path,
+            "",
+            body,
+            content_type,
+        )
+        .await;
+        let (code, value) = (answer.status, answer.body);
         if (200..300).contains(&code) {
             Ok(value)
         } else {
