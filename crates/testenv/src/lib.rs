@@ -365,12 +365,13 @@
 //!   asked for, the ServiceAccounts controller, the root CA publisher, the garbage collector,
 //!   the resource quota controller, the PVC/PV protection controllers, the Deployment and
 //!   ReplicaSet controllers (their Pods stay `Pending`, so rollouts stall as on a cluster without
-//!   nodes; they record no Events and never report a progress deadline before a pass after it)
-//!   and the StatefulSet and Job controllers: no DaemonSet or CronJob controllers (those
-//!   workloads keep the status their clients write), no endpoints or EndpointSlice controllers (beyond the
-//!   `kubernetes` Service's), no node lifecycle, no certificate signing or approval, no
-//!   ServiceAccount token controller, no ClusterRole aggregation after start (the bootstrap
-//!   roles are aggregated once).
+//!   nodes; they record no Events and never report a progress deadline before a pass after it),
+//!   the StatefulSet and Job controllers and the clusterrole-aggregation controller (without it,
+//!   only the bootstrap roles are aggregated, once, though authorization always honours
+//!   `aggregationRule`): no DaemonSet or CronJob controllers (those workloads keep the status
+//!   their clients write), no endpoints or EndpointSlice controllers (beyond the `kubernetes`
+//!   Service's), no node lifecycle, no certificate signing or approval, no ServiceAccount token
+//!   controller.
 //! - **StatefulSet and Job controllers in part**: the StatefulSet controller adopts no orphan
 //!   revisions, deletes no claims (`whenScaled: Delete` gives claims no Pod owner) and writes no
 //!   status conditions; the Job controller has

@@ -57,6 +57,8 @@ pub(crate) struct Options {
     pub(crate) stateful_set_controller: bool,
     /// Run kube-controller-manager's Job controller.
     pub(crate) job_controller: bool,
+    /// Run kube-controller-manager's clusterrole-aggregation controller.
+    pub(crate) cluster_role_aggregation: bool,
     /// The admission plugins switched off (`--disable-admission-plugins`).
     pub(crate) disabled_admission_plugins: std::collections::BTreeSet<String>,
 }

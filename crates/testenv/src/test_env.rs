@@ -48,6 +48,7 @@ impl Default for TestEnvBuilder {
                 workload_controllers: false,
                 stateful_set_controller: false,
                 job_controller: false,
+                cluster_role_aggregation: false,
                 disabled_admission_plugins: Default::default(),
             },
             port: 0,
@@ -284,6 +285,15 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Runs kube-controller-manager's clusterrole-aggregation controller (off by default): a
+    /// ClusterRole with an `aggregationRule` gets the rules of the ClusterRoles its selectors
+    /// match written into its `rules` (a forced apply by `clusterrole-aggregation-controller`).
+    /// Authorization honours `aggregationRule` either way.
+    pub fn cluster_role_aggregation(mut self, enabled: bool) -> Self {
+        self.options.cluster_role_aggregation = enabled;
+        self
+    }
+
     /// Switches an admission plugin on or off by its kube-apiserver name, as
     /// `--enable-admission-plugins` / `--disable-admission-plugins` do (all are on by default,
     /// as in kube-apiserver v1.36): `NamespaceLifecycle`, `LimitRanger`, `ServiceAccount`,
@@ -321,7 +331,7 @@ impl TestEnvBuilder {
     /// kcr-testenv emulates one: the namespace finalizer, the namespace controllers
     /// ([`namespace_controllers`](Self::namespace_controllers)), the garbage collector, the
     /// resource quota controller, the storage protection controllers and the Deployment,
-    /// ReplicaSet, StatefulSet and Job controllers on.
+    /// ReplicaSet, StatefulSet and Job controllers and the clusterrole-aggregation controller on.
     pub fn realistic(self) -> Self {
         self.finalize_namespaces(true)
             .namespace_controllers(true)
@@ -331,6 +341,7 @@ impl TestEnvBuilder {
             .workload_controllers(true)
             .stateful_set_controller(true)
             .job_controller(true)
+            .cluster_role_aggregation(true)
     }
 
     /// Listens on this port (default 0: a free port).
@@ -394,6 +405,9 @@ impl TestEnvBuilder {
         }
         if shared.options.stateful_set_controller {
             crate::controllers::spawn_stateful_set_controller(&shared);
+        }
+        if shared.options.cluster_role_aggregation {
+            crate::controllers::spawn_cluster_role_aggregation(&shared);
         }
         if shared.options.job_controller {
             crate::controllers::spawn_job_controller(&shared);

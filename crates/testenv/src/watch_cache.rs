@@ -141,6 +141,7 @@ mod tests {
             workload_controllers: false,
             stateful_set_controller: false,
             job_controller: false,
+            cluster_role_aggregation: false,
             disabled_admission_plugins: Default::default(),
         };
         Shared::new(options, ([127, 0, 0, 1], 0).into(), None)

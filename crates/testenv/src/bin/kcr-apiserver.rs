@@ -17,7 +17,7 @@
 //! `--realistic` runs the optional controllers of kube-controller-manager too (a `default`
 //! ServiceAccount and the `kube-root-ca.crt` ConfigMap in every namespace, the garbage
 //! collector, the resource quota and storage protection controllers, the Deployment, ReplicaSet,
-//! StatefulSet and Job controllers).
+//! StatefulSet and Job controllers, the clusterrole-aggregation controller).
 //! `--namespace-controller=false` keeps a deleted namespace `Terminating` for ever (until its
 //! finalizers are removed through `PUT .../finalize`), as a kube-apiserver without
 //! kube-controller-manager does; it is on by default.

@@ -12,13 +12,15 @@
 //! Deployment and ReplicaSet controllers ([`workloads`]); with
 //! [`TestEnvBuilder::stateful_set_controller`](crate::TestEnvBuilder::stateful_set_controller)
 //! and [`TestEnvBuilder::job_controller`](crate::TestEnvBuilder::job_controller), the
-//! StatefulSet and Job controllers (which write through [`requests`], as a client does). The
-//! namespace finalizer lives in `namespace`.
+//! StatefulSet and Job controllers (which write through [`requests`], as a client does); with
+//! [`TestEnvBuilder::cluster_role_aggregation`](crate::TestEnvBuilder::cluster_role_aggregation),
+//! the clusterrole-aggregation controller. The namespace finalizer lives in `namespace`.
 //!
 //! Like kube-controller-manager they work after the fact: a pass after every change, so a
 //! client sees the objects shortly after the namespace, not in the namespace's create answer,
 //! and an object deleted by a client comes back.
 
+mod cluster_role_aggregation;
 mod events;
 mod garbage_collector;
 mod go_types;
@@ -189,6 +191,11 @@ pub(crate) fn spawn_storage_protection(shared: &Arc<Shared>) {
 /// Starts the StatefulSet controller for `shared`.
 pub(crate) fn spawn_stateful_set_controller(shared: &Arc<Shared>) {
     tokio::spawn(stateful_set::run(Arc::downgrade(shared)));
+}
+
+/// Starts the clusterrole-aggregation controller for `shared`.
+pub(crate) fn spawn_cluster_role_aggregation(shared: &Arc<Shared>) {
+    tokio::spawn(cluster_role_aggregation::run(Arc::downgrade(shared)));
 }
 
 /// Starts the Job controller for `shared`.

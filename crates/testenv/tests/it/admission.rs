@@ -3,6 +3,7 @@
 //! ValidatingAdmissionPolicy, StorageObjectInUseProtection with the protection controllers, and
 //! switching plugins off.
 
+use crate::common::eventually;
 use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::{
@@ -23,21 +24,6 @@ async fn realistic() -> kcr_testenv::TestEnv {
         .start()
         .await
         .expect("start")
-}
-
-/// Polls until `f` holds (controllers run in the background), for at most five seconds.
-async fn eventually<F, Fut>(mut f: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..100 {
-        if f().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 fn from<T: serde::de::DeserializeOwned>(v: Value) -> T {

@@ -153,3 +153,19 @@ pub async fn env_past_its_history() -> (
     }
     (env, api, from)
 }
+
+/// Polls until `f` holds, for at most ten seconds: what kcr-testenv's controllers do happens in
+/// the background, shortly after the change that calls for it.
+pub async fn eventually<F, Fut>(mut f: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..200 {
+        if f().await {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}

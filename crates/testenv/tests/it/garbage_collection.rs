@@ -2,6 +2,7 @@
 //! recorded `gc` cases: other kinds, cluster-scoped owners, several owners, orphaning, and
 //! foreground deletion waiting for a dependent's finalizer.
 
+use crate::common::eventually;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -16,21 +17,6 @@ async fn env() -> kcr_testenv::TestEnv {
         .start()
         .await
         .expect("start")
-}
-
-/// Polls until `f` holds (the collector runs in the background), for at most five seconds.
-async fn eventually<F, Fut>(mut f: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..100 {
-        if f().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 fn owned_by<K: Resource<DynamicType = ()>>(owner: &K) -> OwnerReference {

@@ -2,7 +2,7 @@
 //! `Terminating`, creates in it are refused with 403, and kcr-testenv's namespace finalizer
 //! removes its objects and then the namespace (kube-controller-manager's job on a cluster).
 
-use std::time::Duration;
+use crate::common::eventually;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kcr_testenv::TestEnv;
@@ -19,21 +19,6 @@ fn configmap(name: &str) -> ConfigMap {
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some(name.into());
     cm
-}
-
-/// Polls until `f` holds (the finalizer runs in the background), for at most five seconds.
-async fn eventually<F, Fut>(mut f: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..100 {
-        if f().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 #[tokio::test]

@@ -935,3 +935,74 @@ async fn approving_a_csr_should_need_the_approve_verb_on_its_signer() {
         .await
         .unwrap();
 }
+
+/// With kube-controller-manager's clusterrole-aggregation controller, an aggregated ClusterRole
+/// holds the rules of the roles it selects, written by `clusterrole-aggregation-controller`, and
+/// follows them when they change.
+#[tokio::test]
+async fn the_aggregation_controller_should_write_the_selected_rules_into_the_role() {
+    let env = TestEnv::builder()
+        .cluster_role_aggregation(true)
+        .start()
+        .await
+        .unwrap();
+    let api = Api::<ClusterRole>::all(env.client());
+    create(
+        api.clone(),
+        json!({"metadata": {"name": "agg-view"},
+        "aggregationRule": {"clusterRoleSelectors": [
+            {"matchLabels": {"rbac.example.com/aggregate-to-view": "true"}}]}}),
+    )
+    .await;
+    let pods = json!({"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]});
+    let jobs = json!({"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"]});
+    for (name, rules) in [
+        ("agg-pods", json!([pods])),
+        ("agg-jobs", json!([jobs, pods])),
+    ] {
+        create(
+            api.clone(),
+            json!({"metadata": {"name": name,
+            "labels": {"rbac.example.com/aggregate-to-view": "true"}}, "rules": rules}),
+        )
+        .await;
+    }
+    // Selected roles by name: agg-jobs, then agg-pods; each rule once.
+    let want = json!([jobs, pods]);
+    let written = crate::common::eventually(|| {
+        let api = api.clone();
+        let want = want.clone();
+        async move {
+            let role = api.get("agg-view").await.unwrap();
+            serde_json::to_value(&role.rules).unwrap() == want
+        }
+    })
+    .await;
+    assert!(written, "{:?}", api.get("agg-view").await.unwrap().rules);
+    let role = api.get("agg-view").await.unwrap();
+    let managers: Vec<String> = role
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert!(
+        managers.contains(&"clusterrole-aggregation-controller".to_owned()),
+        "{managers:?}"
+    );
+    // A selected role that goes takes its rules with it.
+    api.delete("agg-jobs", &DeleteParams::default())
+        .await
+        .unwrap();
+    let followed = crate::common::eventually(|| {
+        let api = api.clone();
+        let pods = pods.clone();
+        async move {
+            let role = api.get("agg-view").await.unwrap();
+            serde_json::to_value(&role.rules).unwrap() == json!([pods])
+        }
+    })
+    .await;
+    assert!(followed);
+}

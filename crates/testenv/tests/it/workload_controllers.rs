@@ -4,6 +4,7 @@
 //! labels stop matching, Pods recreated after a client deletes them, pause and resume, and a
 //! property test of the controllers' invariants over random client actions.
 
+use crate::common::eventually;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -38,21 +39,6 @@ async fn namespace(client: &Client, name: &str) {
         .create(&PostParams::default(), &sa)
         .await
         .expect("create sa");
-}
-
-/// Polls until `f` holds, for at most ten seconds (the controllers act in the background).
-async fn eventually<F, Fut>(mut f: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..200 {
-        if f().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 fn deployment(name: &str, replicas: i32, image: &str, strategy: Value) -> Deployment {
