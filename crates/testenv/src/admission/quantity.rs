@@ -155,6 +155,11 @@ impl Quantity {
     }
 
     /// The value in milli units, rounded up (kube-apiserver's `MilliValue`).
+    /// The value in units, as a float (for comparisons and rounding, not for display).
+    pub(crate) fn as_f64(self) -> f64 {
+        self.nanos as f64 / NANO as f64
+    }
+
     pub(crate) fn milli_value(self) -> i128 {
         let d = NANO / 1000;
         self.nanos / d + i128::from(self.nanos % d > 0)

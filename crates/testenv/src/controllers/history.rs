@@ -5,8 +5,6 @@
 //! whose hash is the 32-bit FNV-1 of those bytes followed by the decimal collision count, written
 //! in decimal and then through `rand.SafeEncodeString`.
 
-use std::fmt::Write as _;
-
 use serde_json::Value;
 
 /// The label holding a revision's hash.
@@ -25,7 +23,7 @@ fn encode(value: &Value, out: &mut String) {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&go_number(n)),
-        Value::String(s) => encode_string(s, out),
+        Value::String(s) => crate::wire::go_internal::write_string(out, s),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -44,7 +42,7 @@ fn encode(value: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                encode_string(k, out);
+                crate::wire::go_internal::write_string(out, k);
                 out.push(':');
                 encode(&map[k], out);
             }
@@ -72,29 +70,6 @@ fn go_number(n: &serde_json::Number) -> String {
         return format!("{mantissa}e{sign}{digits:0>2}");
     }
     format!("{f}")
-}
-
-fn encode_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// The 32-bit FNV-1 hash (multiply, then xor) of `data`.

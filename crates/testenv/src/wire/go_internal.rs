@@ -542,8 +542,9 @@ fn pod_spec(spec: Option<&Value>) -> Go {
     object(POD_SPEC, Some(&spec))
 }
 
-/// Writes a string as Go's `encoding/json` does (`<`, `>`, `&` escaped).
-fn write_string(out: &mut String, s: &str) {
+/// Writes a string as Go's `encoding/json` does (`<`, `>`, `&` and the line separators
+/// escaped, `\b` and `\f` short as since Go 1.22).
+pub(crate) fn write_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -552,6 +553,8 @@ fn write_string(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
             '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
                 out.push_str(&format!("\\u{:04x}", u32::from(c)));
             }

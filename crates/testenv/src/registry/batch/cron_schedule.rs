@@ -5,6 +5,7 @@
 //! parser words it. Only the parse: nothing here computes times.
 
 use super::time_zones;
+use crate::wire::go_strconv::go_quote;
 
 /// The range of one field and the names it accepts besides numbers.
 struct Bounds {
@@ -64,25 +65,6 @@ const DAYS_OF_WEEK: Bounds = Bounds {
         ("sat", 6),
     ],
 };
-
-/// Go's `strconv.Quote` for the strings a schedule holds (printable text).
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
 
 /// Go's `strconv.Atoi`: an optional sign and decimal digits.
 fn atoi(s: &str) -> Result<i64, String> {

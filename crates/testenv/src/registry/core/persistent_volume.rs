@@ -61,35 +61,7 @@ fn quantity_value(q: &Value) -> Option<f64> {
 
 /// A quantity's value as a number (`None` when unreadable).
 pub(crate) fn quantity_number(q: &Value) -> Option<f64> {
-    let text = match q {
-        Value::String(s) => s.trim().to_owned(),
-        Value::Number(n) => n.to_string(),
-        _ => return None,
-    };
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '+' | '-')))
-        .unwrap_or(text.len());
-    let (number, suffix) = text.split_at(split);
-    let n: f64 = number.parse().ok()?;
-    let factor = match suffix {
-        "" => 1.0,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        "Ki" => 1024f64,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "Ei" => 1024f64.powi(6),
-        s if s.starts_with(['e', 'E']) => 10f64.powi(s[1..].parse().ok()?),
-        _ => return None,
-    };
-    Some(n * factor)
+    crate::admission::quantity::Quantity::from_value(q).map(|q| q.as_f64())
 }
 
 fn quantity_text(q: &Value) -> Value {

@@ -60,30 +60,7 @@ fn is_quota_resource(name: &str) -> bool {
 
 /// A quantity's value in thousandths, from its text (`None`: unreadable).
 fn milli_value(q: &Value) -> Option<f64> {
-    let text = match q {
-        Value::String(s) => s.trim().to_owned(),
-        Value::Number(n) => n.to_string(),
-        _ => return None,
-    };
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '+' | '-')))
-        .unwrap_or(text.len());
-    let (number, suffix) = text.split_at(split);
-    let n: f64 = number.parse().ok()?;
-    let factor = match suffix {
-        "" => 1.0,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        _ => return None,
-    };
-    Some(n * factor * 1000.0)
+    crate::admission::quantity::Quantity::from_value(q).map(|q| q.as_f64() * 1000.0)
 }
 
 fn quantity_text(q: &Value) -> Value {
