@@ -60,63 +60,34 @@ fn active_namespaces(store: &Store) -> Vec<String> {
         .collect()
 }
 
-async fn run(shared: Weak<Shared>, root_ca_pem: String) {
-    let mut changed = match shared.upgrade() {
-        Some(s) => s.changed.subscribe(),
-        None => return,
-    };
-    loop {
-        {
-            let Some(shared) = shared.upgrade() else {
-                return;
-            };
-            let mut store = shared.store.lock();
-            for ns in active_namespaces(&store) {
-                service_account::ensure_default(&shared, &mut store, &ns);
-                root_ca_publisher::ensure_root_ca(&shared, &mut store, &ns, &root_ca_pem);
-            }
-        }
-        if changed.changed().await.is_err() {
-            return;
-        }
-    }
-}
-
 /// Starts the ServiceAccounts controller and the root CA publisher for `shared`; the published
 /// `ca.crt` is `root_ca_pem`.
 pub(crate) fn spawn(shared: &Arc<Shared>, root_ca_pem: String) {
-    tokio::spawn(run(Arc::downgrade(shared), root_ca_pem));
-}
-
-async fn run_garbage_collector(shared: Weak<Shared>) {
-    let mut changed = match shared.upgrade() {
-        Some(s) => s.changed.subscribe(),
-        None => return,
-    };
-    loop {
-        {
-            let Some(shared) = shared.upgrade() else {
-                return;
-            };
-            let mut store = shared.store.lock();
-            garbage_collector::collect(&shared, &mut store);
-        }
-        if changed.changed().await.is_err() {
-            return;
-        }
-    }
+    tokio::spawn(run_on_changes(
+        Arc::downgrade(shared),
+        move |shared: &Shared, store: &mut Store| {
+            for ns in active_namespaces(store) {
+                service_account::ensure_default(shared, store, &ns);
+                root_ca_publisher::ensure_root_ca(shared, store, &ns, &root_ca_pem);
+            }
+        },
+    ));
 }
 
 /// Starts the garbage collector for `shared`.
 pub(crate) fn spawn_garbage_collector(shared: &Arc<Shared>) {
-    tokio::spawn(run_garbage_collector(Arc::downgrade(shared)));
+    tokio::spawn(run_on_changes(
+        Arc::downgrade(shared),
+        garbage_collector::collect,
+    ));
 }
 
 /// A pass of a controller with timers: when its next timer falls due, in the seconds of its
 /// [`Clock`](job::Clock), if it has one.
 type TimedPass<'a> = std::pin::Pin<Box<dyn Future<Output = Option<i64>> + Send + 'a>>;
 
-/// Runs a controller with timers (the StatefulSet and Job controllers) until the server is
+/// Runs a controller that writes through requests (the StatefulSet, Job and clusterrole-
+/// aggregation controllers) until the server is
 /// gone: `pass` at start, after every change of the store and when the time it returned falls
 /// due, with the controller's Event recorder and clock.
 async fn run_timed<P>(shared: Weak<Shared>, pass: P)
@@ -151,7 +122,10 @@ where
 }
 
 /// Runs `pass` under the store lock at start and after every change, until the server is gone.
-async fn run_on_changes(shared: Weak<Shared>, pass: fn(&Shared, &mut Store)) {
+async fn run_on_changes<P>(shared: Weak<Shared>, pass: P)
+where
+    P: Fn(&Shared, &mut Store),
+{
     let mut changed = match shared.upgrade() {
         Some(s) => s.changed.subscribe(),
         None => return,
